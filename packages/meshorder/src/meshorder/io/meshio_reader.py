@@ -1,0 +1,88 @@
+"""Everything meshio reads, with markers from gmsh physical groups or entities."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from pathlib import Path
+
+import meshio
+import numpy as np
+
+from ..celltypes import linear_type
+from ..errors import MeshReadError
+from ..mesh import Mesh
+
+#: cell_data keys that carry boundary markers, most specific first.
+MARKER_KEYS = ("gmsh:physical", "marker", "medit:ref", "su2:tag", "cell_tags", "gmsh:geometrical")
+
+
+def read(path: Path) -> Mesh:
+    """Read a file with meshio and convert it to a :class:`Mesh`.
+
+    Raises
+    ------
+    MeshReadError
+        If meshio cannot read the file; the message keeps meshio's reason.
+    """
+    try:
+        # meshio prints notes (unused tag data, ...) to stderr; we report what matters ourselves
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            raw = meshio.read(path)
+    except Exception as exc:  # meshio raises many types for bad input
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MeshReadError(f"{path}: not a readable mesh ({type(exc).__name__}: {reason})") from None
+    return from_meshio(raw, str(path))
+
+
+def from_meshio(raw: meshio.Mesh, source: str) -> Mesh:
+    """Convert a meshio mesh, choosing the marker field and its names.
+
+    Physical groups are used when facets carry them; otherwise gmsh's geometrical
+    entities become the markers, named ``curve_<tag>`` or ``surface_<tag>``.
+    """
+    key = _marker_key(raw)
+    names = _marker_names(raw, key)
+    blocks = []
+    for i, block in enumerate(raw.cells):
+        markers = None
+        if key is not None:
+            markers = np.asarray(raw.cell_data[key][i], dtype=np.int64).reshape(-1)
+        blocks.append((block.type, block.data, markers))
+    return Mesh.from_blocks(raw.points, blocks, names, source)
+
+
+def _facet_dim(raw: meshio.Mesh) -> int:
+    dims = [t.dim for t in (linear_type(b.type) for b in raw.cells) if t is not None]
+    return max(dims, default=0) - 1
+
+
+def _marker_key(raw: meshio.Mesh) -> str | None:
+    facet_dim = _facet_dim(raw)
+    for key in MARKER_KEYS:
+        data = raw.cell_data.get(key)
+        if data is None:
+            continue
+        marked = [np.any(np.asarray(d) != 0) for d, b in zip(data, raw.cells, strict=True)
+                  if (t := linear_type(b.type)) is not None and t.dim == facet_dim]
+        if any(marked):
+            return key
+    return None
+
+
+def _marker_names(raw: meshio.Mesh, key: str | None) -> dict[int, str]:
+    if key is None:
+        return {}
+    if key == "gmsh:geometrical":
+        prefix = "curve" if _facet_dim(raw) == 1 else "surface"
+        tags = set()
+        for d, b in zip(raw.cell_data[key], raw.cells, strict=True):
+            t = linear_type(b.type)
+            if t is not None and t.dim == _facet_dim(raw):
+                tags.update(int(x) for x in np.unique(d))
+        return {tag: f"{prefix}_{tag}" for tag in sorted(tags)}
+    facet_dim = _facet_dim(raw)
+    return {int(v[0]): name for name, v in raw.field_data.items()
+            if len(v) >= 2 and int(v[1]) == facet_dim}
