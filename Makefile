@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CU_FILES := $(shell find packages -name '*.cu' 2>/dev/null)
-DEMO_MESH := data/naca0012_tri.su2
+DEMO_MESH := data/naca0012_tri.msh
 DEMO_OUT := out/demo
 
 .PHONY: demo test test-gpu lint cuda-check clean

@@ -22,6 +22,9 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     fd, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix,
                                 dir=target.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
     tmp = Path(name)
     try:
         yield tmp

@@ -93,7 +93,8 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     Returns
     -------
     Plan
-        Validated; ``plan.metrics["timings"]`` holds each step's seconds.
+        Validated; ``plan.metrics["timings"]`` holds each step's seconds and
+        ``plan.metrics["native"]`` the layout metrics of the file's own order.
 
     Examples
     --------
@@ -156,6 +157,7 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
         node_order = _node_order(mesh, topology, cell_order, options, arrays, metrics)
     with steps.step("metrics"):
         metrics |= layout_metrics(renumber_graph(graph, cell_rank), face_cells)
+        metrics["native"] = layout_metrics(graph, topology.face_cells)
     metrics["timings"] = steps.timings
     plan = Plan(mesh_digest=mesh.digest(), parameters=options.as_dict(), metrics=metrics,
                 marker_names=dict(topology.marker_names), cell_order=cell_order,

@@ -29,7 +29,7 @@ class Steps:
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
         """Time the enclosed block under ``name`` and advance the bar."""
-        self._bar.set_description(name)
+        self._bar.set_description(name, refresh=False)
         start = time.perf_counter()
         yield
         self.timings[name] = round(time.perf_counter() - start, 4)

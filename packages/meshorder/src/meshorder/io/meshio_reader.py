@@ -27,11 +27,13 @@ def read(path: Path) -> Mesh:
         If meshio cannot read the file; the message keeps meshio's reason.
     """
     try:
-        # meshio prints notes (unused tag data, ...) to stderr; we report what matters ourselves
-        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        # meshio prints notes and failed attempts to stdout/stderr; we report what matters
+        quiet = io.StringIO()
+        with (warnings.catch_warnings(), contextlib.redirect_stderr(quiet),
+              contextlib.redirect_stdout(quiet)):
             warnings.simplefilter("ignore")
             raw = meshio.read(path)
-    except Exception as exc:  # meshio raises many types for bad input
+    except (Exception, SystemExit) as exc:  # many types; its CGNS reader even calls sys.exit
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MeshReadError(f"{path}: not a readable mesh ({type(exc).__name__}: {reason})") from None
     return from_meshio(raw, str(path))

@@ -17,9 +17,10 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
                node_order: np.ndarray | None = None, file_format: str | None = None) -> None:
     """Write ``mesh`` with cells and nodes in a new order (both given new -> old).
 
-    Cells are written in exactly the new order (consecutive cells of one type form
-    a block). Boundary facets follow, grouped by marker; marker ids become 1..K in
-    the file with their names as gmsh physical names / meshio field data.
+    Each cell type is one block, its cells in the new order (so a single-type mesh
+    is written in exactly the new order). Boundary facets follow, grouped by
+    marker; marker ids become 1..K in the file, named through gmsh physical names
+    where the format keeps them (``.msh`` is written as gmsh 2.2 for that reason).
 
     Parameters
     ----------
@@ -47,15 +48,22 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
         points = points[:, :2]
     marker_ids = sorted(mesh.marker_names)
     file_marker = {m: i + 1 for i, m in enumerate(marker_ids)}
-    blocks, tags = _cell_runs(mesh, cell_order, new_node)
+    cell_rank = inverse(cell_order)
+    blocks, tags = [], []
+    first = mesh.block_offsets()
+    for i, block in enumerate(mesh.cells):  # one block per type, new order inside the type
+        ranks = cell_rank[first[i] : first[i + 1]]
+        blocks.append(meshio.CellBlock(block.type, new_node[block.nodes[np.argsort(ranks)]]))
+        tags.append(np.zeros(len(block), np.int64))
     for block, markers in zip(mesh.facets, mesh.facet_markers, strict=True):
-        for marker in np.unique(markers):
-            rows = block.nodes[markers == marker]
-            blocks.append(meshio.CellBlock(block.type, new_node[rows]))
-            tags.append(np.full(len(rows), file_marker[int(marker)], np.int64))
+        order = np.argsort(markers, kind="stable")
+        blocks.append(meshio.CellBlock(block.type, new_node[block.nodes[order]]))
+        tags.append(np.array([file_marker[int(m)] for m in markers[order]], np.int64))
     field_data = {mesh.marker_names[m]: np.array([file_marker[m], mesh.dim - 1])
                   for m in marker_ids}
-    is_gmsh = (file_format or path.suffix.lower()).lstrip(".") in ("msh", "gmsh", "gmsh22")
+    if file_format is None and path.suffix.lower() == ".msh":
+        file_format = "gmsh22"  # meshio's 4.1 writer drops physical groups
+    is_gmsh = (file_format or "").startswith("gmsh")
     keys = ("gmsh:physical", "gmsh:geometrical") if is_gmsh else ("marker",)
     out = meshio.Mesh(points, blocks, cell_data={k: tags for k in keys}, field_data=field_data)
     with atomic_path(path) as tmp:
@@ -65,20 +73,3 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
                 meshio.write(tmp, out, file_format=file_format)
         except Exception as exc:
             raise MeshWriteError(f"{path}: cannot write this format: {exc}") from None
-
-
-def _cell_runs(mesh: Mesh, cell_order: np.ndarray,
-               new_node: np.ndarray) -> tuple[list[meshio.CellBlock], list[np.ndarray]]:
-    """Split the reordered cells into runs of one type, as meshio blocks."""
-    offsets = mesh.block_offsets()
-    block_of = np.searchsorted(offsets, cell_order, side="right") - 1
-    starts = np.flatnonzero(np.diff(block_of, prepend=-1))
-    ends = np.append(starts[1:], len(cell_order))
-    blocks, tags = [], []
-    for start, end in zip(starts, ends, strict=True):
-        b = int(block_of[start])
-        local = cell_order[start:end] - offsets[b]
-        block = mesh.cells[b]
-        blocks.append(meshio.CellBlock(block.type, new_node[block.nodes[local]]))
-        tags.append(np.zeros(end - start, np.int64))
-    return blocks, tags

@@ -1,0 +1,37 @@
+"""Helpers shared by subcommands: reading with options, and plain-text tables."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from ..io import read_mesh
+from ..mesh import Mesh
+
+
+def add_mesh_argument(parser: argparse.ArgumentParser, name: str = "mesh") -> None:
+    """Positional mesh path plus ``--mesh-size-factor`` for ``.geo`` input."""
+    parser.add_argument(name, help="mesh file (any format meshio reads, SU2, gmsh .msh/.geo, CGNS)")
+    parser.add_argument("--mesh-size-factor", type=float, default=1.0, metavar="F",
+                        help="gmsh Mesh.MeshSizeFactor when meshing a .geo file (default 1)")
+
+
+def load_mesh(args: argparse.Namespace, name: str = "mesh") -> Mesh:
+    """Read the mesh named by ``args.<name>``."""
+    return read_mesh(getattr(args, name), mesh_size_factor=args.mesh_size_factor)
+
+
+def format_value(value: object) -> str:
+    """Numbers to short strings: integers as is, floats to 4 significant digits."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A markdown table (aligned, so it also reads well in a terminal)."""
+    cells = [[format_value(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    line = lambda values: "| " + " | ".join(v.ljust(w) for v, w in zip(values, widths)) + " |"  # noqa: E731
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(headers), sep, *(line(r) for r in cells)])

@@ -1,0 +1,97 @@
+"""Reading each supported source format, with its quirks."""
+
+import numpy as np
+import pytest
+
+from meshorder import Topology, read_mesh
+from meshorder.io.gmsh_model import gmsh_session
+
+from .conftest import make_square
+
+SU2_TWO_TRIANGLES = """\
+% a comment line
+NDIME= 2
+% another comment
+NELEM= 2
+5 0 1 2 0
+5 0 2 3 1
+NPOIN= 4 4
+0.0 0.0 0
+1.0 0.0 1
+1.0 1.0 2
+0.0 1.0 3
+NMARK= 2
+{tag}= wall
+MARKER_ELEMS= 2
+3 0 1
+3 1 2
+{tag}= far
+MARKER_ELEMS= 2
+3 2 3
+3 3 0
+"""
+
+
+@pytest.mark.parametrize("tag", ["MARKER_TAG", "MARKERTAG"])
+def test_su2_keeps_marker_names_in_both_spellings(tmp_path, tag):
+    path = tmp_path / "two.su2"
+    path.write_text(SU2_TWO_TRIANGLES.format(tag=tag))
+    mesh = read_mesh(path)
+    assert mesh.marker_names == {0: "wall", 1: "far"}
+    assert mesh.cells[0].nodes.tolist() == [[0, 1, 2], [0, 2, 3]]
+    topo = Topology(mesh)
+    names = [topo.marker_names[m] for m in topo.face_marker[~topo.interior]]
+    assert sorted(names) == ["far", "far", "wall", "wall"]
+
+
+@pytest.mark.parametrize("version", [2.2, 4.1])
+@pytest.mark.parametrize("binary", [False, True])
+def test_msh_versions_and_encodings_read_the_same(tmp_path, version, binary):
+    reference = read_mesh(make_square(tmp_path / "ref.msh", version=4.1))
+    mesh = read_mesh(make_square(tmp_path / f"sq_{version}_{binary}.msh", version=version,
+                                 binary=binary))
+    assert mesh.n_cells == reference.n_cells
+    assert np.array_equal(mesh.cells[0].nodes, reference.cells[0].nodes)
+    assert set(mesh.marker_names.values()) == {"wall", "far"}
+
+
+def test_msh_with_comments_block(tmp_path):
+    plain = make_square(tmp_path / "plain.msh", version=2.2)
+    text = plain.read_text()
+    commented = tmp_path / "commented.msh"
+    commented.write_text("$Comments\nwritten by hand\n$EndComments\n" + text)
+    assert read_mesh(commented).digest() == read_mesh(plain).digest()
+    assert read_mesh(commented).n_cells == read_mesh(plain).n_cells
+
+
+def test_msh_without_physical_groups_uses_entities(tmp_path):
+    mesh = read_mesh(make_square(tmp_path / "entities.msh", physical=False))
+    assert sorted(mesh.marker_names.values()) == ["curve_1", "curve_2", "curve_3", "curve_4"]
+
+
+def test_cgns_that_meshio_cannot_read_goes_through_gmsh(tmp_path):
+    path = tmp_path / "square.cgns"
+    with gmsh_session() as gmsh:
+        gmsh.model.occ.addRectangle(0, 0, 0, 1, 1)
+        gmsh.model.occ.synchronize()
+        gmsh.model.addPhysicalGroup(1, [1, 2, 3, 4], name="wall")
+        gmsh.model.addPhysicalGroup(2, [1], name="fluid")
+        gmsh.option.setNumber("Mesh.MeshSizeMax", 0.25)
+        gmsh.model.mesh.generate(2)
+        gmsh.write(str(path))
+    mesh = read_mesh(path)
+    assert mesh.dim == 2 and mesh.n_cells > 20
+    assert "wall" in mesh.marker_names.values()
+
+
+def test_vtu_from_meshio_reads(tmp_path):
+    import meshio
+
+    points = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], float)
+    cells = [("tetra", np.array([[0, 1, 2, 3], [1, 2, 3, 4]]))]
+    meshio.write(tmp_path / "two.vtu", meshio.Mesh(points, cells))
+    mesh = read_mesh(tmp_path / "two.vtu")
+    assert mesh.n_cells == 2
+    topo = Topology(mesh)
+    assert topo.interior.sum() == 1 and topo.n_faces == 7
+    assert topo.marker_names[int(topo.face_marker[~topo.interior][0])] == "unmarked"
