@@ -128,10 +128,10 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     levels = {}
     if options.hyperplanes:
         with steps.step("hyperplanes"):
-            forward = wavefront_levels(renumber_graph(graph, inverse(cell_order)))
+            forward = wavefront_levels(renumber_graph(graph, cell_order))
             if options.renumber_by_level:
                 cell_order = cell_order[forward.order]
-            new_graph = renumber_graph(graph, inverse(cell_order))
+            new_graph = renumber_graph(graph, cell_order)
             levels["forward"] = wavefront_levels(new_graph)
             levels["backward"] = wavefront_levels(new_graph, backward=True)
     cell_rank = inverse(cell_order)
@@ -156,7 +156,7 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     with steps.step("nodes"):
         node_order = _node_order(mesh, topology, cell_order, options, arrays, metrics)
     with steps.step("metrics"):
-        metrics |= layout_metrics(renumber_graph(graph, cell_rank), face_cells)
+        metrics |= layout_metrics(renumber_graph(graph, cell_order), face_cells)
         metrics["native"] = layout_metrics(graph, topology.face_cells)
     metrics["timings"] = steps.timings
     plan = Plan(mesh_digest=mesh.digest(), parameters=options.as_dict(), metrics=metrics,
@@ -181,7 +181,7 @@ def _node_order(mesh: Mesh, topology: Topology, cell_order: np.ndarray, options:
     edges = np.sort(rank[topology.edges], axis=1)
     edges = edges[np.lexsort((edges[:, 1], edges[:, 0]))]
     arrays["edges"] = edges
-    node_metrics = matrix_metrics(renumber_graph(topology.node_graph, rank))
+    node_metrics = matrix_metrics(renumber_graph(topology.node_graph, node_order))
     metrics |= {f"node_{k}": v for k, v in node_metrics.items()}
     metrics["edge_sectors_per_warp_fp64"] = sectors_per_warp(edges, 8)
     if options.colour:
@@ -196,9 +196,9 @@ def _node_order(mesh: Mesh, topology: Topology, cell_order: np.ndarray, options:
 def first_touch_nodes(mesh: Mesh, cell_order: np.ndarray) -> np.ndarray:
     """Nodes numbered by their first use walking cells in ``cell_order``; unused nodes last."""
     offsets, nodes = mesh.cell_node_csr()
-    starts, counts = offsets[cell_order], np.diff(offsets)[cell_order]
-    walk = nodes[np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())]
-    _, first = np.unique(walk, return_index=True)
-    used = walk[np.sort(first)]
-    unused = np.setdiff1d(np.arange(mesh.n_points), used)
-    return np.concatenate([used, unused]).astype(np.int64)
+    cell_rank = inverse(cell_order)
+    position = np.repeat(cell_rank, np.diff(offsets)) * np.diff(offsets).max() + (
+        np.arange(len(nodes)) - np.repeat(offsets[:-1], np.diff(offsets)))
+    first = np.full(mesh.n_points, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, nodes, position)
+    return np.argsort(first, kind="stable").astype(np.int64)

@@ -22,8 +22,8 @@ def metis_order(data: OrderingInput, *, cluster_size: int = 256, seed: int = 0) 
     if n_parts == 1:
         return np.argsort(rcm_rank).astype(np.int64)
     options = pymetis.Options(seed=seed)
-    _, parts = pymetis.part_graph(n_parts, xadj=data.graph.indptr, adjncy=data.graph.indices,
-                                  options=options)
+    adjacency = pymetis.CSRAdjacency(data.graph.indptr, data.graph.indices)
+    _, parts = pymetis.part_graph(n_parts, adjacency=adjacency, options=options)
     parts = np.asarray(parts, dtype=np.int64)
     rows = np.repeat(np.arange(data.n), data.graph.degrees())
     a, b = parts[rows], parts[data.graph.indices]

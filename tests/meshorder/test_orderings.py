@@ -1,0 +1,109 @@
+"""Golden permutations on tiny meshes, and properties of every registered ordering."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meshorder import Topology
+from meshorder.graph import cuthill_mckee, pseudo_peripheral_node
+from meshorder.orderings import ORDERINGS, OrderingInput, get_ordering
+from meshorder.permutation import check_permutation
+from meshorder.testing import grid_mesh
+from meshorder.topology import CSR
+
+
+def ordering_input(mesh, markers=None) -> OrderingInput:
+    topo = Topology(mesh)
+    ids = topo.marker_ids(markers) if markers else None
+    return OrderingInput(topo.cell_graph, mesh.centroids(), topo.boundary_cells(ids))
+
+
+def path_graph(n: int) -> CSR:
+    return CSR.from_pairs(np.arange(n - 1), np.arange(1, n), n)
+
+
+def test_rcm_golden_on_2x3_grid():
+    # cells i*3+j; CM from pseudo-peripheral cell 0 visits 0, 3, 1, 4, 2, 5
+    assert get_ordering("rcm")(ordering_input(grid_mesh(2, 3))).tolist() == [5, 2, 4, 1, 3, 0]
+
+
+def test_layers_golden_seeded_from_bottom():
+    data = ordering_input(grid_mesh(2, 2), ["bottom"])
+    assert get_ordering("layers")(data).tolist() == [0, 2, 1, 3]
+
+
+def test_layers_seeded_from_right_runs_backwards():
+    data = ordering_input(grid_mesh(3, 1), ["right"])
+    assert get_ordering("layers")(data).tolist() == [2, 1, 0]
+
+
+def test_morton_golden_on_4x4_grid():
+    data = ordering_input(grid_mesh(4, 4))
+    expected = [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15]
+    assert get_ordering("morton")(data).tolist() == expected
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_hilbert_walks_a_power_of_two_grid_cell_to_neighbour(n):
+    mesh = grid_mesh(n, n)
+    order = get_ordering("hilbert")(ordering_input(mesh))
+    centroids = mesh.centroids()[order]
+    steps = np.abs(np.diff(centroids, axis=0)).sum(axis=1)
+    assert np.allclose(steps, 1.0 / n)
+
+
+def test_pseudo_peripheral_node_of_a_path_is_an_end():
+    assert pseudo_peripheral_node(path_graph(9), 4) in (0, 8)
+
+
+def test_cuthill_mckee_orders_children_by_degree():
+    # star centre 0 with leaves 1, 2, 3; leaf 2 also touches 4, so it has degree 2
+    graph = CSR.from_pairs(np.array([0, 0, 0, 2]), np.array([1, 2, 3, 4]), 5)
+    order, sizes = cuthill_mckee(graph, np.array([0]))
+    assert order.tolist() == [0, 1, 3, 2, 4]
+    assert sizes.tolist() == [1, 3, 1]
+
+
+def test_rcm_handles_components_and_isolated_vertices():
+    graph = CSR.from_pairs(np.array([0, 1, 4]), np.array([1, 2, 5]), 7)  # 3 isolated
+    data = OrderingInput(graph, np.zeros((7, 3)), np.array([], dtype=np.int64))
+    order = get_ordering("rcm")(data)
+    check_permutation(order, 7)
+
+
+def test_rcm_reduces_bandwidth_of_a_shuffled_grid():
+    from meshorder.metrics import matrix_metrics, renumber_graph
+
+    data = ordering_input(grid_mesh(12, 9, "triangle"))
+    shuffled = renumber_graph(data.graph, np.random.default_rng(1).permutation(data.n))
+    ranked = renumber_graph(data.graph, get_ordering("rcm")(data))
+    assert matrix_metrics(ranked)["bandwidth"] <= 2 * 9 + 2
+    assert matrix_metrics(ranked)["bandwidth"] < matrix_metrics(shuffled)["bandwidth"] / 4
+
+
+@settings(max_examples=25, deadline=None)
+@given(nx=st.integers(1, 7), ny=st.integers(1, 7), kind=st.sampled_from(["quad", "triangle"]),
+       name=st.sampled_from(sorted(ORDERINGS)))
+def test_every_ordering_is_a_permutation(nx, ny, kind, name):
+    data = ordering_input(grid_mesh(nx, ny, kind))
+    order = get_ordering(name)(data)
+    check_permutation(order, data.n)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 40), edges=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)),
+                                             max_size=120))
+def test_rcm_and_layers_on_random_graphs_are_permutations(n, edges):
+    pairs = np.array([(a % n, b % n) for a, b in edges if a % n != b % n], dtype=np.int64)
+    pairs = pairs.reshape(-1, 2)
+    graph = CSR.from_pairs(pairs[:, 0], pairs[:, 1], n)
+    data = OrderingInput(graph, np.random.default_rng(0).random((n, 3)), np.array([0]))
+    for name in ("rcm", "layers", "metis"):
+        check_permutation(get_ordering(name)(data, **({"cluster_size": 4} if name == "metis"
+                                                      else {})), n)
+
+
+def test_unknown_ordering_lists_valid_names():
+    with pytest.raises(KeyError, match="unknown ordering 'fancy'; choose from hilbert"):
+        get_ordering("fancy")
