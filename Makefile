@@ -25,7 +25,7 @@ demo: $(STAMP)
 	@echo "demo: plan in $(DEMO_OUT)/plan.npz, plot in $(DEMO_OUT)/adjacency.png"
 
 test: $(STAMP) cuda-check
-	$(BIN)/python -m pytest -q -n 2 tests
+	$(BIN)/python -m pytest -q -n 2 --doctest-modules tests packages/meshorder/src packages/gpusolver/src
 
 test-gpu: $(STAMP)
 	$(BIN)/python -m pytest -q -m gpu tests

@@ -75,7 +75,8 @@ def test_facet_that_is_no_face():
 def test_degenerate_cell():
     points = np.array([[0, 0], [1, 0], [2, 0], [0, 1]], float)
     blocks = [("triangle", np.array([[0, 1, 3], [1, 3, 0], [0, 1, 2]]), None)]
-    with pytest.raises(TopologyError, match=r"cell 2 \(triangle, nodes \[0, 1, 2\]\) is degenerate"):
+    with pytest.raises(TopologyError,
+                       match=r"cell 2 \(triangle, nodes \[0, 1, 2\]\) is degenerate"):
         Mesh.from_blocks(points, blocks)
 
 

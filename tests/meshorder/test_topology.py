@@ -24,7 +24,8 @@ def test_faces_follow_left_cell_and_point_outward():
     centroids = mesh.centroids()
     a, b = mesh.points[topo.face_nodes[:, 0]], mesh.points[topo.face_nodes[:, 1]]
     normal = np.column_stack([b[:, 1] - a[:, 1], a[:, 0] - b[:, 0]])  # right of a->b
-    outward = np.einsum("ij,ij->i", normal, 0.5 * (a + b)[:, :2] - centroids[topo.face_cells[:, 0], :2])
+    to_face = 0.5 * (a + b)[:, :2] - centroids[topo.face_cells[:, 0], :2]
+    outward = np.einsum("ij,ij->i", normal, to_face)
     assert np.all(outward > 0)
     interior = topo.interior
     assert np.all(topo.face_cells[interior, 0] < topo.face_cells[interior, 1])

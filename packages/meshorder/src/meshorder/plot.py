@@ -7,13 +7,13 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from .atomic import atomic_path  # noqa: E402
-from .permutation import inverse  # noqa: E402
-from .plan import Plan  # noqa: E402
-from .topology import Topology  # noqa: E402
+from .atomic import atomic_path
+from .permutation import inverse
+from .plan import Plan
+from .topology import Topology
 
 MAX_DOTS = 400_000
 

@@ -27,7 +27,7 @@ UNMARKED_NAME = "unmarked"
 
 @dataclass(frozen=True)
 class CSR:
-    """A compressed sparse row adjacency: neighbours of ``i`` are ``indices[indptr[i]:indptr[i+1]]``."""
+    """Compressed sparse rows: ``i``'s neighbours are ``indices[indptr[i]:indptr[i+1]]``."""
 
     indptr: np.ndarray
     indices: np.ndarray

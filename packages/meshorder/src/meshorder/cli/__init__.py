@@ -30,7 +30,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     if issubclass(category, MeshWarning):
         print(f"meshorder: warning: {message}", file=sys.stderr)
     else:
-        warnings._showwarnmsg_impl(  # noqa: SLF001  default formatting for other warnings
+        warnings._showwarnmsg_impl(
             warnings.WarningMessage(message, category, filename, lineno, file, line))
 
 
@@ -49,7 +49,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("meshorder: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

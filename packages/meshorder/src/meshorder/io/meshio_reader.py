@@ -35,7 +35,8 @@ def read(path: Path) -> Mesh:
             raw = meshio.read(path)
     except (Exception, SystemExit) as exc:  # many types; its CGNS reader even calls sys.exit
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise MeshReadError(f"{path}: not a readable mesh ({type(exc).__name__}: {reason})") from None
+        raise MeshReadError(
+            f"{path}: not a readable mesh ({type(exc).__name__}: {reason})") from None
     return from_meshio(raw, str(path))
 
 

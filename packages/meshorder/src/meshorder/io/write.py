@@ -13,6 +13,7 @@ from ..errors import MeshWriteError
 from ..mesh import Mesh
 from ..permutation import check_permutation, inverse
 
+
 def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = None,
                node_order: np.ndarray | None = None, file_format: str | None = None) -> None:
     """Write ``mesh`` with cells and nodes in a new order (both given new -> old).

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ..graph import cuthill_mckee
-from .rcm import reverse_cuthill_mckee
 from . import OrderingInput, register
+from .rcm import reverse_cuthill_mckee
 
 
 @register("layers")

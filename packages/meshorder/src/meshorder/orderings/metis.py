@@ -4,8 +4,8 @@ import numpy as np
 import pymetis
 
 from ..topology import CSR
-from .rcm import reverse_cuthill_mckee
 from . import OrderingInput, register
+from .rcm import reverse_cuthill_mckee
 
 
 @register("metis")

@@ -1,0 +1,149 @@
+"""The command line: outputs, exit codes, and no half-written files."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from meshorder import Topology, read_mesh
+from meshorder.cli import main
+from meshorder.plan import Plan
+
+from .conftest import make_square
+
+
+@pytest.fixture
+def square(tmp_path):
+    return make_square(tmp_path / "square.msh")
+
+
+def test_reorder_writes_a_valid_plan_and_prints_metrics(tmp_path, square, capsys):
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(square), str(out), "--colour", "--hyperplanes"]) == 0
+    plan = Plan.load(out)
+    plan.check_mesh(read_mesh(square).digest())
+    text = capsys.readouterr().out
+    assert "sectors_per_warp_fp64" in text and "colours" in text and "forward_levels" in text
+
+
+@pytest.mark.parametrize("cells", ["native", "random", "rcm", "metis", "layers", "hilbert",
+                                   "morton"])
+def test_every_registered_ordering_is_usable_from_the_cli(tmp_path, square, cells):
+    out = tmp_path / f"{cells}.npz"
+    assert main(["reorder", str(square), str(out), "--cells", cells, "--quiet"]) == 0
+    assert Plan.load(out).parameters["cells"] == cells
+
+
+def test_layers_with_seed_markers_and_layered_faces(tmp_path, square):
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(square), str(out), "--cells", "layers", "--faces", "layered",
+                 "--seed-markers", "wall", "--nodes", "hilbert", "--colour", "--quiet"]) == 0
+    plan = Plan.load(out)
+    assert len(plan.edges) > 0 and len(plan.edge_colour_order) == len(plan.edges)
+
+
+def test_unknown_seed_marker_is_bad_input(tmp_path, square, capsys):
+    out = tmp_path / "plan.npz"
+    code = main(["reorder", str(square), str(out), "--cells", "layers", "--seed-markers", "roof"])
+    assert code == 1
+    assert "unknown marker(s) roof; the mesh has far, wall" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_bad_input_exits_1_with_one_line_and_no_output(tmp_path, capsys):
+    bad = tmp_path / "bad.msh"
+    bad.write_text("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0")
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(bad), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("meshorder: error: ") and "bad.msh" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+    assert os.listdir(tmp_path) == ["bad.msh"]
+
+
+def test_bad_input_keeps_an_existing_output(tmp_path):
+    bad = tmp_path / "bad.su2"
+    bad.write_text("NDIME= 2\n")
+    out = tmp_path / "plan.npz"
+    out.write_bytes(b"old plan")
+    assert main(["reorder", str(bad), str(out)]) == 1
+    assert out.read_bytes() == b"old plan"
+
+
+def test_bad_usage_exits_2(tmp_path, square):
+    with pytest.raises(SystemExit) as exc:
+        main(["reorder", str(square), str(tmp_path / "p.npz"), "--cells", "fancy"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(square), "--orderings", "rcm,fancy"])
+    assert exc.value.code == 2
+
+
+def test_unwritable_mesh_format_fails_before_any_work(tmp_path, square, capsys):
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(square), str(out), "--write-mesh", str(tmp_path / "m.xyz")]) == 1
+    assert "cannot write files with extension '.xyz'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("suffix", [".msh", ".vtu", ".xdmf"])
+def test_written_mesh_is_the_same_mesh_in_the_new_order(tmp_path, square, suffix):
+    out = tmp_path / "plan.npz"
+    written = tmp_path / f"reordered{suffix}"
+    assert main(["reorder", str(square), str(out), "--write-mesh", str(written), "--quiet"]) == 0
+    original, again = read_mesh(square), read_mesh(written)
+    plan = Plan.load(out)
+    new_cells = original.points[original.cells[0].nodes[plan.cell_order]]
+    assert np.allclose(again.points[again.cells[0].nodes][:, :, :2], new_cells[:, :, :2])
+    # the written file's native order is the plan's order: it needs no reordering
+    topo = Topology(again)
+    assert np.array_equal(np.sort(topo.face_cells[:, 0]), topo.face_cells[:, 0])
+    if suffix == ".msh":
+        assert set(again.marker_names.values()) == {"wall", "far"}
+    assert again.n_facets == original.n_facets
+
+
+def test_info_on_mesh_and_plan(tmp_path, square, capsys):
+    assert main(["info", str(square)]) == 0
+    text = capsys.readouterr().out
+    assert "triangle" in text and "wall" in text and "components" in text
+    out = tmp_path / "plan.npz"
+    main(["reorder", str(square), str(out), "--quiet"])
+    assert main(["info", str(out)]) == 0
+    assert "mesh digest" in capsys.readouterr().out
+
+
+def test_compare_tabulates_every_ordering(tmp_path, square, capsys):
+    json_out = tmp_path / "cmp.json"
+    assert main(["compare", str(square), "--json", str(json_out)]) == 0
+    text = capsys.readouterr().out
+    for name in ("native", "random", "rcm", "metis", "layers", "hilbert", "morton"):
+        assert f"| {name}" in text
+    assert json_out.exists()
+
+
+def test_plot_writes_an_image(tmp_path, square):
+    out = tmp_path / "plan.npz"
+    main(["reorder", str(square), str(out), "--colour", "--hyperplanes", "--quiet"])
+    image = tmp_path / "fig.png"
+    assert main(["plot", str(square), str(out), "-o", str(image)]) == 0
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_refuses_a_plan_for_another_mesh(tmp_path, square, capsys):
+    other = make_square(tmp_path / "other.msh", physical=False)
+    out = tmp_path / "plan.npz"
+    main(["reorder", str(other), str(out), "--quiet"])
+    assert main(["plot", str(square), str(out), "-o", str(tmp_path / "f.png")]) == 1
+    assert "made for another mesh" in capsys.readouterr().err
+    assert not (tmp_path / "f.png").exists()
+
+
+def test_console_script_exit_codes(tmp_path):
+    exe = [sys.executable, "-m", "meshorder"]
+    assert subprocess.run([*exe, "info", str(tmp_path / "missing.su2")],
+                          capture_output=True).returncode == 1
+    assert subprocess.run([*exe, "frobnicate"], capture_output=True).returncode == 2

@@ -1,0 +1,107 @@
+"""Properties of colourings and LU-SGS hyperplanes on random graphs, and golden cases."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meshorder import Topology
+from meshorder.colouring import colour_items
+from meshorder.hyperplanes import renumber_by_level, wavefront_levels
+from meshorder.metrics import renumber_graph
+from meshorder.permutation import check_permutation
+from meshorder.testing import box_mesh, grid_mesh
+from meshorder.topology import CSR
+
+edge_lists = st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29)), max_size=150)
+
+
+def random_graph(n: int, edges: list[tuple[int, int]]) -> CSR:
+    pairs = np.array([(a % n, b % n) for a, b in edges if a % n != b % n], np.int64)
+    pairs = pairs.reshape(-1, 2)
+    return CSR.from_pairs(pairs[:, 0], pairs[:, 1], n)
+
+
+def assert_valid_colouring(a, b, colouring):
+    for c in range(colouring.n_colours):
+        items = colouring.order[colouring.offsets[c] : colouring.offsets[c + 1]]
+        assert np.all(colouring.colour[items] == c)
+        touched = np.concatenate([a[items], b[items][b[items] >= 0]])
+        assert len(np.unique(touched)) == len(touched), f"colour {c} has a conflict"
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 30), edges=edge_lists, boundary=st.lists(st.integers(0, 29), max_size=20),
+       balanced=st.booleans())
+def test_colouring_has_no_conflicts_and_few_colours(n, edges, boundary, balanced):
+    pairs = np.array([(x % n, y % n) for x, y in edges if x % n != y % n], np.int64).reshape(-1, 2)
+    a = np.concatenate([pairs[:, 0], np.array(boundary, np.int64) % n])
+    b = np.concatenate([pairs[:, 1], -np.ones(len(boundary), np.int64)])
+    colouring = colour_items(a, b, n, balanced=balanced)
+    check_permutation(colouring.order, len(a))
+    assert_valid_colouring(a, b, colouring)
+    incidence = np.bincount(np.concatenate([a, b[b >= 0]]), minlength=n).max(initial=0)
+    assert colouring.n_colours <= max(1, 2 * incidence - 1)  # greedy bound
+
+
+def test_face_colouring_of_a_tet_box_is_near_optimal():
+    topo = Topology(box_mesh(4, 4, 4))
+    a, b = topo.face_cells.T
+    colouring = colour_items(a, b, topo.n_cells)
+    assert_valid_colouring(a, b, colouring)
+    assert topo.max_faces_per_cell() <= colouring.n_colours <= 8
+    assert colouring.balance() < 1.6
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), edges=edge_lists, backward=st.booleans())
+def test_levels_respect_every_dependency(n, edges, backward):
+    graph = random_graph(n, edges)
+    levels = wavefront_levels(graph, backward=backward)
+    check_permutation(levels.order, n)
+    for v in range(n):
+        upstream = [u for u in graph.indices[graph.indptr[v] : graph.indptr[v + 1]]
+                    if (u > v if backward else u < v)]
+        expected = 1 + max((levels.level[u] for u in upstream), default=-1)
+        assert levels.level[v] == expected
+    assert np.all(levels.widths() > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), edges=edge_lists, seed=st.integers(0, 1000))
+def test_renumbering_by_level_keeps_the_sequential_sweep(n, edges, seed):
+    order = np.random.default_rng(seed).permutation(n)
+    graph = renumber_graph(random_graph(n, edges), order)
+    levels = wavefront_levels(graph)
+    new_order = renumber_by_level(levels)
+    rank = np.empty(n, np.int64)
+    rank[new_order] = np.arange(n)
+    for v in range(n):
+        for u in graph.indices[graph.indptr[v] : graph.indptr[v + 1]]:
+            assert (u < v) == (rank[u] < rank[v])
+    # levels become contiguous, increasing ranges
+    assert np.all(np.diff(levels.level[new_order]) >= 0)
+
+
+def test_gauss_seidel_sweep_is_identical_after_level_renumbering():
+    topo = Topology(grid_mesh(6, 5, "triangle"))
+    graph = topo.cell_graph
+    n = graph.n
+    rng = np.random.default_rng(3)
+    weights = {(int(i), int(j)): rng.random() for i in range(n)
+               for j in graph.indices[graph.indptr[i] : graph.indptr[i + 1]]}
+    rhs = rng.random(n)
+
+    def sweep(order):
+        """One forward Gauss-Seidel sweep of (4I - W) x = rhs, cells visited in ``order``."""
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+        x = np.zeros(n)
+        for i in order:
+            lower = [j for j in graph.indices[graph.indptr[i] : graph.indptr[i + 1]]
+                     if rank[j] < rank[i]]
+            x[i] = (rhs[i] + sum(weights[(i, j)] * x[j] for j in lower)) / 4.0
+        return x
+
+    levels = wavefront_levels(graph)
+    assert levels.n_levels < n
+    assert np.array_equal(sweep(np.arange(n)), sweep(renumber_by_level(levels)))

@@ -1,0 +1,146 @@
+"""Plans: contents, save/load round trip, validation, and the mesh digest."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from meshorder import PlanError
+from meshorder.metrics import matrix_metrics, sectors_per_warp
+from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.plan import Plan
+from meshorder.testing import box_mesh, grid_mesh
+from meshorder.topology import CSR
+
+
+@pytest.fixture(scope="module")
+def box_plan():
+    mesh = box_mesh(3, 3, 3)
+    return mesh, make_plan(mesh, PlanOptions(cells="rcm", colour=True, hyperplanes=True,
+                                             nodes="rcm"))
+
+
+def test_plan_face_arrays_follow_the_new_order(box_plan):
+    _, plan = box_plan
+    interior = plan.face_marker < 0
+    assert np.all(interior[: plan.n_interior_faces]) and not interior[plan.n_interior_faces:].any()
+    low = np.minimum(plan.face_cells[interior, 0], plan.face_cells[interior, 1])
+    assert np.all(np.diff(low) >= 0)  # greedy: sorted by lower cell
+    markers = plan.face_marker[~interior]
+    assert np.all(np.diff(markers) >= 0)  # boundary grouped by marker
+    assert set(plan.boundary_ranges()) == {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}
+
+
+def test_plan_carries_metrics_colours_levels_and_edges(box_plan):
+    _, plan = box_plan
+    for key in ("bandwidth", "profile", "mean_span", "max_span", "sectors_per_warp_fp32",
+                "sectors_per_warp_fp64", "colours", "colour_balance", "forward_levels",
+                "forward_min_width", "forward_mean_width", "backward_levels", "node_bandwidth",
+                "edge_colours"):
+        assert key in plan.metrics
+    assert plan.metrics["bandwidth"] <= plan.metrics["native"]["bandwidth"]
+    assert plan.colour_offsets[-1] == plan.n_faces
+    assert plan.forward_offsets[-1] == plan.n_cells
+    assert len(plan.edges) == plan.edge_colour_offsets[-1]
+
+
+def test_plan_round_trip(tmp_path, box_plan):
+    _, plan = box_plan
+    path = tmp_path / "plan.npz"
+    plan.save(path)
+    loaded = Plan.load(path)
+    for name in ("cell_order", "node_order", "face_order", "face_cells", "colour_order",
+                 "forward_offsets", "edges"):
+        assert np.array_equal(getattr(loaded, name), getattr(plan, name))
+    assert loaded.metrics == json.loads(json.dumps(plan.metrics))
+    assert loaded.marker_names == plan.marker_names
+    assert loaded.parameters["cells"] == "rcm"
+    with np.load(path, allow_pickle=False) as data:  # readable with no pickle at all
+        assert "meta" in data.files
+
+
+def test_plan_for_another_mesh_is_refused(box_plan):
+    _, plan = box_plan
+    with pytest.raises(PlanError, match="made for another mesh"):
+        plan.check_mesh(box_mesh(3, 3, 2).digest())
+
+
+def tamper(tmp_path, plan, **changes):
+    path = tmp_path / "bad.npz"
+    plan.replace(**changes).save(path)
+    return path
+
+
+def test_load_rejects_a_broken_permutation(tmp_path, box_plan):
+    _, plan = box_plan
+    broken = plan.cell_order.copy()
+    broken[0] = broken[1]
+    with pytest.raises(PlanError, match="bad.npz: cell_order is not a permutation"):
+        Plan.load(tamper(tmp_path, plan, cell_order=broken))
+
+
+def test_load_rejects_out_of_range_faces(tmp_path, box_plan):
+    _, plan = box_plan
+    faces = plan.face_cells.copy()
+    faces[0, 1] = plan.n_cells
+    with pytest.raises(PlanError, match="face_cells holds cell ids outside"):
+        Plan.load(tamper(tmp_path, plan, face_cells=faces))
+
+
+def test_load_rejects_bad_offsets(tmp_path, box_plan):
+    _, plan = box_plan
+    offsets = plan.forward_offsets.copy()
+    offsets[-1] -= 1
+    with pytest.raises(PlanError, match="forward level offsets must rise"):
+        Plan.load(tamper(tmp_path, plan, forward_offsets=offsets))
+
+
+def test_load_rejects_newer_format_and_non_plans(tmp_path, box_plan):
+    _, plan = box_plan
+    with pytest.raises(PlanError, match="newer than this meshorder reads"):
+        Plan.load(tamper(tmp_path, plan, format_version=99))
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip file")
+    with pytest.raises(PlanError, match="junk.npz: not a meshorder plan"):
+        Plan.load(junk)
+    np.savez(tmp_path / "other.npz", x=np.arange(3))
+    with pytest.raises(PlanError, match="no metadata"):
+        Plan.load(tmp_path / "other.npz")
+
+
+def test_failed_save_leaves_existing_file_alone(tmp_path, box_plan, monkeypatch):
+    _, plan = box_plan
+    path = tmp_path / "plan.npz"
+    path.write_bytes(b"precious")
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", explode)
+    with pytest.raises(RuntimeError):
+        plan.save(path)
+    assert path.read_bytes() == b"precious"
+    assert os.listdir(tmp_path) == ["plan.npz"]
+
+
+def test_renumber_by_level_makes_levels_contiguous():
+    mesh = grid_mesh(8, 6, "triangle")
+    plan = make_plan(mesh, PlanOptions(cells="rcm", hyperplanes=True, renumber_by_level=True))
+    assert np.array_equal(plan.forward_order, np.arange(plan.n_cells))
+
+
+def test_matrix_metrics_golden():
+    # path 0-1-2 numbered 1, 0, 2 -> edges (1,0), (0,2) in new ids
+    graph = CSR.from_pairs(np.array([1, 0]), np.array([0, 2]), 3)
+    assert matrix_metrics(graph) == {"bandwidth": 2, "profile": 3, "mean_span": 5 / 3,
+                                     "max_span": 2}
+
+
+def test_sectors_per_warp_golden():
+    # one warp: faces (i, i + 32) for i < 32 -> fp64 sectors 0..7 and 8..15
+    faces = np.column_stack([np.arange(32), np.arange(32) + 32])
+    assert sectors_per_warp(faces, 8) == 16
+    assert sectors_per_warp(faces, 4) == 8
+    shuffled = np.column_stack([np.arange(32) * 100, np.full(32, -1)])
+    assert sectors_per_warp(shuffled, 8) == 32
