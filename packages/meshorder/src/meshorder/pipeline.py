@@ -17,7 +17,7 @@ from .orderings import OrderingInput, get_ordering
 from .permutation import inverse
 from .plan import Plan
 from .progress import Steps
-from .topology import Topology
+from .topology import Topology, sorted_columns
 
 #: The default combination, chosen from the measurements in docs/benchmarks.md.
 DEFAULT_CELLS = "rcm"
@@ -178,7 +178,7 @@ def _node_order(mesh: Mesh, topology: Topology, cell_order: np.ndarray, options:
     data = OrderingInput(topology.node_graph, mesh.points, boundary[np.sort(first)])
     node_order = run_ordering(options.nodes, data, options)
     rank = inverse(node_order)
-    edges = np.sort(rank[topology.edges], axis=1)
+    edges = np.column_stack(sorted_columns(rank[topology.edges]))
     edges = edges[np.lexsort((edges[:, 1], edges[:, 0]))]
     arrays["edges"] = edges
     node_metrics = matrix_metrics(renumber_graph(topology.node_graph, node_order))

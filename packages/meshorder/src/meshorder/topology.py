@@ -114,8 +114,10 @@ class Topology:
     def edges(self) -> np.ndarray:
         """``(n_edges, 2)`` unique edges, lower node first, sorted."""
         pairs = np.concatenate([_local_edges(b) for b in self.mesh.cells])
-        pairs.sort(axis=1)
-        key = np.unique(pairs[:, 0] * np.int64(self.mesh.n_points) + pairs[:, 1])
+        low, high = sorted_columns(pairs)
+        key = low * np.int64(self.mesh.n_points) + high
+        key.sort()
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])]
         return np.column_stack(np.divmod(key, np.int64(self.mesh.n_points)))
 
     @cached_property
@@ -196,9 +198,21 @@ def _local_edges(block: CellBlock) -> np.ndarray:
     return block.nodes[:, np.array(edges)].reshape(-1, 2)
 
 
+def sorted_columns(nodes: np.ndarray) -> list[np.ndarray]:
+    """Columns of ``nodes`` sorted across each row, by a min/max sorting network.
+
+    Much faster than ``np.sort(axis=1)`` for the 2 or 4 columns faces have.
+    """
+    cols = [nodes[:, i].copy() for i in range(nodes.shape[1])]
+    network = {2: [(0, 1)], 4: [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)]}[len(cols)]
+    for i, j in network:
+        cols[i], cols[j] = np.minimum(cols[i], cols[j]), np.maximum(cols[i], cols[j])
+    return cols
+
+
 def _sort_keys(nodes: np.ndarray) -> tuple[np.ndarray, ...]:
     """Integer keys equal exactly when two rows hold the same set of nodes."""
-    s = np.sort(nodes, axis=1) + 1  # padding -1 becomes 0 and sorts first
+    s = np.column_stack(sorted_columns(nodes)) + 1  # padding -1 becomes 0 and sorts first
     if s.shape[1] == 2:
         return (s[:, 0] << 32 | s[:, 1],)
     if s[:, 0].max(initial=0) == 0 and s.max(initial=0) < 2**21:  # triangles only: one key
