@@ -107,3 +107,17 @@ def test_rcm_and_layers_on_random_graphs_are_permutations(n, edges):
 def test_unknown_ordering_lists_valid_names():
     with pytest.raises(KeyError, match="unknown ordering 'fancy'; choose from hilbert"):
         get_ordering("fancy")
+
+
+def test_metis_two_level_clusters_cover_the_graph_evenly(monkeypatch):
+    from meshorder.orderings import metis
+
+    monkeypatch.setattr(metis, "MAX_PARTS_PER_CALL", 4)
+    graph = ordering_input(grid_mesh(24, 24, "triangle")).graph  # 1152 cells
+    parts = metis.clusters(graph, 18)
+    sizes = np.bincount(parts)
+    assert len(sizes) == 18 and sizes.min() > 0
+    assert sizes.max() <= 2.0 * graph.n / 18
+    # every cluster is one connected piece or close to it: few cut edges
+    rows = np.repeat(np.arange(graph.n), graph.degrees())
+    assert np.mean(parts[rows] != parts[graph.indices]) < 0.2

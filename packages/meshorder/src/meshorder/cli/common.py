@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ..io import read_mesh
 from ..mesh import Mesh
+from ..progress import activity
 
 
 def add_mesh_argument(parser: argparse.ArgumentParser, name: str = "mesh") -> None:
@@ -17,8 +18,9 @@ def add_mesh_argument(parser: argparse.ArgumentParser, name: str = "mesh") -> No
 
 
 def load_mesh(args: argparse.Namespace, name: str = "mesh") -> Mesh:
-    """Read the mesh named by ``args.<name>``."""
-    return read_mesh(getattr(args, name), mesh_size_factor=args.mesh_size_factor)
+    """Read the mesh named by ``args.<name>``, with a progress clock if it takes a while."""
+    with activity(f"reading {getattr(args, name)}", show=not getattr(args, "quiet", False)):
+        return read_mesh(getattr(args, name), mesh_size_factor=args.mesh_size_factor)
 
 
 def format_value(value: object) -> str:
