@@ -2,10 +2,11 @@
 
 A face touches one or two cells, an edge two nodes; with a colouring, each colour
 class can accumulate into its cells without atomics. The algorithm is a
-vectorised Jones-Plassmann greedy: every uncoloured item proposes the first
-colour its vertices do not yet use, the lowest-numbered item wins each conflict,
-and losers try again. Balance comes from each item starting its search at a
-rotating preferred colour, so classes fill evenly.
+vectorised Jones-Plassmann first-fit greedy: every uncoloured item proposes the
+first colour its vertices do not yet use, the lowest-numbered item wins each
+conflict, and losers try again. A balancing pass then moves items from classes
+above the mean size into smaller classes wherever both vertices allow, so the
+colour count stays that of first-fit and the launches get similar work.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ def colour_items(a: np.ndarray, b: np.ndarray, n_vertices: int, *,
     n_vertices : int
         Number of vertices.
     balanced : bool
-        Start each item's search at a rotating colour to even out class sizes
-        (otherwise plain first-fit).
+        After first-fit, move items from classes above the mean size into smaller
+        classes where their vertices allow, without adding colours.
 
     Returns
     -------
@@ -90,45 +91,88 @@ def colour_items(a: np.ndarray, b: np.ndarray, n_vertices: int, *,
     m = len(a)
     a = np.asarray(a, dtype=np.int64)
     b = np.where(np.asarray(b) < 0, n_vertices, b).astype(np.int64)  # n_vertices: a dummy
-    incidence = np.bincount(np.concatenate([a, b[b < n_vertices]]), minlength=n_vertices)
-    k = int(max(1, incidence.max(initial=1)))  # lower bound on colours
-    if k > MAX_COLOURS:
-        raise ColouringError(f"a vertex touches {k} items; more than {MAX_COLOURS} colours "
-                             "would be needed")
     used = np.zeros(n_vertices + 1, dtype=np.uint64)
     colour = np.full(m, -1, dtype=np.int64)
     pending = np.arange(m, dtype=np.int64)
-    window = np.uint64((1 << k) - 1) if k < 64 else np.uint64(2**64 - 1)
     while len(pending):
         free = ~(used[a[pending]] | used[b[pending]])
-        proposal = _propose(free, pending % k if balanced else np.zeros_like(pending), k, window)
+        if np.any(free == 0):
+            raise ColouringError(f"more than {MAX_COLOURS} colours would be needed")
+        proposal = _lowest_bit(free)
         winners = _winners(pending, proposal, a, b, n_vertices)
-        won = pending[winners]
-        colour[won] = proposal[winners]
-        bits = np.uint64(1) << proposal[winners].astype(np.uint64)
-        np.bitwise_or.at(used, a[won], bits)
-        np.bitwise_or.at(used, b[won], bits)
+        _assign(used, colour, pending[winners], proposal[winners], a, b, n_vertices)
         pending = pending[~winners]
+    if balanced and m:
+        _rebalance(used, colour, a, b, n_vertices)
     order = np.argsort(colour, kind="stable").astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(colour))]).astype(np.int64)
     return Colouring(colour, order, offsets)
 
 
-def _propose(free: np.ndarray, start: np.ndarray, k: int, window: np.uint64) -> np.ndarray:
-    """First free colour at or after ``start`` (cyclically within ``0..k-1``), else beyond."""
-    inside = free & window
-    s = start.astype(np.uint64)
-    k64 = np.uint64(k)
-    rotated = ((inside >> s) | (inside << ((k64 - s) % np.uint64(64)))) & window
-    rotated = np.where(s == 0, inside, rotated)
-    proposal = np.full(len(free), -1, dtype=np.int64)
-    has_inside = inside != 0
-    proposal[has_inside] = (_lowest_bit(rotated[has_inside]) + start[has_inside]) % k
-    outside = free[~has_inside] & ~window
-    if np.any(outside == 0):
-        raise ColouringError(f"more than {MAX_COLOURS} colours would be needed")
-    proposal[~has_inside] = _lowest_bit(outside)
-    return proposal
+def _assign(used: np.ndarray, colour: np.ndarray, items: np.ndarray, new: np.ndarray,
+            a: np.ndarray, b: np.ndarray, n_vertices: int) -> None:
+    """Give ``items`` colours ``new``, keeping the vertex masks in step."""
+    old = colour[items]
+    had = old >= 0
+    if had.any():
+        keep = ~(np.uint64(1) << old[had].astype(np.uint64))
+        np.bitwise_and.at(used, a[items[had]], keep)
+        np.bitwise_and.at(used, b[items[had]], keep)
+    colour[items] = new
+    bits = np.uint64(1) << new.astype(np.uint64)
+    np.bitwise_or.at(used, a[items], bits)
+    np.bitwise_or.at(used, b[items], bits)
+    used[n_vertices] = 0  # the dummy vertex of one-cell items never blocks a colour
+
+
+def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarray,
+               n_vertices: int, rounds: int = 8) -> None:
+    """Move items from large classes to small ones (same colour count), in place."""
+    n_colours = int(colour.max()) + 1
+    target = -(-len(colour) // n_colours)
+    for _ in range(rounds):
+        sizes = np.bincount(colour, minlength=n_colours)
+        small = np.flatnonzero(sizes < target)
+        if not len(small) or sizes.max() <= target:
+            return
+        small_mask = np.bitwise_or.reduce(np.uint64(1) << small.astype(np.uint64))
+        movers = np.flatnonzero(sizes[colour] > target)
+        free = ~(used[a[movers]] | used[b[movers]]) & small_mask
+        movers, free = movers[free != 0], free[free != 0]
+        if not len(movers):
+            return
+        proposal = _lowest_bit(_rotate_by_item(free, movers, n_colours))
+        winners = _winners(movers, proposal, a, b, n_vertices)
+        movers, proposal = movers[winners], proposal[winners]
+        # respect capacities: sources stay >= target, destinations stay <= target
+        leave = _rank_within(colour[movers]) < (sizes - target)[colour[movers]]
+        arrive = _rank_within(proposal) < (target - sizes)[proposal]
+        accept = leave & arrive
+        if not accept.any():
+            return
+        _assign(used, colour, movers[accept], proposal[accept], a, b, n_vertices)
+
+
+def _rotate_by_item(free: np.ndarray, items: np.ndarray, n_colours: int) -> np.ndarray:
+    """Keep only the bits of ``free`` at or after a per-item start colour, if any are set.
+
+    Spreads movers over the small classes instead of piling them into the first.
+    """
+    start = (items % n_colours).astype(np.uint64)
+    high = free & ~((np.uint64(1) << start) - np.uint64(1))
+    return np.where(high != 0, high, free)
+
+
+def _rank_within(groups: np.ndarray) -> np.ndarray:
+    """Position of each element among the earlier elements of its group (0, 1, ...)."""
+    order = np.argsort(groups, kind="stable")
+    sorted_groups = groups[order]
+    starts = np.flatnonzero(np.diff(sorted_groups, prepend=-1))
+    rank_sorted = np.arange(len(groups)) - np.repeat(starts, np.diff(np.append(starts,
+                                                                               len(groups))))
+    rank = np.empty(len(groups), dtype=np.int64)
+    rank[order] = rank_sorted
+    return rank
 
 
 def _winners(pending: np.ndarray, proposal: np.ndarray, a: np.ndarray, b: np.ndarray,
