@@ -67,3 +67,22 @@ def test_2d_mesh_at_nonzero_z_is_read(shared_meshes):
     mesh = read_mesh(shared_meshes / "pyfr/euler-vortex.msh")
     assert np.all(mesh.points[:, 2] == mesh.points[0, 2])
     assert mesh.dim == 2
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_full_plan_on_every_shared_mesh(shared_meshes, tmp_path, name):
+    from meshorder.pipeline import PlanOptions, make_plan
+    from meshorder.plan import Plan
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeshWarning)
+        mesh = read_mesh(shared_meshes / name)
+    plan = make_plan(mesh, PlanOptions(cells="rcm", colour=True, hyperplanes=True, nodes="rcm"))
+    path = tmp_path / "plan.npz"
+    plan.save(path)
+    loaded = Plan.load(path)
+    loaded.check_mesh(mesh.digest())
+    # never much worse than the file's order; structured files (pyfr) are already good
+    native = plan.metrics["native"]["sectors_per_warp_fp64"]
+    assert plan.metrics["sectors_per_warp_fp64"] <= 1.15 * native
+    assert plan.metrics["colours"] <= 2 * plan.metrics["max_faces_per_cell"] - 1
