@@ -10,9 +10,9 @@ import sys
 import warnings
 
 from ..errors import MeshorderError, MeshWarning
-from . import compare, info, plot, reorder
+from . import compare, generate, info, plot, reorder
 
-SUBCOMMANDS = (reorder, info, compare, plot)
+SUBCOMMANDS = (reorder, info, compare, plot, generate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,55 @@
+"""Reference geometries: markers, cell types, and cell counts near the target."""
+
+from pathlib import Path
+
+import pytest
+
+from meshorder import Topology, read_mesh
+from meshorder.generate import GEOMETRIES, generate
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+CASES = {
+    "couette": ({"bottom", "top", "inlet", "outlet"}, {"quad"}, 200),
+    "naca0012-ogrid": ({"airfoil", "farfield"}, {"quad"}, 2000),
+    "naca0012-tri": ({"airfoil", "farfield"}, {"triangle"}, 2000),
+    "cylinder": ({"cylinder", "farfield"}, {"quad", "triangle"}, 3000),
+    "flap": ({"main", "flap", "farfield"}, {"triangle"}, 3000),
+    "box": ({"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, {"tetra"}, 3000),
+    "wing": ({"wing", "symmetry", "farfield"}, {"tetra"}, 20000),
+}
+
+
+def test_every_geometry_has_a_case():
+    assert set(CASES) == set(GEOMETRIES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_geometry_markers_types_and_size(tmp_path, name):
+    markers, types, cells = CASES[name]
+    mesh = read_mesh(generate(name, tmp_path / f"{name}.msh", cells))
+    assert set(mesh.marker_names.values()) == markers
+    assert {b.type for b in mesh.cells} == types
+    assert cells / 2 <= mesh.n_cells <= 2 * cells
+    topo = Topology(mesh)
+    assert topo.components()[0] == 1
+    assert "unmarked" not in topo.marker_names.values()  # every boundary face is named
+
+
+def test_generation_is_deterministic(tmp_path):
+    a = read_mesh(generate("flap", tmp_path / "a.msh", 2000))
+    b = read_mesh(generate("flap", tmp_path / "b.msh", 2000))
+    assert a.digest() == b.digest()
+
+
+@pytest.mark.parametrize("n", [50, 200, 800])
+@pytest.mark.parametrize("kind", ["quad", "tri"])
+def test_shipped_couette_meshes_have_exact_sizes(kind, n):
+    mesh = read_mesh(DATA / f"couette_{kind}_{n}.msh")
+    assert abs(mesh.n_cells - n) <= 0.1 * n
+
+
+def test_shipped_meshes_read():
+    for path in sorted(DATA.glob("*.msh")):
+        mesh = read_mesh(path)
+        assert mesh.n_cells > 0 and mesh.marker_names, path
