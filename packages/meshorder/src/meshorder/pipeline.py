@@ -14,7 +14,7 @@ from .hyperplanes import wavefront_levels
 from .mesh import Mesh
 from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
 from .orderings import OrderingInput, get_ordering
-from .permutation import inverse
+from .permutation import check_permutation, inverse
 from .plan import Plan
 from .progress import Steps
 from .topology import Topology, sorted_columns
@@ -77,7 +77,8 @@ def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.nda
 
 
 def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
-              topology: Topology | None = None, progress: bool = False) -> Plan:
+              topology: Topology | None = None, cell_order: np.ndarray | None = None,
+              progress: bool = False) -> Plan:
     """Compute a plan for ``mesh``.
 
     Parameters
@@ -87,6 +88,9 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
         Defaults to :class:`PlanOptions` ().
     topology : Topology, optional
         Reuse an existing topology of ``mesh``.
+    cell_order : numpy.ndarray, optional
+        A cell order computed elsewhere (new -> old); ``options.cells`` then only
+        labels it.
     progress : bool
         Show a progress bar on stderr for long runs.
 
@@ -104,18 +108,22 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     (6, True)
     """
     options = options or PlanOptions()
-    get_ordering(options.cells), get_face_order(options.faces)  # fail before any work
+    if cell_order is None:
+        get_ordering(options.cells)  # fail before any work
+    else:
+        check_permutation(cell_order, mesh.n_cells, "cell order")
+    get_face_order(options.faces)
     if options.nodes is not None:
         get_ordering(options.nodes)
     steps = Steps(total=7, show=progress)
     try:
-        return _make_plan(mesh, options, topology, steps)
+        return _make_plan(mesh, options, topology, cell_order, steps)
     finally:
         steps.close()
 
 
 def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
-               steps: Steps) -> Plan:
+               given_order: np.ndarray | None, steps: Steps) -> Plan:
     with steps.step("topology"):
         topology = topology or Topology(mesh)
         graph = topology.cell_graph
@@ -123,8 +131,11 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                    if options.seed_markers else None)
         seed_cells = topology.boundary_cells(markers)
     with steps.step(f"cells:{options.cells}"):
-        data = OrderingInput(graph, mesh.centroids(), seed_cells)
-        cell_order = run_ordering(options.cells, data, options)
+        if given_order is None:
+            data = OrderingInput(graph, mesh.centroids(), seed_cells)
+            cell_order = run_ordering(options.cells, data, options)
+        else:
+            cell_order = np.asarray(given_order, dtype=np.int64)
     levels = {}
     if options.hyperplanes:
         with steps.step("hyperplanes"):

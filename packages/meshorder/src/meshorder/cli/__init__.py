@@ -10,9 +10,9 @@ import sys
 import warnings
 
 from ..errors import MeshorderError, MeshWarning
-from . import compare, generate, info, plot, reorder
+from . import bench, compare, generate, info, plot, reorder
 
-SUBCOMMANDS = (reorder, info, compare, plot, generate)
+SUBCOMMANDS = (reorder, info, compare, plot, generate, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

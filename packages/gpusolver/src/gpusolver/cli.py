@@ -1,0 +1,73 @@
+"""``gpusolver`` command line. Subcommands: ``bench-flux``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from meshorder import MeshorderError, read_mesh
+from meshorder.atomic import atomic_path
+from meshorder.cli.common import table
+from meshorder.generate import generate
+
+from .bench_flux import PRECISIONS, default_orderings, run_benchmark
+
+COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
+           "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Argument parser of the ``gpusolver`` command."""
+    parser = argparse.ArgumentParser(prog="gpusolver", description="GPU CFD solvers and benchmarks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("bench-flux", help="time the face-flux kernel under every ordering")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mesh", help="mesh file")
+    source.add_argument("--generate", metavar="GEOMETRY:CELLS",
+                        help="mesh a reference geometry first, e.g. wing:10000000")
+    p.add_argument("--threads", type=int, default=1, help="gmsh threads when generating")
+    p.add_argument("--orderings", default=",".join(default_orderings()))
+    p.add_argument("--precisions", default="fp32,fp64")
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--no-check", action="store_true", help="skip the NumPy comparison")
+    p.add_argument("--json", default=None)
+    p.add_argument("--markdown", default=None)
+    return parser
+
+
+def bench_flux(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench-flux``."""
+    if args.generate:
+        name, cells = args.generate.split(":")
+        options = {"threads": args.threads} if name in ("box", "wing") else {}
+        path = generate(name, f"cache/meshes/{name}_{cells}.msh", int(cells), **options)
+    else:
+        path = args.mesh
+    mesh = read_mesh(path)
+    precisions = args.precisions.split(",")
+    unknown = set(precisions) - set(PRECISIONS)
+    if unknown:
+        raise SystemExit(f"gpusolver: unknown precision(s) {sorted(unknown)}")
+    rows = run_benchmark(mesh, orderings=args.orderings.split(","), precisions=precisions,
+                         repeats=args.repeats, check=not args.no_check,
+                         log=lambda s: print(s, flush=True))
+    text = table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
+    print(text)
+    if args.json:
+        with atomic_path(args.json) as tmp:
+            tmp.write_text(json.dumps(rows, indent=1))
+    if args.markdown:
+        with atomic_path(args.markdown) as tmp:
+            tmp.write_text(text + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return bench_flux(args)
+    except MeshorderError as exc:
+        print(f"gpusolver: error: {exc}", file=sys.stderr)
+        return 1
