@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+import time
 
 from meshorder import MeshorderError, read_mesh
 from meshorder.atomic import atomic_path
@@ -36,15 +38,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def timed(label: str, work):
+    """Run ``work()``, print how long it took, return its result."""
+    start = time.perf_counter()
+    result = work()
+    print(f"{label}: {time.perf_counter() - start:.1f} s", flush=True)
+    return result
+
+
 def bench_flux(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-flux``."""
     if args.generate:
         name, cells = args.generate.split(":")
         options = {"threads": args.threads} if name in ("box", "wing") else {}
-        path = generate(name, f"cache/meshes/{name}_{cells}.msh", int(cells), **options)
+        mesh = timed(f"meshing {name} with gmsh", lambda: generate(name, None, int(cells),
+                                                                     **options))
+        mesh = dataclasses.replace(mesh, source=f"{name}_{cells}")
     else:
-        path = args.mesh
-    mesh = read_mesh(path)
+        mesh = timed(f"reading {args.mesh}", lambda: read_mesh(args.mesh))
     precisions = args.precisions.split(",")
     unknown = set(precisions) - set(PRECISIONS)
     if unknown:

@@ -17,7 +17,8 @@ import numpy as np
 
 from .atomic import atomic_path
 from .errors import UnknownNameError
-from .io.gmsh_model import gmsh_session
+from .io.gmsh_model import gmsh_session, mesh_from_model
+from .mesh import Mesh
 
 Generator = Callable[..., Path]
 GEOMETRIES: dict[str, Generator] = {}
@@ -30,14 +31,17 @@ def _register(name: str) -> Callable[[Generator], Generator]:
     return add
 
 
-def generate(name: str, path: str | Path, cells: int, **options: object) -> Path:
-    """Mesh geometry ``name`` with about ``cells`` cells into ``path`` (gmsh ``.msh``)."""
+def generate(name: str, path: str | Path | None, cells: int, **options: object) -> Path | Mesh:
+    """Mesh geometry ``name`` with about ``cells`` cells into ``path`` (gmsh ``.msh``).
+
+    With ``path=None`` the mesh is returned in memory instead (no file round trip).
+    """
     try:
         generator = GEOMETRIES[name]
     except KeyError:
         raise UnknownNameError(f"unknown geometry {name!r}; choose from "
                                f"{', '.join(sorted(GEOMETRIES))}") from None
-    return generator(Path(path), cells, **options)
+    return generator(None if path is None else Path(path), cells, **options)
 
 
 def naca00xx(n: int, thickness: float = 0.12) -> np.ndarray:
@@ -56,7 +60,10 @@ def naca00xx(n: int, thickness: float = 0.12) -> np.ndarray:
     return np.concatenate([upper, lower])
 
 
-def _write(gmsh: object, path: Path) -> Path:
+def _write(gmsh: object, path: Path | None) -> Path | Mesh:
+    """Write the model's mesh to ``path``; with no path, return it as a :class:`Mesh`."""
+    if path is None:
+        return mesh_from_model(gmsh, "generated")
     with atomic_path(path) as tmp:
         gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
         gmsh.option.setNumber("Mesh.Binary", 1)
@@ -92,7 +99,8 @@ def _farfield_circle(geo: object, centre: tuple[float, float], radius: float,
 
 
 @_register("couette")
-def couette(path: Path, cells: int, *, kind: str = "quad", length: float = 2.0) -> Path:
+def couette(path: Path | None, cells: int, *, kind: str = "quad",
+            length: float = 2.0) -> Path | Mesh:
     """Structured channel ``length`` x 1 of quads, or of triangles (each quad split).
 
     Markers: ``bottom`` (fixed wall), ``top`` (moving wall), ``inlet``, ``outlet``.
@@ -120,8 +128,8 @@ def couette(path: Path, cells: int, *, kind: str = "quad", length: float = 2.0) 
 
 
 @_register("naca0012-ogrid")
-def naca0012_ogrid(path: Path, cells: int, *, farfield_radius: float = 20.0,
-                   wall_spacing: float = 1e-3) -> Path:
+def naca0012_ogrid(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
+                   wall_spacing: float = 1e-3) -> Path | Mesh:
     """Structured O-grid of quads around a NACA0012, far field ``farfield_radius`` chords.
 
     Two transfinite halves (upper, lower) with geometric radial clustering to the
@@ -170,7 +178,8 @@ def _growth(first: float, total: float, n: int) -> float:
 
 
 @_register("naca0012-tri")
-def naca0012_triangles(path: Path, cells: int, *, farfield_radius: float = 20.0) -> Path:
+def naca0012_triangles(path: Path | None, cells: int, *,
+                       farfield_radius: float = 20.0) -> Path | Mesh:
     """Unstructured triangles around a NACA0012 in a circular far field.
 
     Markers: ``airfoil``, ``farfield``.
@@ -192,8 +201,8 @@ def naca0012_triangles(path: Path, cells: int, *, farfield_radius: float = 20.0)
 
 
 @_register("cylinder")
-def cylinder(path: Path, cells: int, *, farfield_radius: float = 20.0,
-             ring_radius: float = 1.0) -> Path:
+def cylinder(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
+             ring_radius: float = 1.0) -> Path | Mesh:
     """Cylinder of diameter 1: a structured quad ring at the wall, triangles outside.
 
     Markers: ``cylinder``, ``farfield``.
@@ -236,8 +245,8 @@ def cylinder(path: Path, cells: int, *, farfield_radius: float = 20.0,
 
 
 @_register("flap")
-def two_element_airfoil(path: Path, cells: int, *, farfield_radius: float = 20.0,
-                        flap_angle_deg: float = 20.0) -> Path:
+def two_element_airfoil(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
+                        flap_angle_deg: float = 20.0) -> Path | Mesh:
     """Main NACA0012 plus a 30%-chord flap deflected ``flap_angle_deg``, unstructured.
 
     Markers: ``main``, ``flap``, ``farfield``.
@@ -264,7 +273,7 @@ def two_element_airfoil(path: Path, cells: int, *, farfield_radius: float = 20.0
 
 
 @_register("box")
-def box(path: Path, cells: int, *, threads: int = 1) -> Path:
+def box(path: Path | None, cells: int, *, threads: int = 1) -> Path | Mesh:
     """Unit cube of unstructured tetrahedra. Markers ``xmin`` ... ``zmax``."""
     size = (5.9 / cells) ** (1 / 3)  # empirical: Delaunay gives ~5.9 / h**3 tets
     with gmsh_session() as gmsh:
@@ -283,8 +292,8 @@ def box(path: Path, cells: int, *, threads: int = 1) -> Path:
 
 
 @_register("wing")
-def swept_wing(path: Path, cells: int, *, span: float = 3.0, sweep_deg: float = 30.0,
-               taper: float = 0.5, far: float = 8.0, threads: int = 1) -> Path:
+def swept_wing(path: Path | None, cells: int, *, span: float = 3.0, sweep_deg: float = 30.0,
+               taper: float = 0.5, far: float = 8.0, threads: int = 1) -> Path | Mesh:
     """Half-model swept, tapered NACA0012 wing in a box of tetrahedra.
 
     The root lies on the symmetry plane ``z = 0``; cell size grows linearly with
