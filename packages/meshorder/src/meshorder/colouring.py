@@ -3,8 +3,8 @@
 A face touches one or two cells, an edge two nodes; with a colouring, each colour
 class can accumulate into its cells without atomics. The algorithm is a
 vectorised Jones-Plassmann first-fit greedy: every uncoloured item proposes the
-first colour its vertices do not yet use, the lowest-numbered item wins each
-conflict, and losers try again. A balancing pass then moves items from classes
+first colour its vertices do not yet use, the item of lowest (random, seeded)
+priority wins each conflict, and losers try again. A balancing pass then moves items from classes
 above the mean size into smaller classes wherever both vertices allow, so the
 colour count stays that of first-fit and the launches get similar work.
 """
@@ -18,6 +18,7 @@ import numpy as np
 from .errors import MeshorderError
 
 MAX_COLOURS = 64  # one uint64 bit mask per vertex
+INDEX_PRIORITY_ROUNDS = 24
 
 
 class ColouringError(MeshorderError, ValueError):
@@ -66,7 +67,8 @@ def colour_items(a: np.ndarray, b: np.ndarray, n_vertices: int, *,
     Parameters
     ----------
     a, b : numpy.ndarray
-        Vertices of each item; priority goes to lower item indices.
+        Vertices of each item. Conflicts go to a seeded random priority, so the result
+        is reproducible.
     n_vertices : int
         Number of vertices.
     balanced : bool
@@ -94,16 +96,26 @@ def colour_items(a: np.ndarray, b: np.ndarray, n_vertices: int, *,
     used = np.zeros(n_vertices + 1, dtype=np.uint64)
     colour = np.full(m, -1, dtype=np.int64)
     pending = np.arange(m, dtype=np.int64)
+    # Index priorities reproduce sequential first-fit (optimal on structured meshes), but on
+    # a locally ordered mesh they chain conflicts over hundreds of rounds; after
+    # INDEX_PRIORITY_ROUNDS the rest is settled with seeded random priorities.
+    priority = np.arange(m, dtype=np.int64)
+    rounds = 0
     while len(pending):
+        rounds += 1
+        if rounds == INDEX_PRIORITY_ROUNDS:
+            priority = np.random.default_rng(0).permutation(m).astype(np.int64)
         free = ~(used[a[pending]] | used[b[pending]])
         if np.any(free == 0):
             raise ColouringError(f"more than {MAX_COLOURS} colours would be needed")
         proposal = _lowest_bit(free)
-        winners = _winners(pending, proposal, a, b, n_vertices)
+        winners = _winners(pending, proposal, a, b, n_vertices, priority)
         _assign(used, colour, pending[winners], proposal[winners], a, b, n_vertices)
         pending = pending[~winners]
+    if m:
+        _drop_top_colours(used, colour, a, b, n_vertices, priority)
     if balanced and m:
-        _rebalance(used, colour, a, b, n_vertices)
+        _rebalance(used, colour, a, b, n_vertices, priority)
     order = np.argsort(colour, kind="stable").astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(colour))]).astype(np.int64)
     return Colouring(colour, order, offsets)
@@ -125,8 +137,26 @@ def _assign(used: np.ndarray, colour: np.ndarray, items: np.ndarray, new: np.nda
     used[n_vertices] = 0  # the dummy vertex of one-cell items never blocks a colour
 
 
+def _drop_top_colours(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarray,
+                      n_vertices: int, priority: np.ndarray, rounds: int = 16) -> None:
+    """Move items of the highest colour into lower free colours; drop the class if emptied."""
+    for _ in range(rounds):
+        top = int(colour.max())
+        if top == 0:
+            return
+        movers = np.flatnonzero(colour == top)
+        below = np.uint64((1 << top) - 1)
+        free = ~(used[a[movers]] | used[b[movers]]) & below
+        movers, free = movers[free != 0], free[free != 0]
+        if not len(movers):
+            return
+        proposal = _lowest_bit(_rotate_by_item(free, movers, top))
+        winners = _winners(movers, proposal, a, b, n_vertices, priority)
+        _assign(used, colour, movers[winners], proposal[winners], a, b, n_vertices)
+
+
 def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarray,
-               n_vertices: int, rounds: int = 8) -> None:
+               n_vertices: int, priority: np.ndarray, rounds: int = 8) -> None:
     """Move items from large classes to small ones (same colour count), in place."""
     n_colours = int(colour.max()) + 1
     target = -(-len(colour) // n_colours)
@@ -142,7 +172,7 @@ def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarra
         if not len(movers):
             return
         proposal = _lowest_bit(_rotate_by_item(free, movers, n_colours))
-        winners = _winners(movers, proposal, a, b, n_vertices)
+        winners = _winners(movers, proposal, a, b, n_vertices, priority)
         movers, proposal = movers[winners], proposal[winners]
         # respect capacities: sources stay >= target, destinations stay <= target
         leave = _rank_within(colour[movers]) < (sizes - target)[colour[movers]]
@@ -176,13 +206,14 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
 
 
 def _winners(pending: np.ndarray, proposal: np.ndarray, a: np.ndarray, b: np.ndarray,
-             n_vertices: int) -> np.ndarray:
-    """Mask of pending items that hold their proposal at both vertices (lowest index wins)."""
+             n_vertices: int, priority: np.ndarray) -> np.ndarray:
+    """Mask of pending items that hold their proposal at both vertices (lowest priority wins)."""
     width = int(proposal.max()) + 1
     slot_a = a[pending] * width + proposal
     slot_b = b[pending] * width + proposal
+    mine = priority[pending]
     best = np.full((n_vertices + 1) * width, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(best, slot_a, pending)
-    np.minimum.at(best, slot_b, pending)
+    np.minimum.at(best, slot_a, mine)
+    np.minimum.at(best, slot_b, mine)
     one_vertex = b[pending] == n_vertices  # the dummy vertex never conflicts
-    return (best[slot_a] == pending) & ((best[slot_b] == pending) | one_vertex)
+    return (best[slot_a] == mine) & ((best[slot_b] == mine) | one_vertex)

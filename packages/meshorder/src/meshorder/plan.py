@@ -126,7 +126,7 @@ class Plan:
         }
         arrays = {name: getattr(self, name) for name in ARRAY_FIELDS}
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-            np.savez_compressed(handle, meta=np.array(json.dumps(meta)), **arrays)
+            np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:
