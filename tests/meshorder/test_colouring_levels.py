@@ -58,10 +58,11 @@ def test_one_vertex_items_on_distinct_vertices_share_one_colour():
     assert colouring.n_colours == 1
 
 
-def test_structured_quads_get_four_balanced_colours():
+def test_structured_quads_get_few_balanced_colours():
+    # sequential first-fit would find 4; the parallel colouring stays within 2k - 1 = 7
     topo = Topology(grid_mesh(12, 10))
     colouring = colour_items(topo.face_cells[:, 0], topo.face_cells[:, 1], topo.n_cells)
-    assert colouring.n_colours == 4
+    assert 4 <= colouring.n_colours <= 7
     assert colouring.balance() < 1.1
 
 

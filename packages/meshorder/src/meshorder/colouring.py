@@ -18,7 +18,7 @@ import numpy as np
 from .errors import MeshorderError
 
 MAX_COLOURS = 64  # one uint64 bit mask per vertex
-INDEX_PRIORITY_ROUNDS = 24
+INDEX_PRIORITY_ROUNDS = 8
 
 
 class ColouringError(MeshorderError, ValueError):
