@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 
 from meshorder import MeshorderError, read_mesh
-from meshorder.atomic import atomic_path
-from meshorder.cli.common import table
+from meshorder.cli.common import table, write_results
 from meshorder.generate import generate
 
 from .bench_flux import PRECISIONS, default_orderings, run_benchmark
@@ -65,12 +63,7 @@ def bench_flux(args: argparse.Namespace) -> int:
                          log=lambda s: print(s, flush=True))
     text = table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
     print(text)
-    if args.json:
-        with atomic_path(args.json) as tmp:
-            tmp.write_text(json.dumps(rows, indent=1))
-    if args.markdown:
-        with atomic_path(args.markdown) as tmp:
-            tmp.write_text(text + "\n")
+    write_results(rows, text, args.json, args.markdown)
     return 0
 
 

@@ -76,6 +76,20 @@ def _deterministic(gmsh: object, threads: int = 1) -> None:
     gmsh.option.setNumber("General.NumThreads", threads)
 
 
+def _mesh_2d(gmsh: object, path: Path | None, markers: dict[str, list[int]],
+             surfaces: list[int], *, frontal: bool = True) -> Path | Mesh:
+    """Name the boundary curves and the fluid, mesh in 2D and write (see :func:`_write`)."""
+    gmsh.model.geo.synchronize()
+    for name, curves in markers.items():
+        gmsh.model.addPhysicalGroup(1, curves, name=name)
+    gmsh.model.addPhysicalGroup(2, surfaces, name="fluid")
+    _deterministic(gmsh)
+    if frontal:
+        gmsh.option.setNumber("Mesh.Algorithm", 6)
+    gmsh.model.mesh.generate(2)
+    return _write(gmsh, path)
+
+
 def _airfoil_splines(geo: object, section: np.ndarray, size: float, *, scale: float = 1.0,
                      angle_deg: float = 0.0, offset: tuple[float, float] = (0.0, 0.0)
                      ) -> tuple[list[int], list[int]]:
@@ -118,13 +132,9 @@ def couette(path: Path | None, cells: int, *, kind: str = "quad",
         geo.mesh.setTransfiniteSurface(surface)
         if kind == "quad":
             geo.mesh.setRecombine(2, surface)
-        geo.synchronize()
-        for name, line in zip(("bottom", "outlet", "top", "inlet"), lines, strict=True):
-            gmsh.model.addPhysicalGroup(1, [line], name=name)
-        gmsh.model.addPhysicalGroup(2, [surface], name="fluid")
-        _deterministic(gmsh)
-        gmsh.model.mesh.generate(2)
-        return _write(gmsh, path)
+        names = ("bottom", "outlet", "top", "inlet")
+        return _mesh_2d(gmsh, path, {n: [line] for n, line in zip(names, lines, strict=True)},
+                        [surface], frontal=False)
 
 
 @_register("naca0012-ogrid")
@@ -156,13 +166,9 @@ def naca0012_ogrid(path: Path | None, cells: int, *, farfield_radius: float = 20
         for surface in (top, bottom):
             geo.mesh.setTransfiniteSurface(surface)
             geo.mesh.setRecombine(2, surface)
-        geo.synchronize()
-        gmsh.model.addPhysicalGroup(1, [upper, lower], name="airfoil")
-        gmsh.model.addPhysicalGroup(1, [arc_top, arc_bottom], name="farfield")
-        gmsh.model.addPhysicalGroup(2, [top, bottom], name="fluid")
-        _deterministic(gmsh)
-        gmsh.model.mesh.generate(2)
-        return _write(gmsh, path)
+        return _mesh_2d(gmsh, path, {"airfoil": [upper, lower],
+                                     "farfield": [arc_top, arc_bottom]}, [top, bottom],
+                        frontal=False)
 
 
 def _growth(first: float, total: float, n: int) -> float:
@@ -190,14 +196,7 @@ def naca0012_triangles(path: Path | None, cells: int, *,
         foil, _ = _airfoil_splines(geo, naca00xx(120), wall)
         arcs = _farfield_circle(geo, (0.5, 0.0), farfield_radius, 500 * wall)
         surface = geo.addPlaneSurface([geo.addCurveLoop(arcs), geo.addCurveLoop(foil)])
-        geo.synchronize()
-        gmsh.model.addPhysicalGroup(1, foil, name="airfoil")
-        gmsh.model.addPhysicalGroup(1, arcs, name="farfield")
-        gmsh.model.addPhysicalGroup(2, [surface], name="fluid")
-        _deterministic(gmsh)
-        gmsh.option.setNumber("Mesh.Algorithm", 6)
-        gmsh.model.mesh.generate(2)
-        return _write(gmsh, path)
+        return _mesh_2d(gmsh, path, {"airfoil": foil, "farfield": arcs}, [surface])
 
 
 @_register("cylinder")
@@ -234,14 +233,8 @@ def cylinder(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
             geo.mesh.setRecombine(2, s)
         far = _farfield_circle(geo, (0.0, 0.0), farfield_radius, 1.5)
         outside = geo.addPlaneSurface([geo.addCurveLoop(far), geo.addCurveLoop(ring_arcs)])
-        geo.synchronize()
-        gmsh.model.addPhysicalGroup(1, wall_arcs, name="cylinder")
-        gmsh.model.addPhysicalGroup(1, far, name="farfield")
-        gmsh.model.addPhysicalGroup(2, [*ring, outside], name="fluid")
-        _deterministic(gmsh)
-        gmsh.option.setNumber("Mesh.Algorithm", 6)
-        gmsh.model.mesh.generate(2)
-        return _write(gmsh, path)
+        return _mesh_2d(gmsh, path, {"cylinder": wall_arcs, "farfield": far},
+                        [*ring, outside])
 
 
 @_register("flap")
@@ -261,15 +254,7 @@ def two_element_airfoil(path: Path | None, cells: int, *, farfield_radius: float
         arcs = _farfield_circle(geo, (0.5, 0.0), farfield_radius, 400 * wall)
         surface = geo.addPlaneSurface([geo.addCurveLoop(arcs), geo.addCurveLoop(main),
                                        geo.addCurveLoop(flap)])
-        geo.synchronize()
-        gmsh.model.addPhysicalGroup(1, main, name="main")
-        gmsh.model.addPhysicalGroup(1, flap, name="flap")
-        gmsh.model.addPhysicalGroup(1, arcs, name="farfield")
-        gmsh.model.addPhysicalGroup(2, [surface], name="fluid")
-        _deterministic(gmsh)
-        gmsh.option.setNumber("Mesh.Algorithm", 6)
-        gmsh.model.mesh.generate(2)
-        return _write(gmsh, path)
+        return _mesh_2d(gmsh, path, {"main": main, "flap": flap, "farfield": arcs}, [surface])
 
 
 @_register("box")

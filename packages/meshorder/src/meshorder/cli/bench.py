@@ -8,7 +8,6 @@ Writes JSON and a markdown table.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 import tracemalloc
@@ -17,14 +16,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..atomic import atomic_path
 from ..errors import MeshWarning
 from ..io import read_mesh
 from ..orderings import ORDERINGS, OrderingInput
 from ..peers import PEERS
 from ..pipeline import PlanOptions, make_plan, run_ordering
 from ..topology import Topology
-from .common import table
+from .common import table, write_results
 
 METRICS = ("bandwidth", "profile", "mean_span", "max_span", "sectors_per_warp_fp32",
            "sectors_per_warp_fp64", "colours", "forward_levels")
@@ -100,10 +98,5 @@ def run(args: argparse.Namespace) -> int:
         rows += bench_mesh(path, args.networkx_max_cells)
     text = markdown(rows)
     print(text)
-    if args.json:
-        with atomic_path(args.json) as tmp:
-            tmp.write_text(json.dumps(rows, indent=1))
-    if args.markdown:
-        with atomic_path(args.markdown) as tmp:
-            tmp.write_text(text)
+    write_results(rows, text, args.json, args.markdown)
     return 0

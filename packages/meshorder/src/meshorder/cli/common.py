@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 
+from ..atomic import atomic_path
 from ..io import read_mesh
 from ..mesh import Mesh
 from ..progress import activity
@@ -21,6 +23,17 @@ def load_mesh(args: argparse.Namespace, name: str = "mesh") -> Mesh:
     """Read the mesh named by ``args.<name>``, with a progress clock if it takes a while."""
     with activity(f"reading {getattr(args, name)}", show=not getattr(args, "quiet", False)):
         return read_mesh(getattr(args, name), mesh_size_factor=args.mesh_size_factor)
+
+
+def write_results(rows: list[dict], text: str, json_path: str | None,
+                  markdown_path: str | None) -> None:
+    """Write benchmark rows as JSON and their table as markdown (each atomically, if asked)."""
+    if json_path:
+        with atomic_path(json_path) as tmp:
+            tmp.write_text(json.dumps(rows, indent=1))
+    if markdown_path:
+        with atomic_path(markdown_path) as tmp:
+            tmp.write_text(text.rstrip("\n") + "\n")
 
 
 def format_value(value: object) -> str:
