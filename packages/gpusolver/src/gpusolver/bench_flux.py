@@ -9,7 +9,6 @@ the device-to-device copy bandwidth measured in the same run.
 
 from __future__ import annotations
 
-import platform
 import time
 import warnings
 
@@ -132,8 +131,3 @@ def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
 def default_orderings() -> list[str]:
     """Every meshorder ordering and every peer except networkx (too slow for large meshes)."""
     return [*ORDERINGS, *(p for p in PEERS if p != "networkx-rcm")]
-
-
-def host() -> str:
-    """A short description of this machine."""
-    return f"{platform.node()} {platform.machine()}"

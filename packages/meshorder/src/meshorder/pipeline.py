@@ -10,7 +10,7 @@ import numpy as np
 from . import __version__
 from .colouring import colour_items
 from .faceorder import get_face_order
-from .hyperplanes import wavefront_levels
+from .hyperplanes import renumber_by_level, wavefront_levels
 from .mesh import Mesh
 from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
 from .orderings import OrderingInput, get_ordering
@@ -141,7 +141,7 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
         with steps.step("hyperplanes"):
             forward = wavefront_levels(renumber_graph(graph, cell_order))
             if options.renumber_by_level:
-                cell_order = cell_order[forward.order]
+                cell_order = cell_order[renumber_by_level(forward)]
             new_graph = renumber_graph(graph, cell_order)
             levels["forward"] = wavefront_levels(new_graph)
             levels["backward"] = wavefront_levels(new_graph, backward=True)
