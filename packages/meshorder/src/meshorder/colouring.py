@@ -144,13 +144,10 @@ def _drop_top_colours(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np
         top = int(colour.max())
         if top == 0:
             return
-        movers = np.flatnonzero(colour == top)
-        below = np.uint64((1 << top) - 1)
-        free = ~(used[a[movers]] | used[b[movers]]) & below
-        movers, free = movers[free != 0], free[free != 0]
+        movers, proposal = _propose_moves(used, a, b, np.flatnonzero(colour == top),
+                                          np.uint64((1 << top) - 1), top)
         if not len(movers):
             return
-        proposal = _lowest_bit(_rotate_by_item(free, movers, top))
         winners = _winners(movers, proposal, a, b, n_vertices, priority)
         _assign(used, colour, movers[winners], proposal[winners], a, b, n_vertices)
 
@@ -166,12 +163,10 @@ def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarra
         if not len(small) or sizes.max() <= target:
             return
         small_mask = np.bitwise_or.reduce(np.uint64(1) << small.astype(np.uint64))
-        movers = np.flatnonzero(sizes[colour] > target)
-        free = ~(used[a[movers]] | used[b[movers]]) & small_mask
-        movers, free = movers[free != 0], free[free != 0]
+        movers, proposal = _propose_moves(used, a, b, np.flatnonzero(sizes[colour] > target),
+                                          small_mask, n_colours)
         if not len(movers):
             return
-        proposal = _lowest_bit(_rotate_by_item(free, movers, n_colours))
         winners = _winners(movers, proposal, a, b, n_vertices, priority)
         movers, proposal = movers[winners], proposal[winners]
         # respect capacities: sources stay >= target, destinations stay <= target
@@ -181,6 +176,14 @@ def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarra
         if not accept.any():
             return
         _assign(used, colour, movers[accept], proposal[accept], a, b, n_vertices)
+
+
+def _propose_moves(used: np.ndarray, a: np.ndarray, b: np.ndarray, movers: np.ndarray,
+                   allowed: np.uint64, n_colours: int) -> tuple[np.ndarray, np.ndarray]:
+    """Movers with a free colour among ``allowed``, and the colour each proposes."""
+    free = ~(used[a[movers]] | used[b[movers]]) & allowed
+    movers, free = movers[free != 0], free[free != 0]
+    return movers, _lowest_bit(_rotate_by_item(free, movers, n_colours))
 
 
 def _rotate_by_item(free: np.ndarray, items: np.ndarray, n_colours: int) -> np.ndarray:
