@@ -53,3 +53,8 @@ def test_shipped_meshes_read():
     for path in sorted(DATA.glob("*.msh")):
         mesh = read_mesh(path)
         assert mesh.n_cells > 0 and mesh.marker_names, path
+
+
+def test_unknown_geometry_lists_the_valid_ones(tmp_path):
+    with pytest.raises(KeyError, match="unknown geometry 'ship'; choose from box, couette"):
+        generate("ship", tmp_path / "x.msh", 100)

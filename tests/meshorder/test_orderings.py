@@ -121,3 +121,10 @@ def test_metis_two_level_clusters_cover_the_graph_evenly(monkeypatch):
     # every cluster is one connected piece or close to it: few cut edges
     rows = np.repeat(np.arange(graph.n), graph.degrees())
     assert np.mean(parts[rows] != parts[graph.indices]) < 0.2
+
+
+def test_unknown_face_order_lists_valid_names():
+    from meshorder.faceorder import get_face_order
+
+    with pytest.raises(KeyError, match="unknown face order 'zigzag'; choose from greedy, layered"):
+        get_face_order("zigzag")

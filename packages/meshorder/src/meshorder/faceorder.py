@@ -10,28 +10,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import UnknownNameError
 from .graph import bfs_levels
+from .registry import Registry
 from .topology import Topology
 
 FaceOrder = Callable[..., np.ndarray]
-FACE_ORDERS: dict[str, FaceOrder] = {}
-
-
-def _register(name: str) -> Callable[[FaceOrder], FaceOrder]:
-    def add(function: FaceOrder) -> FaceOrder:
-        FACE_ORDERS[name] = function
-        return function
-    return add
-
-
-def get_face_order(name: str) -> FaceOrder:
-    """The face order called ``name``; raises listing the valid names otherwise."""
-    try:
-        return FACE_ORDERS[name]
-    except KeyError:
-        raise UnknownNameError(f"unknown face order {name!r}; choose from "
-                               f"{', '.join(sorted(FACE_ORDERS))}") from None
+FACE_ORDERS: Registry[FaceOrder] = Registry("face order")
+_register = FACE_ORDERS.register
+get_face_order = FACE_ORDERS.lookup
 
 
 def _low_high(topology: Topology, cell_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,19 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_path
-from .errors import UnknownNameError
 from .io.gmsh_model import gmsh_session, mesh_from_model
 from .mesh import Mesh
+from .registry import Registry
 
-Generator = Callable[..., Path]
-GEOMETRIES: dict[str, Generator] = {}
-
-
-def _register(name: str) -> Callable[[Generator], Generator]:
-    def add(function: Generator) -> Generator:
-        GEOMETRIES[name] = function
-        return function
-    return add
+Generator = Callable[..., "Path | Mesh"]
+GEOMETRIES: Registry[Generator] = Registry("geometry")
+_register = GEOMETRIES.register
 
 
 def generate(name: str, path: str | Path | None, cells: int, **options: object) -> Path | Mesh:
@@ -36,12 +30,7 @@ def generate(name: str, path: str | Path | None, cells: int, **options: object) 
 
     With ``path=None`` the mesh is returned in memory instead (no file round trip).
     """
-    try:
-        generator = GEOMETRIES[name]
-    except KeyError:
-        raise UnknownNameError(f"unknown geometry {name!r}; choose from "
-                               f"{', '.join(sorted(GEOMETRIES))}") from None
-    return generator(None if path is None else Path(path), cells, **options)
+    return GEOMETRIES.lookup(name)(None if path is None else Path(path), cells, **options)
 
 
 def naca00xx(n: int, thickness: float = 0.12) -> np.ndarray:

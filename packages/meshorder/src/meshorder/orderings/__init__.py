@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..registry import Registry
 from ..topology import CSR
 
 
@@ -44,26 +44,9 @@ class OrderingInput:
 Ordering = Callable[..., np.ndarray]
 
 #: Name -> ordering function.
-ORDERINGS: dict[str, Ordering] = {}
-
-
-def register(name: str) -> Callable[[Ordering], Ordering]:
-    """Decorator adding an ordering to :data:`ORDERINGS` under ``name``."""
-
-    def add(function: Ordering) -> Ordering:
-        ORDERINGS[name] = function
-        return function
-
-    return add
-
-
-def get_ordering(name: str) -> Ordering:
-    """The ordering called ``name``; raises listing the valid names otherwise."""
-    try:
-        return ORDERINGS[name]
-    except KeyError:
-        raise UnknownNameError(f"unknown ordering {name!r}; choose from "
-                               f"{', '.join(sorted(ORDERINGS))}") from None
+ORDERINGS: Registry[Ordering] = Registry("ordering")
+register = ORDERINGS.register
+get_ordering = ORDERINGS.lookup
 
 
 from . import basic, layers, metis, rcm, sfc  # noqa: E402,F401  (fill the registry)
