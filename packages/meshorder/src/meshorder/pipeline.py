@@ -136,15 +136,17 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
             cell_order = run_ordering(options.cells, data, options)
         else:
             cell_order = np.asarray(given_order, dtype=np.int64)
+        new_graph = renumber_graph(graph, cell_order)
     levels = {}
     if options.hyperplanes:
         with steps.step("hyperplanes"):
-            forward = wavefront_levels(renumber_graph(graph, cell_order))
+            forward = wavefront_levels(new_graph)
             if options.renumber_by_level:
                 cell_order = cell_order[renumber_by_level(forward)]
-            new_graph = renumber_graph(graph, cell_order)
-            levels["forward"] = wavefront_levels(new_graph)
-            levels["backward"] = wavefront_levels(new_graph, backward=True)
+                new_graph = renumber_graph(graph, cell_order)
+                forward = wavefront_levels(new_graph)
+            levels = {"forward": forward,
+                      "backward": wavefront_levels(new_graph, backward=True)}
     cell_rank = inverse(cell_order)
     with steps.step(f"faces:{options.faces}"):
         face_order = get_face_order(options.faces)(topology, cell_rank, seed_cells=seed_cells)
@@ -167,7 +169,7 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     with steps.step("nodes"):
         node_order = _node_order(mesh, topology, cell_order, options, arrays, metrics)
     with steps.step("metrics"):
-        metrics |= layout_metrics(renumber_graph(graph, cell_order), face_cells)
+        metrics |= layout_metrics(new_graph, face_cells)
         metrics["native"] = layout_metrics(graph, topology.face_cells)
     metrics["timings"] = steps.timings
     plan = Plan(mesh_digest=mesh.digest(), parameters=options.as_dict(), metrics=metrics,
