@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from tqdm import tqdm
 
-from ..atomic import atomic_path
 from ..faceorder import FACE_ORDERS
 from ..orderings import ORDERINGS
 from ..pipeline import PlanOptions, make_plan
 from ..topology import Topology
-from .common import add_mesh_argument, load_mesh, table
+from .common import add_mesh_argument, load_mesh, table, write_results
 
 COLUMNS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
            "sectors_per_warp_fp64", "colours", "forward_levels")
@@ -54,13 +52,12 @@ def run(args: argparse.Namespace) -> int:
                                            hyperplanes=True), topology=topology)
         elapsed = time.perf_counter() - start
         order_time = plan.metrics["timings"][f"cells:{name}"]
-        rows.append({"ordering": name, "order_s": order_time, "plan_s": elapsed,
+        rows.append({"mesh": mesh.source, "cells": mesh.n_cells, "ordering": name,
+                     "order_s": order_time, "plan_s": elapsed,
                      **{k: plan.metrics[k] for k in COLUMNS}})
     print(f"{mesh.source}: {mesh.n_cells} cells, {topology.n_faces} faces, faces {args.faces}")
     headers = ["ordering", "order_s", "plan_s", *COLUMNS]
-    print(table(headers, [[r[h] for h in headers] for r in rows]))
-    if args.json:
-        with atomic_path(args.json) as tmp:
-            tmp.write_text(json.dumps({"mesh": mesh.source, "cells": mesh.n_cells,
-                                       "rows": rows}, indent=1))
+    text = table(headers, [[r[h] for h in headers] for r in rows])
+    print(text)
+    write_results(rows, text, args.json, None)
     return 0
