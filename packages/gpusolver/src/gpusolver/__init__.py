@@ -1,18 +1,15 @@
 """gpusolver: CFD solvers on plan-ordered Structure-of-Arrays data, on the GPU or the CPU.
 
-This package consumes meshes and plans from :mod:`meshorder`. Its solvers (finite
-volume, RKDG, vortex) arrive in later releases; what exists now is the package
-itself and the check that a plan belongs to the mesh it is used with.
+This package consumes meshes and plans from :mod:`meshorder`. The finite-volume
+solver lives in :mod:`gpusolver.fv`; ``gpusolver run case.toml`` drives it.
 """
 
 from meshorder import Mesh
 from meshorder.plan import Plan
 
+from .errors import ConfigError, GpusolverError, SolverDivergedError
+
 __version__ = "0.1.0"
-
-
-class GpusolverError(Exception):
-    """Root of every error gpusolver raises on purpose."""
 
 
 def load_plan_for(mesh: Mesh, path: str) -> Plan:
@@ -28,4 +25,4 @@ def load_plan_for(mesh: Mesh, path: str) -> Plan:
     return plan
 
 
-__all__ = ["GpusolverError", "__version__", "load_plan_for"]
+__all__ = ["ConfigError", "GpusolverError", "SolverDivergedError", "__version__", "load_plan_for"]

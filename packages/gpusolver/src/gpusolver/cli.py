@@ -1,4 +1,8 @@
-"""``gpusolver`` command line. Subcommands: ``bench-flux``."""
+"""``gpusolver`` command line. Subcommands: ``run``, ``bench``, ``bench-flux``.
+
+Exit codes: 0 success, 1 bad input (mesh, plan, case file), 2 usage, 3 the
+solution diverged.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from meshorder import MeshorderError, read_mesh
 from meshorder.cli.common import table, write_results
 from meshorder.generate import generate
 
+from .case import load_case
+from .errors import GpusolverError, SolverDivergedError
+from .run import run_case
 from .bench_flux import PRECISIONS, default_orderings, run_benchmark
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
@@ -21,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     """Argument parser of the ``gpusolver`` command."""
     parser = argparse.ArgumentParser(prog="gpusolver", description="GPU CFD solvers and benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run a case file (TOML)")
+    r.add_argument("case", help="case file, e.g. case.toml")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
     p = sub.add_parser("bench-flux", help="time the face-flux kernel under every ordering")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--mesh", help="mesh file")
@@ -67,11 +77,28 @@ def bench_flux(args: argparse.Namespace) -> int:
     return 0
 
 
+def run(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver run``."""
+    case = load_case(args.case)
+    result = run_case(case, progress=not args.quiet)
+    total = result.solver.wall_forces()["total"]
+    print(f"{result.solver.iteration} iterations; CL {total.lift:.5f}, CD {total.drag:.5f}")
+    for path in result.files:
+        print(f"wrote {path}")
+    return 0
+
+
+COMMANDS = {"run": run, "bench-flux": bench_flux}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return bench_flux(args)
-    except MeshorderError as exc:
+        return COMMANDS[args.command](args)
+    except SolverDivergedError as exc:
+        print(f"gpusolver: diverged: {exc}", file=sys.stderr)
+        return 3
+    except (MeshorderError, GpusolverError) as exc:
         print(f"gpusolver: error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,108 @@
+"""Array backends: ``numpy`` (the reference, runs anywhere) and ``cupy`` (CUDA).
+
+A backend bundles the array module with the few operations NumPy and CuPy spell
+differently: unbuffered scatter (atomic on the GPU) and host transfer. CuPy is
+imported only when the ``cupy`` backend is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ConfigError
+
+BACKENDS = ("auto", "numpy", "cupy")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array module plus its scatter and transfer operations.
+
+    Attributes
+    ----------
+    name : str
+        ``"numpy"`` or ``"cupy"``.
+    xp : module
+        ``numpy`` or ``cupy``.
+    scatter : dict of str to callable
+        ``scatter[op](out, index, values)`` combines ``values`` into ``out[..., index]``
+        with ``op`` in ``add``, ``min``, ``max``, duplicates included (atomics on the GPU).
+    """
+
+    name: str
+    xp: Any
+    scatter: dict[str, Callable]
+
+    def asarray(self, array, dtype=None):
+        """Copy a host array to this backend (no copy when already there)."""
+        return self.xp.asarray(array, dtype=dtype)
+
+    def to_host(self, array) -> np.ndarray:
+        """The array as a NumPy array."""
+        return array.get() if hasattr(array, "get") else np.asarray(array)
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (no-op on the CPU)."""
+        if self.name == "cupy":
+            self.xp.cuda.Device().synchronize()
+
+
+def _numpy_scatter() -> dict[str, Callable]:
+    def row_by_row(combine_row):
+        def scatter(out, index, values):
+            rows_out = out.reshape(-1, out.shape[-1])
+            rows_values = values.reshape(-1, values.shape[-1])
+            for row, value in zip(rows_out, rows_values):
+                combine_row(row, index, value)
+        return scatter
+
+    def add_row(row, index, value):
+        row += np.bincount(index, value, minlength=len(row))
+
+    return {"add": row_by_row(add_row),
+            "min": row_by_row(np.minimum.at), "max": row_by_row(np.maximum.at)}
+
+
+def _cupy_scatter() -> dict[str, Callable]:
+    import cupyx
+
+    def wrap(function):
+        def scatter(out, index, values):
+            function(out, (Ellipsis, index), values)
+        return scatter
+
+    return {"add": wrap(cupyx.scatter_add), "min": wrap(cupyx.scatter_min),
+            "max": wrap(cupyx.scatter_max)}
+
+
+def cupy_available() -> bool:
+    """True when CuPy imports and sees a CUDA device."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - any failure means no usable GPU
+        return False
+
+
+def get_backend(name: str = "auto") -> Backend:
+    """The backend called ``name``; ``auto`` picks ``cupy`` when a GPU is usable.
+
+    Examples
+    --------
+    >>> get_backend("numpy").name
+    'numpy'
+    """
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}")
+    if name == "auto":
+        name = "cupy" if cupy_available() else "numpy"
+    if name == "numpy":
+        return Backend("numpy", np, _numpy_scatter())
+    if not cupy_available():
+        raise ConfigError("backend 'cupy' asked for but CuPy or a CUDA device is missing; "
+                          "install cupy-cuda13x or use backend = 'numpy'")
+    import cupy
+    return Backend("cupy", cupy, _cupy_scatter())

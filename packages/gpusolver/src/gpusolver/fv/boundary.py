@@ -1,0 +1,157 @@
+"""Boundary conditions as ghost states, registered by the name used in case files.
+
+A condition maps the interior primitive state at a boundary face ``w`` (``(n_vars,
+m)``) and the outward unit normal ``n`` to a ghost state; the face flux is then the
+ordinary numerical flux between the two. ``periodic`` is handled by the
+discretisation (its ghost is the state at the partner face).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from meshorder.registry import Registry
+
+from .gas import Gas, array_module, stack
+
+#: Condition name -> :class:`Condition`.
+CONDITIONS: Registry = Registry("boundary condition")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A boundary condition.
+
+    Attributes
+    ----------
+    name : str
+    ghost : callable
+        ``ghost(gas, w, normal, params) -> w_ghost``.
+    wall : bool
+        Forces and Cp are reported on markers with wall conditions.
+    viscous_wall : bool
+        No-slip: the viscous flux uses the wall distance, not the ghost mirror.
+    options : dict of str to str
+        Extra keys a case file may give, with their meaning.
+    """
+
+    name: str
+    ghost: Callable
+    wall: bool = False
+    viscous_wall: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def _register(name: str, **kwargs):
+    def add(function):
+        CONDITIONS[name] = Condition(name, function, **kwargs)
+        return function
+    return add
+
+
+def _with_velocity(w, velocity):
+    return stack(w, [w[:1], velocity, w[-1:]])
+
+
+def _mirror(w, normal):
+    un = (w[1:-1] * normal).sum(axis=0)
+    return _with_velocity(w, w[1:-1] - 2.0 * un * normal)
+
+
+@_register("slip-wall", wall=True)
+def slip_wall(gas: Gas, w, normal, params):
+    """Inviscid wall: the normal velocity is mirrored, density and pressure kept."""
+    return _mirror(w, normal)
+
+
+@_register("symmetry")
+def symmetry(gas: Gas, w, normal, params):
+    """Symmetry plane: a mirror image of the interior."""
+    return _mirror(w, normal)
+
+
+def _wall_velocity(gas: Gas, w, params):
+    xp = array_module(w)
+    velocity = params.get("velocity", [0.0] * gas.dim)
+    return xp.asarray(velocity, dtype=w.dtype)[:, None] + 0.0 * w[1:-1]
+
+
+_WALL_OPTIONS = {"velocity": "wall velocity vector, default 0"}
+
+
+@_register("no-slip-adiabatic", wall=True, viscous_wall=True, options=_WALL_OPTIONS)
+def no_slip_adiabatic(gas: Gas, w, normal, params):
+    """No-slip wall without heat flux: velocity reflected about the wall velocity."""
+    return _with_velocity(w, 2.0 * _wall_velocity(gas, w, params) - w[1:-1])
+
+
+@_register("no-slip-isothermal", wall=True, viscous_wall=True,
+           options=_WALL_OPTIONS | {"temperature": "wall temperature / free-stream, default 1"})
+def no_slip_isothermal(gas: Gas, w, normal, params):
+    """No-slip wall at a fixed temperature (ghost temperature mirrored about it)."""
+    xp = array_module(w)
+    wall_t = params.get("temperature", 1.0)
+    temperature = xp.maximum(2.0 * wall_t - gas.temperature(w), 0.5 * wall_t)
+    rho = gas.gamma * w[-1] / temperature
+    return stack(w, [rho[None], 2.0 * _wall_velocity(gas, w, params) - w[1:-1], w[-1:]])
+
+
+def _free_stream_like(gas: Gas, w):
+    xp = array_module(w)
+    return xp.asarray(gas.free_stream, dtype=w.dtype)[:, None] + 0.0 * w
+
+
+@_register("farfield")
+def farfield(gas: Gas, w, normal, params):
+    """Characteristic far field from the Riemann invariants normal to the boundary."""
+    xp = array_module(w)
+    g = gas.gamma
+    inf = _free_stream_like(gas, w)
+    un_in = (w[1:-1] * normal).sum(axis=0)
+    un_inf = (inf[1:-1] * normal).sum(axis=0)
+    c_in, c_inf = gas.sound_speed(w), gas.sound_speed(inf)
+    supersonic = xp.abs(un_in) >= c_in
+    r_plus = xp.where(supersonic & (un_in < 0), un_inf + 2 * c_inf / (g - 1),
+                      un_in + 2 * c_in / (g - 1))
+    r_minus = xp.where(supersonic & (un_in > 0), un_in - 2 * c_in / (g - 1),
+                       un_inf - 2 * c_inf / (g - 1))
+    un = 0.5 * (r_plus + r_minus)
+    c = 0.25 * (g - 1) * (r_plus - r_minus)
+    outflow = un > 0
+    upstream = xp.where(outflow, w, inf)
+    entropy = upstream[-1] / upstream[0] ** g
+    un_up = xp.where(outflow, un_in, un_inf)
+    velocity = upstream[1:-1] + (un - un_up) * normal
+    rho = (c * c / (g * entropy)) ** (1.0 / (g - 1))
+    return stack(w, [rho[None], velocity, (rho * c * c / g)[None]])
+
+
+@_register("supersonic-inflow")
+def supersonic_inflow(gas: Gas, w, normal, params):
+    """Every variable imposed: the free stream."""
+    return _free_stream_like(gas, w)
+
+
+@_register("supersonic-outflow")
+def supersonic_outflow(gas: Gas, w, normal, params):
+    """Every variable extrapolated from the interior."""
+    return w
+
+
+@_register("pressure-outlet", options={"pressure": "static pressure / free-stream, default 1"})
+def pressure_outlet(gas: Gas, w, normal, params):
+    """Subsonic outlet: static pressure imposed, the rest extrapolated.
+
+    Where the outflow is supersonic everything is extrapolated.
+    """
+    xp = array_module(w)
+    pressure = params.get("pressure", 1.0) / gas.gamma
+    un = (w[1:-1] * normal).sum(axis=0)
+    subsonic = un < gas.sound_speed(w)
+    return stack(w, [w[:-1], xp.where(subsonic, pressure + 0.0 * w[-1], w[-1])[None]])
+
+
+CONDITIONS["periodic"] = Condition(
+    "periodic", supersonic_outflow,
+    options={"partner": "marker whose faces are the translated copies of these"})

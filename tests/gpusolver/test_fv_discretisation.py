@@ -1,0 +1,137 @@
+"""Residual properties: strategies agree, conservation, precision, gradients, divergence."""
+
+import numpy as np
+import pytest
+
+from meshorder import read_mesh
+from meshorder.testing import box_mesh, grid_mesh
+from gpusolver import SolverDivergedError
+from gpusolver.errors import ConfigError
+from gpusolver.fv.accumulate import boundary_rounds, face_slots
+
+from .fv_cases import FARFIELD_SQUARE, Gas, Scheme, Solver, Stepping, perturbed_solver
+
+WALLS = {"left": "farfield", "right": "pressure-outlet", "bottom": "slip-wall",
+         "top": "no-slip-adiabatic"}
+SCHEMES = [Scheme("roe", 2, "least-squares", "venkatakrishnan"),
+           Scheme("ausmpw+", 2, "green-gauss", "none"), Scheme("rusanov", 1)]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: f"{s.flux}-{s.gradient}-{s.order}")
+@pytest.mark.parametrize("viscous", [False, True])
+def test_strategies_give_the_same_residual(scheme, viscous):
+    mesh = grid_mesh(9, 7, "triangle")
+    gas = Gas(dim=2, mach=0.4, aoa_deg=5.0, reynolds=100.0 if viscous else None)
+    solvers = [perturbed_solver(mesh, gas=gas, boundaries=WALLS, scheme=scheme, strategy=name)
+               for name in ("atomic", "colour", "reduce")]
+    residuals = [solver.rate(solver.u) for solver in solvers]
+    for other in residuals[1:]:
+        np.testing.assert_allclose(other, residuals[0], rtol=1e-12, atol=1e-12)
+
+
+def test_the_sum_of_residuals_is_the_net_boundary_flux():
+    mesh = box_mesh(4, 3, 3)
+    solver = perturbed_solver(mesh, gas=Gas(dim=3, mach=0.5, aoa_deg=3.0, reynolds=50.0),
+                              boundaries={m: "no-slip-isothermal" if m == "zmin" else "farfield"
+                                          for m in ("xmin", "xmax", "ymin", "ymax", "zmin",
+                                                    "zmax")})
+    residual = solver.discretisation.residual(solver.u)
+    boundary = solver.discretisation.boundary_flux
+    np.testing.assert_allclose(residual.sum(axis=1), -boundary.sum(axis=1), atol=1e-13)
+    assert np.abs(boundary.sum(axis=1)).max() > 1e-4  # the check is not vacuous
+
+
+def test_fp32_matches_fp64_to_single_precision():
+    mesh = grid_mesh(8, 8, "triangle")
+    r64 = perturbed_solver(mesh, precision="fp64")
+    r32 = perturbed_solver(mesh, precision="fp32")
+    assert r32.u.dtype == np.float32
+    a, b = r64.rate(r64.u), r32.rate(r32.u)
+    assert b.dtype == np.float32
+    np.testing.assert_allclose(b, a, rtol=0, atol=2e-5 * np.abs(a).max())
+
+
+@pytest.mark.parametrize("gradient", ["least-squares", "green-gauss"])
+def test_gradients_of_a_linear_field(gradient):
+    mesh = grid_mesh(6, 6, "triangle")
+    solver = Solver(mesh, Gas(dim=2, mach=0.3), FARFIELD_SQUARE, backend="numpy",
+                    scheme=Scheme(gradient=gradient))
+    d = solver.discretisation
+    g = d.geometry
+    x, y = g.centroid
+    w = np.vstack([1 + 0.1 * x + 0.2 * y, 0.3 * x, -0.1 * y, 2 + 0.05 * x])
+    ni = d.n_interior
+    neighbour = w[:, np.maximum(g.right, 0)].copy()
+    fx, fy = g.face_centre[:, ni:]
+    neighbour[:, ni:] = np.vstack([1 + 0.1 * fx + 0.2 * fy, 0.3 * fx, -0.1 * fy, 2 + 0.05 * fx])
+    gradient_value = d.gradient(w[:, g.left], neighbour)
+    expected = np.array([[0.1, 0.2], [0.3, 0.0], [0.0, -0.1], [0.05, 0.0]])
+    tolerance = 1e-12 if gradient == "least-squares" else 1e-10
+    np.testing.assert_allclose(gradient_value, expected[:, :, None] + 0 * gradient_value,
+                               atol=tolerance)
+
+
+def test_boundary_rounds_never_repeat_a_cell():
+    rng = np.random.default_rng(3)
+    left = np.concatenate([rng.integers(0, 50, 200), rng.integers(0, 20, 60)])
+    rounds = boundary_rounds(left, 200)
+    assert sorted(np.concatenate(rounds)) == list(range(200, 260))
+    for faces in rounds:
+        assert len(np.unique(left[faces])) == len(faces)
+
+
+def test_face_slots_list_every_face_side_once():
+    left = np.array([0, 1, 0, 2])
+    right = np.array([1, 2, -1, -1])
+    table = face_slots(left, right, 3, 2)
+    assert sorted(table[table < 8].tolist()) == [0, 1, 2, 3, 4, 5]
+    assert sorted(table[0].tolist()) == [0, 2]
+    assert sorted(face_slots(left, right, 4, 2)[3].tolist()) == [8, 8]  # a cell with no faces
+
+
+def test_divergence_stops_the_run_naming_iteration_and_cell():
+    mesh = grid_mesh(6, 6, "triangle")
+    solver = perturbed_solver(mesh, amplitude=0.3, stepping=Stepping(cfl=40.0))
+    with pytest.raises(SolverDivergedError, match=r"iteration \d+: the solution at cell \d+") \
+            as error:
+        for _ in range(50):
+            solver.step()
+    assert 1 <= error.value.iteration <= 50
+    assert 0 <= error.value.cell < mesh.n_cells
+
+
+def test_boundaries_must_match_the_markers():
+    mesh = grid_mesh(3, 3)
+    with pytest.raises(ConfigError, match="unknown marker.*wing.*no condition.*top"):
+        Solver(mesh, Gas(dim=2, mach=0.5), {"left": "farfield", "right": "farfield",
+                                              "bottom": "farfield", "wing": "slip-wall"},
+               backend="numpy")
+    with pytest.raises(ConfigError, match="valid: .*farfield"):
+        Solver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE | {"top": "wall"}, backend="numpy")
+
+
+def test_colour_strategy_needs_a_coloured_plan(tmp_path):
+    from meshorder.pipeline import make_plan
+    mesh = grid_mesh(3, 3)
+    with pytest.raises(ValueError, match="--colour"):
+        Solver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, backend="numpy",
+               strategy="colour", plan=make_plan(mesh))
+
+
+def test_a_plan_for_another_mesh_is_refused():
+    from meshorder import PlanError
+    from meshorder.pipeline import make_plan
+    with pytest.raises(PlanError, match="another mesh"):
+        Solver(grid_mesh(3, 3), Gas(dim=2, mach=0.5), FARFIELD_SQUARE, backend="numpy",
+               plan=make_plan(grid_mesh(3, 4)))
+
+
+def test_wall_forces_of_a_uniform_flow_vanish_on_a_closed_body(shared_meshes):
+    mesh = read_mesh(shared_meshes / "su2/mesh_NACA0012_inv.su2")
+    solver = Solver(mesh, Gas(dim=2, mach=0.5, aoa_deg=3.0),
+                    {"airfoil": "slip-wall", "farfield": "farfield"}, backend="numpy")
+    solver.step()
+    total = solver.wall_forces()["total"]
+    # first step from free stream: the pressure of a uniform state integrates to zero,
+    # only the normal-velocity jump at the wall contributes
+    assert abs(total.lift) < 1.0 and np.isfinite(total.drag)
