@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from meshorder.testing import grid_mesh
 from gpusolver.fv import Gas, Scheme, Solver, Stepping
+from meshorder.testing import grid_mesh
 
 FARFIELD_SQUARE = {side: "farfield" for side in ("left", "right", "bottom", "top")}
 

@@ -88,6 +88,28 @@ def test_cuda_face_flux_matches_numpy(dtype, tolerance, cells):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(("dtype", "tolerance"), [(np.float64, 1e-12), (np.float32, 1e-5)])
+@pytest.mark.parametrize("strategy", ["atomic", "colour", "reduce"])
+def test_every_strategy_kernel_matches_numpy(dtype, tolerance, strategy):
+    import cupy
+
+    from gpusolver import kernels
+
+    mesh = box_mesh(11, 9, 8)
+    topology = Topology(mesh)
+    plan = make_plan(mesh, PlanOptions(colour=True), topology=topology)
+    faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
+    state = random_state(plan.n_cells, np.random.default_rng(), dtype)  # fresh random data
+    reference = rusanov_residual(state.astype(np.float64), faces)
+    runner = kernels.FaceFlux(faces, plan.n_cells, strategy, plan.colour_order,
+                              plan.colour_offsets)
+    residual = cupy.zeros(state.shape, dtype=dtype)
+    runner(cupy.asarray(state), residual, GAMMA)
+    error = np.abs(cupy.asnumpy(residual) - reference).max() / np.abs(reference).max()
+    assert error < tolerance
+
+
+@pytest.mark.gpu
 def test_launcher_rejects_wrong_dtypes():
     import cupy
 

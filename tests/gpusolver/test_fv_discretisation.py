@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from meshorder import read_mesh
-from meshorder.testing import box_mesh, grid_mesh
 from gpusolver import SolverDivergedError
 from gpusolver.errors import ConfigError
 from gpusolver.fv.accumulate import boundary_rounds, face_slots
+from meshorder import read_mesh
+from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import FARFIELD_SQUARE, Gas, Scheme, Solver, Stepping, perturbed_solver
 

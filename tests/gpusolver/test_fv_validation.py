@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from gpusolver.exact import oblique_shock_angle, riemann
 from meshorder import read_mesh
 from meshorder.testing import grid_mesh
-from gpusolver.exact import oblique_shock_angle, riemann
 
 from .fv_cases import Gas, Scheme, Solver, Stepping, marker_names, wedge_mesh
 

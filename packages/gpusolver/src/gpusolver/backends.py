@@ -7,8 +7,9 @@ imported only when the ``cupy`` backend is asked for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ def cupy_available() -> bool:
     try:
         import cupy
         return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001 - any failure means no usable GPU
+    except Exception:
         return False
 
 

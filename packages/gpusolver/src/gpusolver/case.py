@@ -119,7 +119,7 @@ class Case:
 
 def _check_value(where: str, key: Key, value: Any) -> Any:
     kinds = key.kind if isinstance(key.kind, tuple) else (key.kind,)
-    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         names = " or ".join(k.__name__ for k in kinds)
         raise ConfigError(f"{where}: expected {names}, found {value!r}")
     if key.choices is not None and value not in key.choices:

@@ -15,10 +15,12 @@ from meshorder import MeshorderError, read_mesh
 from meshorder.cli.common import table, write_results
 from meshorder.generate import generate
 
+from .bench_flux import PRECISIONS, default_orderings, run_benchmark
+from .bench_solver import COLUMNS as SOLVER_COLUMNS
+from .bench_solver import run_solver_benchmark
 from .case import load_case
 from .errors import GpusolverError, SolverDivergedError
 from .run import run_case
-from .bench_flux import PRECISIONS, default_orderings, run_benchmark
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
@@ -31,12 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a case file (TOML)")
     r.add_argument("case", help="case file, e.g. case.toml")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    b = sub.add_parser("bench", help="time the FV kernels and residual per ordering, "
+                       "strategy and precision")
+    _mesh_source(b)
+    b.add_argument("--orderings", default="native,rcm,metis,random")
+    b.add_argument("--strategies", default="atomic,colour,reduce")
+    b.add_argument("--precisions", default="fp32,fp64")
+    b.add_argument("--residual-orderings", default="native,rcm",
+                   help="orderings for which the full residual is timed too ('' for none)")
+    b.add_argument("--cpu", action="store_true", help="also time the NumPy residual")
+    b.add_argument("--repeats", type=int, default=20)
+    b.add_argument("--json", default=None)
+    b.add_argument("--markdown", default=None)
     p = sub.add_parser("bench-flux", help="time the face-flux kernel under every ordering")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--mesh", help="mesh file")
-    source.add_argument("--generate", metavar="GEOMETRY:CELLS",
-                        help="mesh a reference geometry first, e.g. wing:10000000")
-    p.add_argument("--threads", type=int, default=1, help="gmsh threads when generating")
+    _mesh_source(p)
     p.add_argument("--orderings", default=",".join(default_orderings()))
     p.add_argument("--precisions", default="fp32,fp64")
     p.add_argument("--repeats", type=int, default=20)
@@ -44,6 +54,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None)
     p.add_argument("--markdown", default=None)
     return parser
+
+
+def _mesh_source(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mesh", help="mesh file")
+    source.add_argument("--generate", metavar="GEOMETRY:CELLS",
+                        help="mesh a reference geometry first, e.g. wing:10000000")
+    parser.add_argument("--threads", type=int, default=1, help="gmsh threads when generating")
+
+
+def load_bench_mesh(args: argparse.Namespace):
+    """The mesh of ``--mesh`` or ``--generate``."""
+    if args.generate:
+        name, cells = args.generate.split(":")
+        options = {"threads": args.threads} if name in ("box", "wing") else {}
+        mesh = timed(f"meshing {name} with gmsh", lambda: generate(name, None, int(cells),
+                                                                     **options))
+        return dataclasses.replace(mesh, source=f"{name}_{cells}")
+    return timed(f"reading {args.mesh}", lambda: read_mesh(args.mesh))
 
 
 def timed(label: str, work):
@@ -56,14 +85,7 @@ def timed(label: str, work):
 
 def bench_flux(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-flux``."""
-    if args.generate:
-        name, cells = args.generate.split(":")
-        options = {"threads": args.threads} if name in ("box", "wing") else {}
-        mesh = timed(f"meshing {name} with gmsh", lambda: generate(name, None, int(cells),
-                                                                     **options))
-        mesh = dataclasses.replace(mesh, source=f"{name}_{cells}")
-    else:
-        mesh = timed(f"reading {args.mesh}", lambda: read_mesh(args.mesh))
+    mesh = load_bench_mesh(args)
     precisions = args.precisions.split(",")
     unknown = set(precisions) - set(PRECISIONS)
     if unknown:
@@ -72,6 +94,20 @@ def bench_flux(args: argparse.Namespace) -> int:
                          repeats=args.repeats, check=not args.no_check,
                          log=lambda s: print(s, flush=True))
     text = table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
+    print(text)
+    write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench``."""
+    mesh = load_bench_mesh(args)
+    rows = run_solver_benchmark(
+        mesh, orderings=args.orderings.split(","), strategies=args.strategies.split(","),
+        precisions=args.precisions.split(","), repeats=args.repeats,
+        residual_orderings=tuple(filter(None, args.residual_orderings.split(","))),
+        cpu=args.cpu, log=lambda s: print(s, flush=True))
+    text = table(SOLVER_COLUMNS, [[r.get(c, "") for c in SOLVER_COLUMNS] for r in rows])
     print(text)
     write_results(rows, text, args.json, args.markdown)
     return 0
@@ -88,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": run, "bench-flux": bench_flux}
+COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,6 +75,12 @@ class FaceLayout:
             area=np.ascontiguousarray(area[order], dtype=dtype),
         )
 
+    def permuted(self, order: np.ndarray) -> FaceLayout:
+        """The same faces in the order ``order`` (new -> old)."""
+        return FaceLayout(left=self.left[order], right=self.right[order],
+                          normal=np.ascontiguousarray(self.normal[:, order]),
+                          area=self.area[order])
+
     def minimum_bytes(self, n_cells: int, n_vars: int = 5) -> int:
         """Bytes a face-flux pass must move at least: each array element once.
 

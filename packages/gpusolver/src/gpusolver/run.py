@@ -14,8 +14,14 @@ from . import load_plan_for
 from .case import Case
 from .fv.discretisation import check_markers
 from .fv.solver import Solver
-from .output import (History, load_checkpoint, save_checkpoint, write_forces,
-                     write_solution, write_surface_pressure)
+from .output import (
+    History,
+    load_checkpoint,
+    save_checkpoint,
+    write_forces,
+    write_solution,
+    write_surface_pressure,
+)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ discretisation (its ghost is the state at the partner face).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from meshorder.registry import Registry
 

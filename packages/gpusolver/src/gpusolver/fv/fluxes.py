@@ -8,7 +8,7 @@ per unit area. All are consistent (``F(W, W, n) = F(W) . n``) and conservative
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from meshorder.registry import Registry
 

@@ -6,7 +6,7 @@ An integrator advances ``dU/dt = R(U) / V`` by one step with a per-cell time ste
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from meshorder.registry import Registry
 
