@@ -22,7 +22,8 @@ demo: $(STAMP)
 	$(BIN)/meshorder reorder $(DEMO_MESH) $(DEMO_OUT)/plan.npz --colour --hyperplanes
 	$(BIN)/meshorder compare $(DEMO_MESH) --orderings native,random,rcm,metis,layers,hilbert
 	$(BIN)/meshorder plot $(DEMO_MESH) $(DEMO_OUT)/plan.npz -o $(DEMO_OUT)/adjacency.png
-	@echo "demo: plan in $(DEMO_OUT)/plan.npz, plot in $(DEMO_OUT)/adjacency.png"
+	$(BIN)/gpusolver run cases/naca0012_demo.toml --quiet
+	@echo "demo: plan in $(DEMO_OUT)/plan.npz, plot in $(DEMO_OUT)/adjacency.png, solver output in $(DEMO_OUT)/solver"
 
 test: $(STAMP) cuda-check
 	$(BIN)/python -m pytest -q -n 2 --doctest-modules tests packages/meshorder/src packages/gpusolver/src

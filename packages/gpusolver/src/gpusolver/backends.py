@@ -51,32 +51,30 @@ class Backend:
             self.xp.cuda.Device().synchronize()
 
 
-def _numpy_scatter() -> dict[str, Callable]:
-    def row_by_row(combine_row):
-        def scatter(out, index, values):
-            rows_out = out.reshape(-1, out.shape[-1])
-            rows_values = values.reshape(-1, values.shape[-1])
-            for row, value in zip(rows_out, rows_values):
-                combine_row(row, index, value)
-        return scatter
+def _row_by_row(combine_row: Callable) -> Callable:
+    """Scatter ``values[..., k]`` into ``out[..., index[k]]`` one leading row at a time."""
+    def scatter(out, index, values):
+        rows_out = out.reshape(-1, out.shape[-1])
+        rows_values = values.reshape(-1, values.shape[-1])
+        for row, value in zip(rows_out, rows_values, strict=True):
+            combine_row(row, index, value)
+    return scatter
 
+
+def _numpy_scatter() -> dict[str, Callable]:
     def add_row(row, index, value):
         row += np.bincount(index, value, minlength=len(row))
 
-    return {"add": row_by_row(add_row),
-            "min": row_by_row(np.minimum.at), "max": row_by_row(np.maximum.at)}
+    return {"add": _row_by_row(add_row), "min": _row_by_row(np.minimum.at),
+            "max": _row_by_row(np.maximum.at)}
 
 
 def _cupy_scatter() -> dict[str, Callable]:
-    import cupyx
+    import cupy
 
-    def wrap(function):
-        def scatter(out, index, values):
-            function(out, (Ellipsis, index), values)
-        return scatter
-
-    return {"add": wrap(cupyx.scatter_add), "min": wrap(cupyx.scatter_min),
-            "max": wrap(cupyx.scatter_max)}
+    # ufunc.at runs one atomic per element (compare-and-swap loops for fp64 min/max)
+    return {"add": _row_by_row(cupy.add.at), "min": _row_by_row(cupy.minimum.at),
+            "max": _row_by_row(cupy.maximum.at)}
 
 
 def cupy_available() -> bool:

@@ -25,8 +25,9 @@ from .geometry import FVGeometry
 #: Strategy name -> class.
 STRATEGIES: Registry = Registry("strategy")
 
-#: Reduction name -> (array-module function name, identity).
-OPERATIONS = {"add": ("add", 0.0), "min": ("minimum", np.inf), "max": ("maximum", -np.inf)}
+#: Reduction name -> (element-wise function, reduction along an axis, identity) names.
+OPERATIONS = {"add": ("add", "sum", 0.0), "min": ("minimum", "min", np.inf),
+              "max": ("maximum", "max", -np.inf)}
 
 
 class Accumulator(ABC):
@@ -57,7 +58,7 @@ class Accumulator(ABC):
         """
         if out is None:
             xp = self.backend.xp
-            out = xp.full(left_values.shape[:-1] + (self.n_cells,), OPERATIONS[op][1],
+            out = xp.full((*left_values.shape[:-1], self.n_cells), OPERATIONS[op][2],
                           dtype=left_values.dtype)
         self._combine(left_values, right_values, op, out)
         return out
@@ -141,11 +142,11 @@ class ReduceAccumulator(Accumulator):
 
     def _combine(self, left_values, right_values, op, out):
         xp = self.backend.xp
-        name, identity = OPERATIONS[op]
-        pad = xp.full(left_values.shape[:-1] + (1,), identity, dtype=left_values.dtype)
+        name, reduction, identity = OPERATIONS[op]
+        pad = xp.full((*left_values.shape[:-1], 1), identity, dtype=left_values.dtype)
         values = xp.concatenate([left_values, right_values, pad], axis=-1)
-        function = getattr(xp, name)
-        function(out, function.reduce(values[..., self.slots], axis=-1), out=out)
+        reduced = getattr(xp, reduction)(values[..., self.slots], axis=-1)
+        getattr(xp, name)(out, reduced, out=out)
 
 
 def make_accumulator(name: str, geometry: FVGeometry, host: FVGeometry,

@@ -1,0 +1,103 @@
+"""``gpusolver run``: case validation, outputs, restart, exit codes."""
+
+from pathlib import Path
+
+import meshio
+import numpy as np
+import pytest
+
+from meshorder import write_mesh
+from meshorder.testing import grid_mesh
+from gpusolver.case import load_case
+from gpusolver.cli import main
+from gpusolver.errors import ConfigError
+from gpusolver.run import run_case
+
+CASE = """
+[mesh]
+file = "square.msh"
+[physics]
+mach = 0.5
+aoa_deg = 2.0
+[boundaries]
+left = "farfield"
+right = "pressure-outlet"
+bottom = "slip-wall"
+top = "farfield"
+[scheme]
+flux = "roe"
+[run]
+backend = "numpy"
+iterations = {iterations}
+cfl = 1.0
+{restart}
+[output]
+directory = "{directory}"
+checkpoint_every = 2
+"""
+
+
+def write_case(tmp_path: Path, iterations=4, restart="", directory="out", extra="") -> Path:
+    write_mesh(grid_mesh(6, 5, "triangle"), tmp_path / "square.msh")
+    path = tmp_path / f"case_{directory}.toml"
+    path.write_text(CASE.format(iterations=iterations, restart=restart, directory=directory)
+                    + extra)
+    return path
+
+
+def test_run_writes_every_output(tmp_path):
+    result = run_case(load_case(write_case(tmp_path)), progress=False)
+    out = tmp_path / "out"
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["checkpoint.npz", "cp_bottom.csv", "forces.csv", "history.csv",
+                     "solution.vtu"]
+    history = np.genfromtxt(out / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == [1, 2, 3, 4]
+    solution = meshio.read(out / "solution.vtu")
+    for name in ("density", "velocity", "pressure", "mach"):
+        assert name in solution.cell_data
+    np.testing.assert_allclose(solution.cell_data["density"][0], result.solver.primitive()[0])
+
+
+def test_restart_continues_without_loss(tmp_path):
+    straight = run_case(load_case(write_case(tmp_path, iterations=6, directory="a")),
+                        progress=False).solver
+    run_case(load_case(write_case(tmp_path, iterations=3, directory="b")), progress=False)
+    resumed = run_case(load_case(write_case(tmp_path, iterations=3, directory="b",
+                                            restart='restart = "b/checkpoint.npz"')),
+                       progress=False).solver
+    assert resumed.iteration == 6
+    np.testing.assert_array_equal(resumed.conserved(), straight.conserved())
+    history = np.genfromtxt(tmp_path / "b" / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("[solver]\nx = 1\n", "unknown section.*solver.*valid"),
+])
+def test_unknown_sections_are_refused(tmp_path, extra, message):
+    with pytest.raises(ConfigError, match=message):
+        load_case(write_case(tmp_path, extra=extra))
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('flux = "roe"', 'flux = "hllc"', "unknown value 'hllc'; valid: rusanov, roe, ausmpw\\+"),
+    ("cfl = 1.0", "cfl = 1.0\nclf = 2.0", r"\[run\] unknown key\(s\) clf; valid: backend"),
+    ("cfl = 1.0", "cfl = -1.0", "must be positive"),
+    ('bottom = "slip-wall"', 'bottom = "wall"', "unknown condition 'wall'; valid: slip-wall"),
+    ("mach = 0.5", 'mach = "fast"', "expected int or float"),
+])
+def test_bad_values_name_the_key_and_the_valid_choices(tmp_path, old, new, message):
+    path = write_case(tmp_path)
+    path.write_text(path.read_text().replace(old, new))
+    with pytest.raises(ConfigError, match=message):
+        load_case(path)
+
+
+def test_cli_exit_codes_and_no_work_on_a_bad_marker(tmp_path, capsys):
+    path = write_case(tmp_path)
+    path.write_text(path.read_text().replace('top = "farfield"', 'lid = "farfield"'))
+    assert main(["run", str(path), "--quiet"]) == 1
+    assert "unknown marker(s) lid; no condition for marker(s) top" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert main(["run", str(write_case(tmp_path, iterations=2)), "--quiet"]) == 0
