@@ -6,12 +6,12 @@ import meshio
 import numpy as np
 import pytest
 
-from meshorder import write_mesh
-from meshorder.testing import grid_mesh
 from gpusolver.case import load_case
 from gpusolver.cli import main
 from gpusolver.errors import ConfigError
 from gpusolver.run import run_case
+from meshorder import write_mesh
+from meshorder.testing import grid_mesh
 
 CASE = """
 [mesh]

@@ -7,6 +7,7 @@ never leaves a half-written output behind.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
         path = directory / f"cp_{name}.csv"
         with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(list("xyz"[:solver.gas.dim]) + ["cp"])
+            writer.writerow([*list("xyz"[:solver.gas.dim]), "cp"])
             writer.writerows(np.column_stack([centre.T, cp]).tolist())
         paths.append(path)
     return paths
@@ -88,7 +89,7 @@ def write_solution(path: Path, solver: Solver) -> None:
               "mach": speed / gas.sound_speed(w)}
     offsets = mesh.block_offsets()
     cells = [(block.type, block.nodes) for block in mesh.cells]
-    cell_data = {name: [values[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+    cell_data = {name: [values[a:b] for a, b in itertools.pairwise(offsets)]
                  for name, values in fields.items()}
     with atomic_path(path) as tmp:
         meshio.write(tmp, meshio.Mesh(mesh.points, cells, cell_data=cell_data))

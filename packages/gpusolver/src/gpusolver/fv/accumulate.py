@@ -14,6 +14,7 @@ All three give the same result up to the order of floating-point additions.
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -97,7 +98,7 @@ class ColourAccumulator(Accumulator):
     def __init__(self, geometry, host, backend):
         super().__init__(geometry, host, backend)
         offsets = host.interior_colours
-        self.ranges = [(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+        self.ranges = [(int(a), int(b)) for a, b in itertools.pairwise(offsets)]
         self.rounds = [backend.asarray(r) for r in boundary_rounds(host.left, host.n_interior)]
         self.round_cells = [geometry.left[r] for r in self.rounds]
 
@@ -108,7 +109,7 @@ class ColourAccumulator(Accumulator):
             for cells, values in ((g.left[a:b], left_values[..., a:b]),
                                   (g.right[a:b], right_values[..., a:b])):
                 out[..., cells] = function(out[..., cells], values)
-        for faces, cells in zip(self.rounds, self.round_cells):
+        for faces, cells in zip(self.rounds, self.round_cells, strict=False):
             out[..., cells] = function(out[..., cells], left_values[..., faces])
 
 

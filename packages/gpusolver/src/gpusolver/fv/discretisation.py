@@ -298,7 +298,8 @@ class Discretisation:
                                     - 2.0 / 3.0 * divergence * n[i]))[None]
                              for i in range(dim)])
         velocity_face = 0.5 * (velocity_left + velocity_right)
-        energy = (velocity_face * stress_n).sum(axis=0) + gas.conductivity(mu) * (grad_t * n).sum(axis=0)
+        heat = gas.conductivity(mu) * (grad_t * n).sum(axis=0)
+        energy = (velocity_face * stress_n).sum(axis=0) + heat
         zero = 0.0 * energy
         return stack(n, [zero[None], stress_n, energy[None]])
 
@@ -322,7 +323,8 @@ class Discretisation:
         w_left = w[:, g.left]
         w_face = w_left.copy()
         w_face[:, :ni] = 0.5 * (w_left[:, :ni] + w[:, g.right[:ni]])
-        speed = (xp.abs((w_face[1:-1] * g.normal).sum(axis=0)) + self.gas.sound_speed(w_face)) * g.area
+        normal_speed = xp.abs((w_face[1:-1] * g.normal).sum(axis=0))
+        speed = (normal_speed + self.gas.sound_speed(w_face)) * g.area
         radius = self.accumulator.combine(speed, speed)
         if self.viscous:
             mu = self.gas.viscosity(self.gas.temperature(w_face))

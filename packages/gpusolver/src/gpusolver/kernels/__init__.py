@@ -5,6 +5,7 @@ Only this package's CuPy backend imports CuPy; nothing here runs at import time.
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 from importlib import resources
 
@@ -86,8 +87,7 @@ class FaceFlux:
             if colour_order is None or len(colour_order) == 0:
                 raise ValueError("strategy 'colour' needs the plan's face colours")
             faces = faces.permuted(colour_order)
-            self.ranges = [(int(a), int(b)) for a, b in zip(colour_offsets[:-1],
-                                                            colour_offsets[1:])]
+            self.ranges = [(int(a), int(b)) for a, b in itertools.pairwise(colour_offsets)]
         self.strategy, self.block, self.n_cells = strategy, block, n_cells
         self.dtype = faces.normal.dtype
         self.n_faces = faces.n_faces
