@@ -10,11 +10,10 @@ the device-to-device copy bandwidth measured in the same run.
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
-from meshorder import Mesh, MeshWarning, Topology
+from meshorder import Mesh, Topology
 from meshorder.orderings import ORDERINGS, OrderingInput
 from meshorder.peers import PEERS
 from meshorder.pipeline import PlanOptions, make_plan, run_ordering
@@ -69,17 +68,18 @@ def cell_orders(mesh: Mesh, topology: Topology, names: list[str], log=print) -> 
     return orders
 
 
+def device_and_topology(cupy, mesh: Mesh, log=print) -> tuple[str, float, Topology]:
+    """Device name, its copy bandwidth (GB/s, measured now) and the mesh's topology."""
+    device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
+    return device, copy_gbs, topology
+
+
 def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
                   repeats: int = 20, check: bool = True, log=print) -> list[dict]:
     """Rows (one per ordering x precision) of the face-flux benchmark on ``mesh``."""
     import cupy
 
-    device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    copy_gbs = copy_bandwidth(cupy)
-    log(f"{device}: copy bandwidth {copy_gbs:.0f} GB/s")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MeshWarning)
-        topology = Topology(mesh)
+    device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
     start = time.perf_counter()
     topology.cell_graph  # noqa: B018  (build it now, so the ordering times exclude it)
     log(f"topology: {time.perf_counter() - start:.1f} s")

@@ -13,15 +13,14 @@ precision and strategy:
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
-from meshorder import Mesh, MeshWarning, Topology
+from meshorder import Mesh
 from meshorder.pipeline import PlanOptions, make_plan
 
 from . import kernels
-from .bench_flux import cell_orders, copy_bandwidth, time_kernel
+from .bench_flux import cell_orders, device_and_topology, time_kernel
 from .flux import GAMMA, random_state
 from .fv import Gas, Scheme, Solver, Stepping
 from .fv.integrators import STAGES
@@ -66,12 +65,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
     """Rows of the solver benchmark on ``mesh`` (see the module docstring)."""
     import cupy
 
-    device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    copy_gbs = copy_bandwidth(cupy)
-    log(f"{device}: copy bandwidth {copy_gbs:.0f} GB/s")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MeshWarning)
-        topology = Topology(mesh)
+    device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
     orders = cell_orders(mesh, topology, orderings, log)
     state64 = random_state(mesh.n_cells, np.random.default_rng(0))
     rows, cpu_ms = [], {}
