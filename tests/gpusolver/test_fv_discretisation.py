@@ -126,12 +126,28 @@ def test_a_plan_for_another_mesh_is_refused():
                plan=make_plan(grid_mesh(3, 4)))
 
 
-def test_wall_forces_of_a_uniform_flow_vanish_on_a_closed_body(shared_meshes):
+def test_uniform_pressure_at_rest_gives_no_force_and_known_cp(shared_meshes):
     mesh = read_mesh(shared_meshes / "su2/mesh_NACA0012_inv.su2")
-    solver = Solver(mesh, Gas(dim=2, mach=0.5, aoa_deg=3.0),
-                    {"airfoil": "slip-wall", "farfield": "farfield"}, backend="numpy")
-    solver.step()
-    total = solver.wall_forces()["total"]
-    # first step from free stream: the pressure of a uniform state integrates to zero,
-    # only the normal-velocity jump at the wall contributes
-    assert abs(total.lift) < 1.0 and np.isfinite(total.drag)
+    gas = Gas(dim=2, mach=0.5, aoa_deg=3.0)
+    solver = Solver(mesh, gas, {"airfoil": "slip-wall", "farfield": "farfield"},
+                    backend="numpy")
+    w = solver.primitive()
+    w[1:-1] = 0.0
+    w[-1] = 2.0 / gas.gamma  # twice the free-stream pressure, fluid at rest
+    solver.set_primitive(w)
+    solver.step(dt=np.float64(1e-9))
+    assert np.abs(solver.wall_forces()["total"].force).max() < 1e-12  # closed body
+    _, cp = solver.surface_pressure("airfoil")
+    np.testing.assert_allclose(cp, (1.0 / gas.gamma) / gas.dynamic_pressure, rtol=1e-12)
+
+
+def test_periodic_markers_must_match_by_translation():
+    mesh = grid_mesh(3, 4)
+    with pytest.raises(ConfigError, match="periodic 'left' has 4 faces but 'bottom' has 3"):
+        Solver(mesh, Gas(dim=2, mach=0.3),
+               FARFIELD_SQUARE | {"left": {"type": "periodic", "partner": "bottom"}},
+               backend="numpy")
+    with pytest.raises(ConfigError, match="needs partner"):
+        Solver(mesh, Gas(dim=2, mach=0.3),
+               FARFIELD_SQUARE | {"left": {"type": "periodic", "partner": "nowhere"}},
+               backend="numpy")

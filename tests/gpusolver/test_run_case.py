@@ -101,3 +101,16 @@ def test_cli_exit_codes_and_no_work_on_a_bad_marker(tmp_path, capsys):
     assert "unknown marker(s) lid; no condition for marker(s) top" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert main(["run", str(write_case(tmp_path, iterations=2)), "--quiet"]) == 0
+
+
+def test_a_checkpoint_of_another_mesh_is_refused(tmp_path):
+    run_case(load_case(write_case(tmp_path, iterations=2, directory="a")), progress=False)
+    path = write_case(tmp_path, iterations=2, directory="b",
+                      restart='restart = "a/checkpoint.npz"')
+    write_mesh(grid_mesh(5, 5, "triangle"), tmp_path / "square.msh")
+    with pytest.raises(ConfigError, match="written for another mesh"):
+        run_case(load_case(path), progress=False)
+    missing = write_case(tmp_path, iterations=2, directory="c",
+                         restart='restart = "nowhere.npz"')
+    with pytest.raises(ConfigError, match="cannot read checkpoint"):
+        run_case(load_case(missing), progress=False)
