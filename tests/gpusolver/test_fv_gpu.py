@@ -9,7 +9,7 @@ import pytest
 
 from meshorder.testing import box_mesh, grid_mesh
 
-from .fv_cases import Gas, Scheme, perturbed_solver
+from .fv_cases import Gas, Scheme, Stepping, perturbed_solver
 
 TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5}
 CASES = {
@@ -57,3 +57,22 @@ def test_cupy_steps_match_numpy_steps():
         norms = [s.step() for s in solvers]
     np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
     np.testing.assert_allclose(solvers[1].conserved(), solvers[0].conserved(), rtol=1e-11)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["2d-euler-roe-lsq", "3d-euler-rusanov-1"])
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_cupy_lusgs_update_matches_numpy(case, precision):
+    mesh, gas, _ = CASES[case]
+    seed = int(np.random.default_rng().integers(2**31))
+    kwargs = dict(gas=gas, scheme=Scheme("roe", 1), precision=precision, seed=seed,
+                  stepping=Stepping("lusgs", cfl=50.0))
+    reference = perturbed_solver(mesh, backend="numpy", **kwargs)
+    device = perturbed_solver(mesh, backend="cupy", **kwargs)
+    updates = []
+    for solver in (reference, device):
+        u = solver.u
+        residual = solver.discretisation.residual(u)
+        updates.append(solver.backend.to_host(solver.lusgs(u, residual, solver.time_step(u))))
+    error = np.abs(updates[1] - updates[0]).max() / np.abs(updates[0]).max()
+    assert error < TOLERANCE[precision], f"relative error {error:.2e}"

@@ -20,7 +20,7 @@ from .fv.discretisation import BoundarySpec, Scheme
 from .fv.fluxes import FLUXES
 from .fv.gas import Gas
 from .fv.gradients import GRADIENTS, LIMITERS
-from .fv.integrators import INTEGRATORS
+from .fv.integrators import IMPLICIT, INTEGRATORS
 from .fv.solver import PRECISIONS, Stepping
 
 EQUATIONS = ("euler", "navier-stokes")
@@ -61,7 +61,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "backend": Key(str, BACKENDS, "auto"),
         "precision": Key(str, tuple(PRECISIONS), "fp64"),
         "strategy": Key(str, tuple(STRATEGIES), "atomic"),
-        "time_integrator": Key(str, tuple(INTEGRATORS), "rk4"),
+        "time_integrator": Key(str, (*INTEGRATORS, IMPLICIT), "rk4"),
         "cfl": Key((int, float), default=1.0, positive=True),
         "local_time_step": Key(bool, default=True),
         "iterations": Key(int, default=200, positive=True),

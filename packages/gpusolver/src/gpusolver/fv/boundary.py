@@ -104,27 +104,30 @@ def _free_stream_like(gas: Gas, w):
 
 @_register("farfield")
 def farfield(gas: Gas, w, normal, params):
-    """Characteristic far field from the Riemann invariants normal to the boundary."""
+    """Characteristic far field, linearised about the interior state (Blazek sec. 8.4).
+
+    The outgoing acoustic invariant ``p + rho0 c0 u.n`` comes from the interior and the
+    incoming ``p - rho0 c0 u.n`` from the free stream; entropy and tangential velocity
+    are upwinded (free stream where the flow enters, interior where it leaves).
+    Supersonic inflow takes the free stream, supersonic outflow the interior. Unlike
+    Riemann invariants with the local sound speed, an entropy wave leaves without
+    reflecting a pressure wave.
+    """
     xp = array_module(w)
-    g = gas.gamma
     inf = _free_stream_like(gas, w)
+    rho0, c0 = w[0], gas.sound_speed(w)
+    impedance = rho0 * c0
     un_in = (w[1:-1] * normal).sum(axis=0)
     un_inf = (inf[1:-1] * normal).sum(axis=0)
-    c_in, c_inf = gas.sound_speed(w), gas.sound_speed(inf)
-    supersonic = xp.abs(un_in) >= c_in
-    r_plus = xp.where(supersonic & (un_in < 0), un_inf + 2 * c_inf / (g - 1),
-                      un_in + 2 * c_in / (g - 1))
-    r_minus = xp.where(supersonic & (un_in > 0), un_in - 2 * c_in / (g - 1),
-                       un_inf - 2 * c_inf / (g - 1))
-    un = 0.5 * (r_plus + r_minus)
-    c = 0.25 * (g - 1) * (r_plus - r_minus)
-    outflow = un > 0
+    pressure = 0.5 * (w[-1] + inf[-1] + impedance * (un_in - un_inf))
+    un = 0.5 * (un_in + un_inf) + (w[-1] - inf[-1]) / (2.0 * impedance)
+    outflow = un_in > 0
     upstream = xp.where(outflow, w, inf)
-    entropy = upstream[-1] / upstream[0] ** g
     un_up = xp.where(outflow, un_in, un_inf)
-    velocity = upstream[1:-1] + (un - un_up) * normal
-    rho = (c * c / (g * entropy)) ** (1.0 / (g - 1))
-    return stack(w, [rho[None], velocity, (rho * c * c / g)[None]])
+    subsonic = stack(w, [(upstream[0] + (pressure - upstream[-1]) / (c0 * c0))[None],
+                         upstream[1:-1] + (un - un_up) * normal, pressure[None]])
+    supersonic = xp.abs(un_in) >= c0
+    return xp.where(supersonic, upstream, subsonic)
 
 
 @_register("supersonic-inflow")

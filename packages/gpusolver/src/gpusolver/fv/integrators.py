@@ -33,5 +33,8 @@ def rk4(u, rate: Callable, dt):
     return u + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4), k1
 
 
+#: The implicit integrator (:class:`gpusolver.fv.lusgs.LUSGS`), for steady states.
+IMPLICIT = "lusgs"
+
 #: Residual evaluations per step.
-STAGES = {"ssprk3": 3, "rk4": 4}
+STAGES = {"ssprk3": 3, "rk4": 4, IMPLICIT: 1}

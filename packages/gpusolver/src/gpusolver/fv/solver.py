@@ -16,7 +16,8 @@ from .accumulate import STRATEGIES
 from .discretisation import BoundarySpec, Discretisation, Scheme
 from .gas import Gas
 from .geometry import build_geometry, colour_interior
-from .integrators import INTEGRATORS
+from .integrators import IMPLICIT, INTEGRATORS
+from .lusgs import LUSGS
 
 #: Precision name -> dtype.
 PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
@@ -29,7 +30,7 @@ class Stepping:
     Attributes
     ----------
     integrator : str
-        ``rk4`` or ``ssprk3``.
+        ``rk4`` or ``ssprk3`` (explicit), or ``lusgs`` (implicit, for steady states).
     cfl : float
     local_time_step : bool
         Each cell at its own stable step (steady problems) or one global step.
@@ -100,7 +101,8 @@ class Solver:
         if precision not in PRECISIONS:
             raise ConfigError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
         self.stepping = stepping or Stepping()
-        self.integrator = INTEGRATORS.lookup(self.stepping.integrator)
+        implicit = self.stepping.integrator == IMPLICIT
+        self.integrator = None if implicit else INTEGRATORS.lookup(self.stepping.integrator)
         topology = topology or Topology(mesh)
         if plan is None:
             plan = make_plan(mesh, PlanOptions(colour=strategy == "colour"), topology=topology)
@@ -114,6 +116,7 @@ class Solver:
         self.dtype = np.dtype(PRECISIONS[precision])
         self.discretisation = Discretisation(host, gas, scheme or Scheme(), specs, strategy,
                                              self.backend, self.dtype)
+        self.lusgs = LUSGS(self.discretisation, host) if implicit else None
         self.reference_area = reference_area
         self.iteration = 0
         self.time = 0.0
@@ -175,18 +178,25 @@ class Solver:
             If the new state is non-finite or has non-positive density or pressure.
         """
         dt = self.time_step(self.u) if dt is None else dt
-        first: dict = {}
+        if self.lusgs is not None:
+            residual = self.discretisation.residual(self.u)
+            wall_flux = self.discretisation.boundary_flux
+            u_new = self.u + self.lusgs(self.u, residual, dt)
+            r0 = residual / self.discretisation.geometry.volume
+        else:
+            first: dict = {}
 
-        def rate(u):
-            r = self.rate(u)
-            first.setdefault("wall_flux", self.discretisation.boundary_flux)
-            return r
+            def rate(u):
+                r = self.rate(u)
+                first.setdefault("wall_flux", self.discretisation.boundary_flux)
+                return r
 
-        u_new, r0 = self.integrator(self.u, rate, dt)
+            u_new, r0 = self.integrator(self.u, rate, dt)
+            wall_flux = first["wall_flux"]
         self.iteration += 1
         self._check(u_new)
         self.u = u_new
-        self._wall_flux = first["wall_flux"]
+        self._wall_flux = wall_flux
         if not self.stepping.local_time_step:
             self.time += float(dt)
         xp = self.backend.xp

@@ -1,0 +1,110 @@
+"""LU-SGS implicit stepping and the characteristic far field."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpusolver.fv import Gas, Scheme, Solver, Stepping
+from gpusolver.fv.lusgs import LUSGS, cell_slots
+from meshorder.testing import grid_mesh
+
+from .fv_cases import FARFIELD_SQUARE, perturbed_solver
+
+
+def sequential_lusgs(lusgs: LUSGS, u, residual, dt):
+    """The LU-SGS sweeps cell by cell, in plan order, from the face list."""
+    d = lusgs.discretisation
+    g, gas = d.geometry, d.gas
+    ni, n = g.n_interior, g.n_cells
+    lam = d.face_spectral_radius(u, lusgs.omega)
+    diagonal = g.volume / dt + 0.5 * d.accumulator.combine(lam * g.area, lam * g.area)
+    neighbours = [[] for _ in range(n)]
+    for f in range(ni):
+        left, right = g.left[f], g.right[f]
+        neighbours[left].append((right, g.normal[:, f], f))
+        neighbours[right].append((left, -g.normal[:, f], f))
+
+    def coupling(i, du, upstream):
+        total = np.zeros(u.shape[0])
+        for j, normal, f in neighbours[i]:
+            if upstream(j):
+                before = gas.euler_flux(gas.to_primitive(u[:, j:j + 1]), normal[:, None])
+                after = gas.euler_flux(gas.to_primitive(u[:, j:j + 1] + du[:, j:j + 1]),
+                                       normal[:, None])
+                total += 0.5 * g.area[f] * ((after - before)[:, 0] - lam[f] * du[:, j])
+        return total
+
+    du_star = np.zeros_like(u)
+    for i in range(n):
+        du_star[:, i] = (residual[:, i] - coupling(i, du_star, lambda j, i=i: j < i)) / diagonal[i]
+    du = du_star.copy()
+    for i in reversed(range(n)):
+        du[:, i] = du_star[:, i] - coupling(i, du, lambda j, i=i: j > i) / diagonal[i]
+    return du
+
+
+@pytest.mark.parametrize("kind", ["quad", "triangle"])
+def test_level_sweeps_equal_the_sequential_sweeps(kind):
+    solver = perturbed_solver(grid_mesh(6, 5, kind), stepping=Stepping("lusgs", cfl=20.0),
+                              scheme=Scheme(order=1))
+    u = solver.u
+    residual = solver.discretisation.residual(u)
+    dt = solver.time_step(u)
+    expected = sequential_lusgs(solver.lusgs, u, residual, dt)
+    np.testing.assert_allclose(solver.lusgs(u, residual, dt), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_cell_slots_hold_each_interior_face_twice_with_outward_normals():
+    solver = perturbed_solver(grid_mesh(4, 3, "triangle"))
+    host = solver.host
+    slots = cell_slots(host)
+    used = slots.area > 0
+    assert used.sum() == 2 * host.n_interior
+    cells = np.repeat(np.arange(host.n_cells)[:, None], slots.area.shape[1], axis=1)
+    outward = host.centroid[:, slots.neighbour] - host.centroid[:, cells]
+    assert ((outward * slots.normal).sum(axis=0)[used] > 0).all()
+
+
+def test_a_small_implicit_step_is_the_explicit_euler_step():
+    solver = perturbed_solver(grid_mesh(5, 5), stepping=Stepping("lusgs"))
+    u = solver.u
+    residual = solver.discretisation.residual(u)
+    explicit = residual / solver.discretisation.geometry.volume
+    for dt in (1e-4, 1e-5):
+        implicit = solver.lusgs(u, residual, dt) / dt
+        error = np.abs(implicit - explicit).max() / np.abs(explicit).max()
+        assert error < 1e3 * dt
+
+
+def test_implicit_steps_return_to_the_free_stream_faster_than_explicit_ones():
+    mesh = grid_mesh(12, 12, "triangle")
+
+    def run(stepping):
+        solver = perturbed_solver(mesh, stepping=stepping, scheme=Scheme(order=1), seed=3)
+        history = [solver.step().max() for _ in range(200)]
+        return solver, history
+
+    implicit, implicit_history = run(Stepping("lusgs", cfl=1e3))
+    _, explicit_history = run(Stepping("rk4", cfl=1.5))
+    assert implicit_history[-1] < 1e-6 * implicit_history[0]
+    assert implicit_history[-1] < 1e-3 * explicit_history[-1]
+    free_stream = np.repeat(implicit.gas.free_stream[:, None], mesh.n_cells, axis=1)
+    np.testing.assert_allclose(implicit.primitive(), free_stream, atol=1e-6)
+
+
+def test_an_entropy_wave_leaves_through_the_far_field_without_pressure_waves():
+    solver = Solver(grid_mesh(30, 10), Gas(dim=2, mach=0.5), FARFIELD_SQUARE,
+                    scheme=Scheme(order=1), stepping=Stepping("rk4", cfl=1.5),
+                    backend="numpy")
+    x, y = solver.centroids()
+    w = solver.primitive()
+    w[0] *= 1.0 + 0.2 * np.exp(-((x - 0.6) ** 2 + (y - 0.5) ** 2) / 0.02)
+    solver.set_primitive(w)
+    mass = solver.primitive()[0].sum()
+    for _ in range(300):
+        solver.step()
+    w = solver.primitive()
+    assert w[0].sum() < mass - 0.5 * (mass - w.shape[1])  # most of the bump has left
+    np.testing.assert_allclose(w[1:], np.repeat(solver.gas.free_stream[1:, None],
+                                                w.shape[1], axis=1), atol=1e-12)
