@@ -30,6 +30,7 @@ flux = "roe"
 backend = "numpy"
 iterations = {iterations}
 cfl = 1.0
+time_integrator = "{integrator}"
 {restart}
 [output]
 directory = "{directory}"
@@ -37,11 +38,12 @@ checkpoint_every = 2
 """
 
 
-def write_case(tmp_path: Path, iterations=4, restart="", directory="out", extra="") -> Path:
+def write_case(tmp_path: Path, iterations=4, restart="", directory="out", extra="",
+               integrator="rk4") -> Path:
     write_mesh(grid_mesh(6, 5, "triangle"), tmp_path / "square.msh")
     path = tmp_path / f"case_{directory}.toml"
-    path.write_text(CASE.format(iterations=iterations, restart=restart, directory=directory)
-                    + extra)
+    path.write_text(CASE.format(iterations=iterations, restart=restart, directory=directory,
+                                integrator=integrator) + extra)
     return path
 
 
@@ -59,12 +61,14 @@ def test_run_writes_every_output(tmp_path):
     np.testing.assert_allclose(solution.cell_data["density"][0], result.solver.primitive()[0])
 
 
-def test_restart_continues_without_loss(tmp_path):
-    straight = run_case(load_case(write_case(tmp_path, iterations=6, directory="a")),
-                        progress=False).solver
-    run_case(load_case(write_case(tmp_path, iterations=3, directory="b")), progress=False)
-    resumed = run_case(load_case(write_case(tmp_path, iterations=3, directory="b",
-                                            restart='restart = "b/checkpoint.npz"')),
+@pytest.mark.parametrize("integrator", ["rk4", "lusgs"])
+def test_restart_continues_without_loss(tmp_path, integrator):
+    def case(**kwargs):
+        return load_case(write_case(tmp_path, integrator=integrator, **kwargs))
+
+    straight = run_case(case(iterations=6, directory="a"), progress=False).solver
+    run_case(case(iterations=3, directory="b"), progress=False)
+    resumed = run_case(case(iterations=3, directory="b", restart='restart = "b/checkpoint.npz"'),
                        progress=False).solver
     assert resumed.iteration == 6
     np.testing.assert_array_equal(resumed.conserved(), straight.conserved())
