@@ -77,6 +77,19 @@ def cell_slots(host: FVGeometry) -> CellSlots:
     return CellSlots(neighbour, slot_face, normal, area)
 
 
+@dataclass(frozen=True)
+class SweepLevel:
+    """One hyperplane of a sweep, on the backend: its cells and their upstream slots.
+
+    ``area`` is zero in slots that are not upstream, so they contribute nothing.
+    """
+
+    cells: object
+    neighbour: object
+    normal: object
+    area: object
+
+
 def sweep_levels(host: FVGeometry) -> tuple[Levels, Levels]:
     """Forward and backward wavefront levels of the cell graph in plan order."""
     ni = host.n_interior
@@ -108,15 +121,15 @@ class LUSGS:
         self.slot_face = backend.asarray(slots.face)
         self.slot_neighbour = backend.asarray(slots.neighbour)
         self.slot_normal = backend.asarray(slots.normal, dtype)
-        self.slot_area = backend.asarray(slots.area, dtype)
 
     @staticmethod
-    def _level(slots: CellSlots, cells: np.ndarray, backward: bool, backend, dtype):
-        """Arrays of one level: its cells and their upstream slots only."""
+    def _level(slots: CellSlots, cells: np.ndarray, backward: bool, backend, dtype
+               ) -> SweepLevel:
         neighbour = slots.neighbour[cells]
         upstream = neighbour > cells[:, None] if backward else neighbour < cells[:, None]
-        return (backend.asarray(cells), backend.asarray(neighbour),
-                backend.asarray(np.where(upstream, slots.area[cells], 0.0), dtype))
+        return SweepLevel(backend.asarray(cells), backend.asarray(neighbour),
+                          backend.asarray(slots.normal[:, cells], dtype),
+                          backend.asarray(np.where(upstream, slots.area[cells], 0.0), dtype))
 
     def __call__(self, u, residual, dt):
         """The change ``dU`` of one implicit step.
@@ -141,22 +154,21 @@ class LUSGS:
         w_slot = gas.to_primitive(u[:, self.slot_neighbour])
         flux_before = gas.euler_flux(w_slot, self.slot_normal)
 
-        def off_diagonal(du, level):
-            cells, neighbour, area = level
-            du_n = du[:, neighbour]
-            w_after = gas.to_primitive(u[:, neighbour] + du_n)
-            normal = self.slot_normal[:, cells]
-            change = (gas.euler_flux(w_after, normal) - flux_before[:, cells]
+        def off_diagonal(du, level: SweepLevel):
+            cells = level.cells
+            du_n = du[:, level.neighbour]
+            w_after = gas.to_primitive(u[:, level.neighbour] + du_n)
+            change = (gas.euler_flux(w_after, level.normal) - flux_before[:, cells]
                       - slot_lambda[cells] * du_n)
-            return 0.5 * (change * area).sum(axis=-1)
+            return 0.5 * (change * level.area).sum(axis=-1)
 
         du_star = xp.zeros_like(u)
         for level in self.forward:
-            cells = level[0]
+            cells = level.cells
             coupling = off_diagonal(du_star, level)
             du_star[:, cells] = (residual[:, cells] - coupling) / diagonal[cells]
         du = du_star.copy()
         for level in self.backward:
-            cells = level[0]
+            cells = level.cells
             du[:, cells] = du_star[:, cells] - off_diagonal(du, level) / diagonal[cells]
         return du
