@@ -25,3 +25,8 @@ def test_bench_flux_bad_mesh_is_bad_input(tmp_path, capsys):
     bad.write_text("NDIME= 2\n")
     assert main(["bench-flux", "--mesh", str(bad)]) == 1
     assert "gpusolver: error: " in capsys.readouterr().err
+
+
+def test_bench_rejects_unknown_strategies_before_meshing(capsys):
+    with pytest.raises(SystemExit, match="unknown strategy"):
+        main(["bench", "--generate", "wing:100000000", "--strategies", "atomic,magic"])

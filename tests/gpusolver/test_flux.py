@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from gpusolver import kernels
 from gpusolver.flux import GAMMA, euler_normal_flux, random_state, rusanov_residual
 from gpusolver.layout import FaceLayout, face_geometry
 from meshorder import Topology
@@ -73,8 +74,6 @@ def test_minimum_bytes_model():
 def test_cuda_face_flux_matches_numpy(dtype, tolerance, cells):
     import cupy
 
-    from gpusolver import kernels
-
     mesh = box_mesh(12, 10, 9)
     faces, plan = layout(mesh, cells, dtype)
     state = random_state(plan.n_cells, np.random.default_rng(), dtype)  # fresh random data
@@ -89,13 +88,12 @@ def test_cuda_face_flux_matches_numpy(dtype, tolerance, cells):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(("dtype", "tolerance"), [(np.float64, 1e-12), (np.float32, 1e-5)])
-@pytest.mark.parametrize("strategy", ["atomic", "colour", "reduce"])
-def test_every_strategy_kernel_matches_numpy(dtype, tolerance, strategy):
+@pytest.mark.parametrize("strategy", kernels.STRATEGIES)
+@pytest.mark.parametrize("mesh", [box_mesh(11, 9, 8), grid_mesh(23, 17, "triangle")],
+                         ids=["3d", "2d"])
+def test_every_strategy_kernel_matches_numpy(dtype, tolerance, strategy, mesh):
     import cupy
 
-    from gpusolver import kernels
-
-    mesh = box_mesh(11, 9, 8)
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(colour=True), topology=topology)
     faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
@@ -113,9 +111,40 @@ def test_every_strategy_kernel_matches_numpy(dtype, tolerance, strategy):
 def test_launcher_rejects_wrong_dtypes():
     import cupy
 
-    from gpusolver import kernels
-
     state = cupy.ones((5, 4), dtype=cupy.float64)
     with pytest.raises(TypeError, match="residual has dtype float32"):
         kernels.face_flux(state, cupy.zeros((5, 4), cupy.float32), cupy.zeros(1, cupy.int32),
                           cupy.zeros(1, cupy.int32), cupy.zeros((3, 1)), cupy.zeros(1), GAMMA)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("strategy", ["colour", "block-atomic"])
+@pytest.mark.parametrize("block", [32, 1024])
+def test_block_kernels_at_extreme_block_sizes(block, strategy):
+    import cupy
+
+    faces, plan = layout(box_mesh(9, 8, 7), "random")
+    state = random_state(plan.n_cells, np.random.default_rng())  # fresh random data
+    runner = kernels.FaceFlux(faces, plan.n_cells, strategy, block=block)
+    residual = cupy.zeros(state.shape)
+    runner(cupy.asarray(state), residual, GAMMA)
+    reference = rusanov_residual(state, faces)
+    assert np.abs(cupy.asnumpy(residual) - reference).max() / np.abs(reference).max() < 1e-12
+
+
+@pytest.mark.gpu
+def test_benchmarks_run_end_to_end():
+    from gpusolver.bench_flux import run_benchmark
+    from gpusolver.bench_solver import run_solver_benchmark
+
+    mesh = box_mesh(6, 5, 4)
+    rows = run_benchmark(mesh, orderings=["native", "rcm"], precisions=["fp64"], repeats=2,
+                         log=lambda *_: None)
+    assert [r["ordering"] for r in rows] == ["native", "rcm"]
+    assert rows[0]["max_rel_error"] < 1e-12
+    rows = run_solver_benchmark(mesh, orderings=["rcm"], strategies=["atomic", "gather"],
+                                precisions=["fp32"], repeats=2, residual_orderings=("rcm",),
+                                log=lambda *_: None)
+    assert {r["strategy"] for r in rows} == {"atomic", "gather"}
+    assert all(r["kernel_ms"] > 0 for r in rows)
+    assert "residual_ms" in rows[0] and "residual_ms" not in rows[1]

@@ -23,6 +23,7 @@ from . import kernels
 from .bench_flux import cell_orders, device_and_topology, time_kernel
 from .flux import GAMMA, random_state
 from .fv import Gas, Scheme, Solver, Stepping
+from .fv.accumulate import STRATEGIES as SOLVER_STRATEGIES
 from .fv.integrators import STAGES
 from .fv.solver import PRECISIONS
 from .layout import FaceLayout
@@ -88,8 +89,11 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                        "strategy": strategy, "precision": precision,
                        "kernel_ms": seconds * 1e3, "gb_s": minimum / seconds / 1e9,
                        "copy_gb_s": copy_gbs, "ratio_to_copy": minimum / seconds / 1e9 / copy_gbs,
-                       "colours": len(plan.colour_offsets) - 1}
-                if name in residual_orderings:
+                       "colours": len(plan.colour_offsets) - 1,
+                       "extra_mb": runner.extra_bytes() / 1e6}
+                if strategy == "colour":
+                    row["block_colours"] = runner.blocks.n_block_colours
+                if name in residual_orderings and strategy in SOLVER_STRATEGIES:
                     row |= _residual_times(mesh, topology, plan, strategy, precision, repeats,
                                            cpu, cpu_ms)
                 rows.append(row)

@@ -20,6 +20,7 @@ from .bench_solver import COLUMNS as SOLVER_COLUMNS
 from .bench_solver import run_solver_benchmark
 from .case import load_case
 from .errors import GpusolverError, SolverDivergedError
+from .kernels import STRATEGIES
 from .run import run_case
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "strategy and precision")
     _mesh_source(b)
     b.add_argument("--orderings", default="native,rcm,metis,random")
-    b.add_argument("--strategies", default="atomic,colour,reduce")
+    b.add_argument("--strategies", default=",".join(STRATEGIES))
     b.add_argument("--precisions", default="fp32,fp64")
     b.add_argument("--residual-orderings", default="native,rcm",
                    help="orderings for which the full residual is timed too ('' for none)")
@@ -83,13 +84,19 @@ def timed(label: str, work):
     return result
 
 
+def names(value: str, valid, what: str) -> list[str]:
+    """The comma-separated ``value`` as a list; exits (usage error) on a name not in ``valid``."""
+    chosen = value.split(",")
+    unknown = sorted(set(chosen) - set(valid))
+    if unknown:
+        raise SystemExit(f"gpusolver: unknown {what} {unknown}; valid: {', '.join(valid)}")
+    return chosen
+
+
 def bench_flux(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-flux``."""
+    precisions = names(args.precisions, PRECISIONS, "precision(s)")
     mesh = load_bench_mesh(args)
-    precisions = args.precisions.split(",")
-    unknown = set(precisions) - set(PRECISIONS)
-    if unknown:
-        raise SystemExit(f"gpusolver: unknown precision(s) {sorted(unknown)}")
     rows = run_benchmark(mesh, orderings=args.orderings.split(","), precisions=precisions,
                          repeats=args.repeats, check=not args.no_check,
                          log=lambda s: print(s, flush=True))
@@ -101,10 +108,12 @@ def bench_flux(args: argparse.Namespace) -> int:
 
 def bench(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench``."""
+    strategies = names(args.strategies, STRATEGIES, "strategy(ies)")
+    precisions = names(args.precisions, PRECISIONS, "precision(s)")
     mesh = load_bench_mesh(args)
     rows = run_solver_benchmark(
-        mesh, orderings=args.orderings.split(","), strategies=args.strategies.split(","),
-        precisions=args.precisions.split(","), repeats=args.repeats,
+        mesh, orderings=args.orderings.split(","), strategies=strategies,
+        precisions=precisions, repeats=args.repeats,
         residual_orderings=tuple(filter(None, args.residual_orderings.split(","))),
         cpu=args.cpu, log=lambda s: print(s, flush=True))
     text = table(SOLVER_COLUMNS, [[r.get(c, "") for c in SOLVER_COLUMNS] for r in rows])

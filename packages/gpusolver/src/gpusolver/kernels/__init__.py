@@ -34,8 +34,14 @@ def _check(array, dtype, what: str) -> None:
         raise ValueError(f"{what} must be C-contiguous")
 
 
-#: Face-to-cell accumulation strategies of the face-flux kernels.
-STRATEGIES = ("atomic", "colour", "reduce")
+#: Face-to-cell accumulation strategies of the face-flux kernels: the three of the
+#: solver (``colour`` here is the block colouring of :mod:`gpusolver.face_blocks`),
+#: the flat one-launch-per-face-colour scheme, the same blocks flushed with atomics
+#: in one launch (``block-atomic``), and the cell-owner ``gather``.
+STRATEGIES = ("atomic", "colour", "colour-flat", "block-atomic", "reduce", "gather")
+
+#: Most faces per cell of the ``gather`` kernel (hexahedra).
+MAX_GATHER_FACES = 6
 
 
 def _grid(n: int, block: int) -> tuple[int]:
@@ -70,22 +76,25 @@ class FaceFlux:
     faces : FaceLayout
         Faces in plan order (interior first, then boundary), new cell numbers.
     n_cells : int
-    strategy : {"atomic", "colour", "reduce"}
+    strategy : str
+        One of :data:`STRATEGIES`.
     colour_order, colour_offsets : numpy.ndarray, optional
-        The plan's face colouring (needed for ``colour``).
+        The plan's face colouring (needed for ``colour-flat``; ``colour`` uses it
+        inside its blocks and computes one when it is missing).
+    block : int
+        Threads per block (faces per block for ``colour``).
     """
 
     def __init__(self, faces, n_cells: int, strategy: str, colour_order=None,
                  colour_offsets=None, block: int = 256):
         import cupy
 
-        from ..fv.accumulate import face_slots
-
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
-        if strategy == "colour":
-            if colour_order is None or len(colour_order) == 0:
-                raise ValueError("strategy 'colour' needs the plan's face colours")
+        has_colours = colour_order is not None and len(colour_order) > 0
+        if strategy == "colour-flat":
+            if not has_colours:
+                raise ValueError("strategy 'colour-flat' needs the plan's face colours")
             faces = faces.permuted(colour_order)
             self.ranges = [(int(a), int(b)) for a, b in itertools.pairwise(colour_offsets)]
         self.strategy, self.block, self.n_cells = strategy, block, n_cells
@@ -93,12 +102,55 @@ class FaceFlux:
         self.n_faces = faces.n_faces
         self.arrays = [cupy.asarray(a) for a in (faces.left, faces.right, faces.normal,
                                                  faces.area)]
-        if strategy == "reduce":
+        self.extra = 0
+        if strategy in ("colour", "block-atomic"):
+            self._prepare_blocks(cupy, faces, colour_order, colour_offsets, has_colours)
+        if strategy in ("reduce", "gather"):
+            from ..fv.accumulate import face_slots
+
             n_interior = int(np.count_nonzero(faces.right >= 0))
             table = face_slots(faces.left.astype(np.int64), faces.right.astype(np.int64),
                                n_cells, n_interior)
+            if strategy == "gather" and table.shape[1] > MAX_GATHER_FACES:
+                raise ValueError(f"strategy 'gather' handles cells of at most "
+                                 f"{MAX_GATHER_FACES} faces, this mesh has {table.shape[1]}")
             self.slots = cupy.asarray(np.ascontiguousarray(table.T, dtype=np.int32))
+            self.extra = self.slots.nbytes
+        if strategy == "reduce":
             self.scratch = cupy.empty((5, self.n_faces), dtype=self.dtype)
+            self.extra += 2 * self.scratch.nbytes
+
+    def _prepare_blocks(self, cupy, faces, colour_order, colour_offsets, has_colours) -> None:
+        from ..face_blocks import build_face_blocks
+
+        face_colour = None
+        if has_colours:
+            face_colour = np.empty(faces.n_faces, dtype=np.int64)
+            for k, (a, b) in enumerate(itertools.pairwise(colour_offsets)):
+                face_colour[colour_order[a:b]] = k
+        blocks = build_face_blocks(faces.left, faces.right, self.n_cells, face_colour,
+                                   self.block)
+        self.blocks = blocks
+        self.block_arrays = [cupy.asarray(a) for a in (blocks.cell_offsets, blocks.cells,
+                                                       blocks.local_left, blocks.local_right,
+                                                       blocks.face_colour)]
+        self.shared_bytes = 2 * 5 * blocks.max_block_cells * self.dtype.itemsize
+        self.block_kernel = kernel("face_flux.cu", "face_flux_blocks" if self.strategy == "colour"
+                                   else "face_flux_blocks_atomic", self.dtype)
+        # above 48 KiB a kernel must opt in to dynamic shared memory (Hopper: 227 KiB)
+        self.block_kernel.max_dynamic_shared_size_bytes = max(
+            self.block_kernel.max_dynamic_shared_size_bytes, self.shared_bytes)
+        if self.strategy == "block-atomic":  # every block in one launch
+            self.block_order = cupy.arange(blocks.n_blocks, dtype=cupy.int32)
+            self.launch_offsets = [0, blocks.n_blocks]
+        else:  # one launch per block colour
+            self.block_order = cupy.asarray(blocks.block_order)
+            self.launch_offsets = blocks.block_offsets.tolist()
+        # beyond the minimum: the cell lists, and states and residuals of cells that
+        # several blocks touch (each block moves its own copy)
+        self.extra = (blocks.cells.nbytes
+                      + (len(blocks.cells) - self.n_cells) * 5 * 3 * self.dtype.itemsize
+                      - self.n_faces * 4)  # 2 x int16 local cells replace 2 x int32
 
     def __call__(self, state, residual, gamma: float) -> None:
         """Add the face fluxes of ``state`` into ``residual`` (both ``(5, n_cells)``)."""
@@ -109,12 +161,25 @@ class FaceFlux:
         if self.strategy == "atomic":
             kernel("face_flux.cu", "face_flux_atomic", self.dtype)(
                 _grid(self.n_faces, block), (block,), (state, residual, *self.arrays, *common))
-        elif self.strategy == "colour":
+        elif self.strategy in ("colour", "block-atomic"):
+            b = self.blocks
+            extra = (np.int32(b.n_face_colours), np.int32(b.max_block_cells))
+            for first, last in itertools.pairwise(self.launch_offsets):
+                self.block_kernel((last - first,), (block,),
+                                  (state, residual, self.block_order[first:last],
+                                   *self.block_arrays, *self.arrays[2:], *common, *extra),
+                                  shared_mem=self.shared_bytes)
+        elif self.strategy == "colour-flat":
             launch = kernel("face_flux.cu", "face_flux_colour", self.dtype)
             for first, last in self.ranges:
                 launch(_grid(last - first, block), (block,),
                        (state, residual, *self.arrays, *common, np.int32(first),
                         np.int32(last)))
+        elif self.strategy == "gather":
+            kernel("face_flux.cu", "face_flux_gather", self.dtype)(
+                _grid(self.n_cells, block), (block,),
+                (state, residual, self.slots, np.int32(self.slots.shape[0]), *self.arrays,
+                 *common))
         else:
             kernel("face_flux.cu", "face_flux_store", self.dtype)(
                 _grid(self.n_faces, block), (block,), (state, self.scratch, *self.arrays,
@@ -125,7 +190,5 @@ class FaceFlux:
                  np.int32(self.n_faces), np.int32(self.n_cells)))
 
     def extra_bytes(self) -> int:
-        """Bytes moved beyond the minimum model (the ``reduce`` scratch and slot table)."""
-        if self.strategy != "reduce":
-            return 0
-        return 2 * self.scratch.nbytes + self.slots.nbytes
+        """Bytes moved beyond the minimum model: scratch, slot tables, block cell lists."""
+        return self.extra

@@ -1,5 +1,5 @@
 // Face-based Rusanov flux for the 3D Euler equations, accumulated into cells
-// under three conflict strategies.
+// under several conflict strategies.
 //
 // Conserved variables are Structure-of-Arrays: U[v * n_cells + c] for v = rho,
 // rho*u, rho*v, rho*w, rho*E. Faces carry their two cells (right = -1 on the
@@ -10,8 +10,17 @@
 //   face_flux_atomic_*  one thread per face, atomicAdd into R;
 //   face_flux_colour_*  faces [first, last) of one colour class: no two share a
 //                       cell, so plain read-modify-write is race-free;
+//   face_flux_blocks_*  block colouring (see gpusolver/face_blocks.py): a thread
+//                       block stages its cells in shared memory, accumulates its
+//                       faces there one face colour at a time, then adds its sums
+//                       into R; blocks of one launch share no cell;
+//   face_flux_blocks_atomic_*  the same blocks, all in one launch, each adding its
+//                       sums with one atomicAdd per cell and variable;
 //   face_flux_store_* + cell_gather_*  fluxes written to F[v * n_faces + f], then
-//                       one thread per cell sums its face slots (no atomics).
+//                       one thread per cell sums its face slots (no atomics);
+//   face_flux_gather_*  one thread per cell computes the flux of each of its faces
+//                       itself and writes its sum once (interior fluxes computed
+//                       twice, bit-identically; no atomics, no scratch).
 
 template <typename real>
 __device__ __forceinline__ void euler_flux(const real q[5], real nx, real ny, real nz,
@@ -29,38 +38,55 @@ __device__ __forceinline__ void euler_flux(const real q[5], real nx, real ny, re
     *speed = fabs(un) + sqrt(gamma * p * inv);
 }
 
-// Rusanov flux times area of face f; returns the left and right cells.
+// Rusanov flux times area a between states ql and qr across the unit normal n.
 template <typename real>
-__device__ __forceinline__ void rusanov(const real* __restrict__ U, const int* __restrict__ left,
-                                        const int* __restrict__ right,
-                                        const real* __restrict__ normal,
-                                        const real* __restrict__ area, int f, int n_faces,
-                                        int n_cells, real gamma, real flux[5], int* l, int* r) {
+__device__ __forceinline__ void rusanov_flux(const real ql[5], const real qr[5], real nx,
+                                             real ny, real nz, real a, real gamma,
+                                             real flux[5]) {
+    real fl[5], fr[5], sl, sr;
+    euler_flux(ql, nx, ny, nz, gamma, fl, &sl);
+    euler_flux(qr, nx, ny, nz, gamma, fr, &sr);
+    const real smax = sl > sr ? sl : sr;
+#pragma unroll
+    for (int v = 0; v < 5; ++v) flux[v] = a * real(0.5) * (fl[v] + fr[v] - smax * (qr[v] - ql[v]));
+}
+
+// Rusanov flux times area of face f, states read from global memory; returns the
+// left and right cells.
+template <typename real>
+__device__ __forceinline__ void face_rusanov(const real* __restrict__ U,
+                                             const int* __restrict__ left,
+                                             const int* __restrict__ right,
+                                             const real* __restrict__ normal,
+                                             const real* __restrict__ area, int f, int n_faces,
+                                             int n_cells, real gamma, real flux[5], int* l,
+                                             int* r) {
     *l = left[f];
     *r = right[f];
-    const real nx = normal[f], ny = normal[n_faces + f], nz = normal[2 * n_faces + f];
-    real ql[5], qr[5], fl[5], fr[5], sl, sr;
+    real ql[5], qr[5];
 #pragma unroll
     for (int v = 0; v < 5; ++v) ql[v] = U[v * n_cells + *l];
 #pragma unroll
     for (int v = 0; v < 5; ++v) qr[v] = *r >= 0 ? U[v * n_cells + *r] : ql[v];
-    euler_flux(ql, nx, ny, nz, gamma, fl, &sl);
-    euler_flux(qr, nx, ny, nz, gamma, fr, &sr);
-    const real smax = sl > sr ? sl : sr;
-    const real a = area[f];
-#pragma unroll
-    for (int v = 0; v < 5; ++v) flux[v] = a * real(0.5) * (fl[v] + fr[v] - smax * (qr[v] - ql[v]));
+    rusanov_flux(ql, qr, normal[f], normal[n_faces + f], normal[2 * n_faces + f], area[f],
+                 gamma, flux);
+}
+
+// Global index of this thread, or -1 past n (the preamble of every face/cell kernel).
+__device__ __forceinline__ int thread_index(int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    return i < n ? i : -1;
 }
 
 template <typename real>
 __device__ void atomic_kernel(const real* U, real* R, const int* left, const int* right,
                               const real* normal, const real* area, int n_faces, int n_cells,
                               real gamma) {
-    const int f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= n_faces) return;
+    const int f = thread_index(n_faces);
+    if (f < 0) return;
     real flux[5];
     int l, r;
-    rusanov(U, left, right, normal, area, f, n_faces, n_cells, gamma, flux, &l, &r);
+    face_rusanov(U, left, right, normal, area, f, n_faces, n_cells, gamma, flux, &l, &r);
 #pragma unroll
     for (int v = 0; v < 5; ++v) {
         atomicAdd(&R[v * n_cells + l], -flux[v]);
@@ -72,11 +98,12 @@ template <typename real>
 __device__ void colour_kernel(const real* U, real* R, const int* left, const int* right,
                               const real* normal, const real* area, int n_faces, int n_cells,
                               real gamma, int first, int last) {
-    const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= last) return;
+    const int i = thread_index(last - first);
+    if (i < 0) return;
     real flux[5];
     int l, r;
-    rusanov(U, left, right, normal, area, f, n_faces, n_cells, gamma, flux, &l, &r);
+    face_rusanov(U, left, right, normal, area, first + i, n_faces, n_cells, gamma, flux, &l,
+                 &r);
 #pragma unroll
     for (int v = 0; v < 5; ++v) {
         R[v * n_cells + l] -= flux[v];
@@ -84,30 +111,100 @@ __device__ void colour_kernel(const real* U, real* R, const int* left, const int
     }
 }
 
+// One thread block per face block; blockDim.x == block size. Shared memory holds the
+// states and the partial residuals of the block's cells: 2 * 5 * max_cells reals. The
+// block's sums go into R with plain read-modify-writes (blocks of one launch share no
+// cell) or, with atomic_flush, with one atomicAdd per cell and variable (all blocks
+// in one launch).
+template <typename real, bool atomic_flush>
+__device__ void blocks_kernel(const real* __restrict__ U, real* R,
+                              const int* __restrict__ block_ids,
+                              const int* __restrict__ cell_offsets,
+                              const int* __restrict__ cells,
+                              const short* __restrict__ local_left,
+                              const short* __restrict__ local_right,
+                              const unsigned char* __restrict__ face_colour,
+                              const real* __restrict__ normal, const real* __restrict__ area,
+                              int n_faces, int n_cells, real gamma, int n_face_colours,
+                              int max_cells) {
+    extern __shared__ unsigned char shared_bytes[];
+    real* state = reinterpret_cast<real*>(shared_bytes);
+    real* sum = state + 5 * max_cells;
+    const int block = block_ids[blockIdx.x];
+    const int first_cell = cell_offsets[block];
+    const int n_block_cells = cell_offsets[block + 1] - first_cell;
+    for (int i = threadIdx.x; i < n_block_cells; i += blockDim.x) {
+        const int c = cells[first_cell + i];
+#pragma unroll
+        for (int v = 0; v < 5; ++v) {
+            state[v * max_cells + i] = U[v * n_cells + c];
+            sum[v * max_cells + i] = real(0);
+        }
+    }
+    __syncthreads();
+    const int f = block * blockDim.x + threadIdx.x;
+    int colour = -1, l = 0, r = -1;
+    real flux[5];
+    if (f < n_faces) {
+        colour = face_colour[f];
+        l = local_left[f];
+        r = local_right[f];
+        real ql[5], qr[5];
+#pragma unroll
+        for (int v = 0; v < 5; ++v) ql[v] = state[v * max_cells + l];
+#pragma unroll
+        for (int v = 0; v < 5; ++v) qr[v] = r >= 0 ? state[v * max_cells + r] : ql[v];
+        rusanov_flux(ql, qr, normal[f], normal[n_faces + f], normal[2 * n_faces + f], area[f],
+                     gamma, flux);
+    }
+    for (int k = 0; k < n_face_colours; ++k) {
+        if (colour == k) {
+#pragma unroll
+            for (int v = 0; v < 5; ++v) {
+                sum[v * max_cells + l] -= flux[v];
+                if (r >= 0) sum[v * max_cells + r] += flux[v];
+            }
+        }
+        __syncthreads();
+    }
+    for (int i = threadIdx.x; i < n_block_cells; i += blockDim.x) {
+        const int c = cells[first_cell + i];
+#pragma unroll
+        for (int v = 0; v < 5; ++v) {
+            if (atomic_flush) {
+                atomicAdd(&R[v * n_cells + c], sum[v * max_cells + i]);
+            } else {
+                R[v * n_cells + c] += sum[v * max_cells + i];
+            }
+        }
+    }
+}
+
 template <typename real>
 __device__ void store_kernel(const real* U, real* F, const int* left, const int* right,
                              const real* normal, const real* area, int n_faces, int n_cells,
                              real gamma) {
-    const int f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= n_faces) return;
+    const int f = thread_index(n_faces);
+    if (f < 0) return;
     real flux[5];
     int l, r;
-    rusanov(U, left, right, normal, area, f, n_faces, n_cells, gamma, flux, &l, &r);
+    face_rusanov(U, left, right, normal, area, f, n_faces, n_cells, gamma, flux, &l, &r);
 #pragma unroll
     for (int v = 0; v < 5; ++v) F[v * n_faces + f] = flux[v];
 }
 
 // slots[k * n_cells + c]: face f < n_faces is a left side (-F), n_faces + f a right
-// side (+F), anything >= 2 n_faces an empty slot.
+// side (+F), anything >= 2 n_faces an empty slot (empty slots come last). At most 6
+// slots (hexahedra) for face_flux_gather.
 template <typename real>
 __device__ void gather_kernel(const real* F, const int* slots, real* R, int width, int n_faces,
                               int n_cells) {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n_cells) return;
+    const int c = thread_index(n_cells);
+    if (c < 0) return;
     real sum[5] = {0, 0, 0, 0, 0};
     for (int k = 0; k < width; ++k) {
         const int s = slots[k * n_cells + c];
-        if (s >= 2 * n_faces) continue;
+        if (s >= 2 * n_faces) break;
         const bool is_left = s < n_faces;
         const int f = is_left ? s : s - n_faces;
 #pragma unroll
@@ -115,6 +212,53 @@ __device__ void gather_kernel(const real* F, const int* slots, real* R, int widt
     }
 #pragma unroll
     for (int v = 0; v < 5; ++v) R[v * n_cells + c] += sum[v];
+}
+
+// Same slots as gather_kernel; each cell computes its faces' fluxes itself. With the
+// slot count W known at compile time the slot loads are all issued before the flux
+// loads, which keeps more loads in flight per thread.
+template <typename real, int W>
+__device__ __forceinline__ void gather_flux_cell(const real* U, real* R, const int* slots,
+                                                 const int* left, const int* right,
+                                                 const real* normal, const real* area,
+                                                 int width, int n_faces, int n_cells, real gamma,
+                                                 int c) {
+    int s[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) s[k] = k < width ? slots[k * n_cells + c] : 2 * n_faces;
+    real sum[5] = {0, 0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+        if (s[k] >= 2 * n_faces) continue;
+        const bool is_left = s[k] < n_faces;
+        real flux[5];
+        int l, r;
+        face_rusanov(U, left, right, normal, area, is_left ? s[k] : s[k] - n_faces, n_faces,
+                     n_cells, gamma, flux, &l, &r);
+#pragma unroll
+        for (int v = 0; v < 5; ++v) sum[v] += is_left ? -flux[v] : flux[v];
+    }
+#pragma unroll
+    for (int v = 0; v < 5; ++v) R[v * n_cells + c] += sum[v];
+}
+
+template <typename real>
+__device__ void gather_flux_kernel(const real* U, real* R, const int* slots, int width,
+                                   const int* left, const int* right, const real* normal,
+                                   const real* area, int n_faces, int n_cells, real gamma) {
+    const int c = thread_index(n_cells);
+    if (c < 0) return;
+    // triangles, tetrahedra and quadrilaterals; pyramids and prisms; hexahedra
+    if (width <= 4) {
+        gather_flux_cell<real, 4>(U, R, slots, left, right, normal, area, width, n_faces,
+                                  n_cells, gamma, c);
+    } else if (width == 5) {
+        gather_flux_cell<real, 5>(U, R, slots, left, right, normal, area, width, n_faces,
+                                  n_cells, gamma, c);
+    } else {
+        gather_flux_cell<real, 6>(U, R, slots, left, right, normal, area, width, n_faces,
+                                  n_cells, gamma, c);
+    }
 }
 
 #define FACE_FLUX_KERNELS(real, suffix)                                                          \
@@ -133,6 +277,30 @@ __device__ void gather_kernel(const real* F, const int* slots, real* R, int widt
         const real* U, real* F, const int* left, const int* right, const real* normal,          \
         const real* area, int n_faces, int n_cells, real gamma) {                               \
         store_kernel<real>(U, F, left, right, normal, area, n_faces, n_cells, gamma);          \
+    }                                                                                            \
+    extern "C" __global__ void face_flux_blocks_##suffix(                                       \
+        const real* U, real* R, const int* block_ids, const int* cell_offsets, const int* cells, \
+        const short* local_left, const short* local_right, const unsigned char* face_colour,     \
+        const real* normal, const real* area, int n_faces, int n_cells, real gamma,              \
+        int n_face_colours, int max_cells) {                                                     \
+        blocks_kernel<real, false>(U, R, block_ids, cell_offsets, cells, local_left,            \
+                                   local_right, face_colour, normal, area, n_faces, n_cells,     \
+                                   gamma, n_face_colours, max_cells);                            \
+    }                                                                                            \
+    extern "C" __global__ void face_flux_blocks_atomic_##suffix(                                \
+        const real* U, real* R, const int* block_ids, const int* cell_offsets, const int* cells, \
+        const short* local_left, const short* local_right, const unsigned char* face_colour,     \
+        const real* normal, const real* area, int n_faces, int n_cells, real gamma,              \
+        int n_face_colours, int max_cells) {                                                     \
+        blocks_kernel<real, true>(U, R, block_ids, cell_offsets, cells, local_left, local_right, \
+                                  face_colour, normal, area, n_faces, n_cells, gamma,            \
+                                  n_face_colours, max_cells);                                    \
+    }                                                                                            \
+    extern "C" __global__ void face_flux_gather_##suffix(                                       \
+        const real* U, real* R, const int* slots, int width, const int* left, const int* right,  \
+        const real* normal, const real* area, int n_faces, int n_cells, real gamma) {            \
+        gather_flux_kernel<real>(U, R, slots, width, left, right, normal, area, n_faces,        \
+                                 n_cells, gamma);                                                \
     }                                                                                            \
     extern "C" __global__ void cell_gather_##suffix(const real* F, const int* slots, real* R,   \
                                                     int width, int n_faces, int n_cells) {      \
