@@ -73,6 +73,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
     for name, (order, _) in orders.items():
         plan = make_plan(mesh, PlanOptions(cells=name, colour=True), topology=topology,
                          cell_order=order)
+        tables = {}  # host tables of this plan's faces, shared by precisions and strategies
         for precision in precisions:
             dtype = PRECISIONS[precision]
             faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
@@ -80,7 +81,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
             state = cupy.asarray(state64.astype(dtype))
             for strategy in strategies:
                 runner = kernels.FaceFlux(faces, mesh.n_cells, strategy, plan.colour_order,
-                                          plan.colour_offsets)
+                                          plan.colour_offsets, tables=tables)
                 residual = cupy.zeros_like(state)
                 seconds = time_kernel(cupy, lambda r=runner, s=state, out=residual:
                                       r(s, out, GAMMA), repeats)

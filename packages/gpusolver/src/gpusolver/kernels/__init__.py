@@ -68,6 +68,18 @@ def face_flux(state, residual, left, right, normal, area, gamma: float,
          dtype.type(gamma)))
 
 
+def _face_blocks(faces, n_cells: int, colour_order, colour_offsets, block: int):
+    """Block colouring of ``faces``, inside blocks by the plan's face colours if given."""
+    from ..face_blocks import build_face_blocks
+
+    face_colour = None
+    if colour_order is not None and len(colour_order):
+        face_colour = np.empty(faces.n_faces, dtype=np.int64)
+        for k, (a, b) in enumerate(itertools.pairwise(colour_offsets)):
+            face_colour[colour_order[a:b]] = k
+    return build_face_blocks(faces.left, faces.right, n_cells, face_colour, block)
+
+
 class FaceFlux:
     """The Rusanov face-flux pass under one strategy, with its device arrays prepared.
 
@@ -82,11 +94,15 @@ class FaceFlux:
         The plan's face colouring (needed for ``colour-flat``; ``colour`` uses it
         inside its blocks and computes one when it is missing).
     block : int
-        Threads per block (faces per block for ``colour``).
+        Threads per block (faces per block for ``colour`` and ``block-atomic``).
+    tables : dict, optional
+        Host tables (block colouring, cell slots) built here are stored in and taken
+        from this dict, so that runners on the same faces in other precisions or
+        strategies share them.
     """
 
     def __init__(self, faces, n_cells: int, strategy: str, colour_order=None,
-                 colour_offsets=None, block: int = 256):
+                 colour_offsets=None, block: int = 256, tables: dict | None = None):
         import cupy
 
         if strategy not in STRATEGIES:
@@ -103,14 +119,20 @@ class FaceFlux:
         self.arrays = [cupy.asarray(a) for a in (faces.left, faces.right, faces.normal,
                                                  faces.area)]
         self.extra = 0
+        tables = {} if tables is None else tables
         if strategy in ("colour", "block-atomic"):
-            self._prepare_blocks(cupy, faces, colour_order, colour_offsets, has_colours)
+            if ("blocks", block) not in tables:
+                tables["blocks", block] = _face_blocks(faces, n_cells, colour_order,
+                                                       colour_offsets, block)
+            self._prepare_blocks(cupy, tables["blocks", block])
         if strategy in ("reduce", "gather"):
             from ..fv.accumulate import face_slots
 
-            n_interior = int(np.count_nonzero(faces.right >= 0))
-            table = face_slots(faces.left.astype(np.int64), faces.right.astype(np.int64),
-                               n_cells, n_interior)
+            if "slots" not in tables:
+                tables["slots"] = face_slots(faces.left.astype(np.int64),
+                                             faces.right.astype(np.int64), n_cells,
+                                             int(np.count_nonzero(faces.right >= 0)))
+            table = tables["slots"]
             if strategy == "gather" and table.shape[1] > MAX_GATHER_FACES:
                 raise ValueError(f"strategy 'gather' handles cells of at most "
                                  f"{MAX_GATHER_FACES} faces, this mesh has {table.shape[1]}")
@@ -120,16 +142,7 @@ class FaceFlux:
             self.scratch = cupy.empty((5, self.n_faces), dtype=self.dtype)
             self.extra += 2 * self.scratch.nbytes
 
-    def _prepare_blocks(self, cupy, faces, colour_order, colour_offsets, has_colours) -> None:
-        from ..face_blocks import build_face_blocks
-
-        face_colour = None
-        if has_colours:
-            face_colour = np.empty(faces.n_faces, dtype=np.int64)
-            for k, (a, b) in enumerate(itertools.pairwise(colour_offsets)):
-                face_colour[colour_order[a:b]] = k
-        blocks = build_face_blocks(faces.left, faces.right, self.n_cells, face_colour,
-                                   self.block)
+    def _prepare_blocks(self, cupy, blocks) -> None:
         self.blocks = blocks
         self.block_arrays = [cupy.asarray(a) for a in (blocks.cell_offsets, blocks.cells,
                                                        blocks.local_left, blocks.local_right,
@@ -137,6 +150,10 @@ class FaceFlux:
         self.shared_bytes = 2 * 5 * blocks.max_block_cells * self.dtype.itemsize
         self.block_kernel = kernel("face_flux.cu", "face_flux_blocks" if self.strategy == "colour"
                                    else "face_flux_blocks_atomic", self.dtype)
+        if self.block > self.block_kernel.max_threads_per_block:
+            raise ValueError(f"block {self.block} exceeds the "
+                             f"{self.block_kernel.max_threads_per_block} threads this kernel "
+                             f"can launch in {self.dtype}")
         # above 48 KiB a kernel must opt in to dynamic shared memory (Hopper: 227 KiB)
         self.block_kernel.max_dynamic_shared_size_bytes = max(
             self.block_kernel.max_dynamic_shared_size_bytes, self.shared_bytes)
