@@ -261,6 +261,12 @@ __device__ void gather_flux_kernel(const real* U, real* R, const int* slots, int
     }
 }
 
+// The block kernels keep 2 blocks of up to 512 threads per SM, which caps them at 64
+// registers: measured on an H100 (fp64, 3M tetrahedra) this is 10% faster than the
+// compiler's 72 registers, which allowed fewer warps in flight.
+#define BLOCK_THREADS_MAX 512
+#define BLOCK_MIN_BLOCKS 2
+
 #define FACE_FLUX_KERNELS(real, suffix)                                                          \
     extern "C" __global__ void face_flux_atomic_##suffix(                                       \
         const real* U, real* R, const int* left, const int* right, const real* normal,          \
@@ -278,7 +284,8 @@ __device__ void gather_flux_kernel(const real* U, real* R, const int* slots, int
         const real* area, int n_faces, int n_cells, real gamma) {                               \
         store_kernel<real>(U, F, left, right, normal, area, n_faces, n_cells, gamma);          \
     }                                                                                            \
-    extern "C" __global__ void face_flux_blocks_##suffix(                                       \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS_MAX, BLOCK_MIN_BLOCKS)          \
+    face_flux_blocks_##suffix(                                                                   \
         const real* U, real* R, const int* block_ids, const int* cell_offsets, const int* cells, \
         const short* local_left, const short* local_right, const unsigned char* face_colour,     \
         const real* normal, const real* area, int n_faces, int n_cells, real gamma,              \
@@ -287,7 +294,8 @@ __device__ void gather_flux_kernel(const real* U, real* R, const int* slots, int
                                    local_right, face_colour, normal, area, n_faces, n_cells,     \
                                    gamma, n_face_colours, max_cells);                            \
     }                                                                                            \
-    extern "C" __global__ void face_flux_blocks_atomic_##suffix(                                \
+    extern "C" __global__ void __launch_bounds__(BLOCK_THREADS_MAX, BLOCK_MIN_BLOCKS)          \
+    face_flux_blocks_atomic_##suffix(                                                            \
         const real* U, real* R, const int* block_ids, const int* cell_offsets, const int* cells, \
         const short* local_left, const short* local_right, const unsigned char* face_colour,     \
         const real* normal, const real* area, int n_faces, int n_cells, real gamma,              \
