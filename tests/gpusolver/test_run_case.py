@@ -61,10 +61,17 @@ def test_run_writes_every_output(tmp_path):
     np.testing.assert_allclose(solution.cell_data["density"][0], result.solver.primitive()[0])
 
 
-@pytest.mark.parametrize("integrator", ["rk4", "lusgs"])
-def test_restart_continues_without_loss(tmp_path, integrator):
+VORTEX = 'top = { type = "farfield", vortex = true, centre = [0.5, 0.0] }'
+
+
+@pytest.mark.parametrize(("integrator", "top"), [("rk4", ""), ("lusgs", ""), ("rk4", VORTEX)],
+                         ids=["rk4", "lusgs", "rk4-vortex-farfield"])
+def test_restart_continues_without_loss(tmp_path, integrator, top):
     def case(**kwargs):
-        return load_case(write_case(tmp_path, integrator=integrator, **kwargs))
+        path = write_case(tmp_path, integrator=integrator, **kwargs)
+        if top:
+            path.write_text(path.read_text().replace('top = "farfield"', top))
+        return load_case(path)
 
     straight = run_case(case(iterations=6, directory="a"), progress=False).solver
     run_case(case(iterations=3, directory="b"), progress=False)
@@ -72,6 +79,8 @@ def test_restart_continues_without_loss(tmp_path, integrator):
                        progress=False).solver
     assert resumed.iteration == 6
     np.testing.assert_array_equal(resumed.conserved(), straight.conserved())
+    assert resumed.discretisation.circulation == straight.discretisation.circulation
+    assert (straight.discretisation.circulation != 0) == bool(top)
     history = np.genfromtxt(tmp_path / "b" / "history.csv", delimiter=",", names=True)
     assert history["iteration"].tolist() == [1, 2, 3, 4, 5, 6]
 

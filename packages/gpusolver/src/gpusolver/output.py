@@ -96,9 +96,10 @@ def write_solution(path: Path, solver: Solver) -> None:
 
 
 def save_checkpoint(path: Path, solver: Solver) -> None:
-    """Exact state (file cell order, solver precision), iteration, time and mesh digest."""
+    """Exact state (file cell order, precision) and iteration, time, circulation, mesh digest."""
     meta = {"version": CHECKPOINT_VERSION, "iteration": solver.iteration, "time": solver.time,
-            "mesh_digest": solver.mesh.digest(), "dtype": solver.dtype.name}
+            "mesh_digest": solver.mesh.digest(), "dtype": solver.dtype.name,
+            "circulation": solver.discretisation.circulation}
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, conserved=solver.conserved(), meta=np.array(json.dumps(meta)))
 
@@ -130,3 +131,4 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
     solver.set_conserved(conserved)
     solver.iteration = int(meta["iteration"])
     solver.time = float(meta["time"])
+    solver.discretisation.circulation = float(meta.get("circulation", 0.0))

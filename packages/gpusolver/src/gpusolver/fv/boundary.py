@@ -102,32 +102,43 @@ def _free_stream_like(gas: Gas, w):
     return xp.asarray(gas.free_stream, dtype=w.dtype)[:, None] + 0.0 * w
 
 
-@_register("farfield")
-def farfield(gas: Gas, w, normal, params):
-    """Characteristic far field, linearised about the interior state (Blazek sec. 8.4).
+def characteristic_ghost(gas: Gas, w, normal, outside):
+    """Ghost state of a characteristic far field with the outside primitive state ``outside``.
 
-    The outgoing acoustic invariant ``p + rho0 c0 u.n`` comes from the interior and the
-    incoming ``p - rho0 c0 u.n`` from the free stream; entropy and tangential velocity
-    are upwinded (free stream where the flow enters, interior where it leaves).
-    Supersonic inflow takes the free stream, supersonic outflow the interior. Unlike
-    Riemann invariants with the local sound speed, an entropy wave leaves without
-    reflecting a pressure wave.
+    Linearised about the interior state (Blazek sec. 8.4): the outgoing acoustic
+    invariant ``p + rho0 c0 u.n`` comes from the interior and the incoming
+    ``p - rho0 c0 u.n`` from outside; entropy and tangential velocity are upwinded
+    (outside where the flow enters, interior where it leaves). Supersonic inflow takes
+    the outside state, supersonic outflow the interior. Unlike Riemann invariants with
+    the local sound speed, an entropy wave leaves without reflecting a pressure wave.
     """
     xp = array_module(w)
-    inf = _free_stream_like(gas, w)
     rho0, c0 = w[0], gas.sound_speed(w)
     impedance = rho0 * c0
     un_in = (w[1:-1] * normal).sum(axis=0)
-    un_inf = (inf[1:-1] * normal).sum(axis=0)
-    pressure = 0.5 * (w[-1] + inf[-1] + impedance * (un_in - un_inf))
-    un = 0.5 * (un_in + un_inf) + (w[-1] - inf[-1]) / (2.0 * impedance)
+    un_out = (outside[1:-1] * normal).sum(axis=0)
+    pressure = 0.5 * (w[-1] + outside[-1] + impedance * (un_in - un_out))
+    un = 0.5 * (un_in + un_out) + (w[-1] - outside[-1]) / (2.0 * impedance)
     outflow = un_in > 0
-    upstream = xp.where(outflow, w, inf)
-    un_up = xp.where(outflow, un_in, un_inf)
+    upstream = xp.where(outflow, w, outside)
+    un_up = xp.where(outflow, un_in, un_out)
     subsonic = stack(w, [(upstream[0] + (pressure - upstream[-1]) / (c0 * c0))[None],
                          upstream[1:-1] + (un - un_up) * normal, pressure[None]])
     supersonic = xp.abs(un_in) >= c0
     return xp.where(supersonic, upstream, subsonic)
+
+
+@_register("farfield", options={
+    "vortex": "true: add to the free stream the point vortex of the current lift (2-D, "
+              "subsonic), default false",
+    "centre": "position of that vortex, default [0.25, 0] (quarter chord)"})
+def farfield(gas: Gas, w, normal, params):
+    """Characteristic far field about the free stream (:func:`characteristic_ghost`).
+
+    With ``vortex = true`` the discretisation passes the vortex-corrected outside
+    state instead (:mod:`gpusolver.fv.vortex`).
+    """
+    return characteristic_ghost(gas, w, normal, _free_stream_like(gas, w))
 
 
 @_register("supersonic-inflow")

@@ -8,17 +8,19 @@ strategy decides how face values reach cells.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import ConfigError
 from .accumulate import make_accumulator
-from .boundary import CONDITIONS, Condition
+from .boundary import CONDITIONS, Condition, characteristic_ghost
 from .fluxes import get_flux
 from .gas import Gas, stack
 from .geometry import FVGeometry
 from .gradients import GRADIENTS, LIMITERS, neighbour_offsets, venkatakrishnan
+from .vortex import DEFAULT_CENTRE, PointVortexFarField
 
 #: Safety factor on the viscous spectral radius in the time step.
 VISCOUS_FACTOR = 4.0
@@ -80,6 +82,31 @@ class BoundarySpec:
             raise ConfigError(f"boundary {marker!r} ({name}): unknown option(s) "
                               f"{', '.join(sorted(unknown))}; valid: {valid}")
         return cls(condition, table)
+
+
+class BoundaryFaces(NamedTuple):
+    """One marker's faces as the discretisation sees them."""
+
+    faces: slice
+    spec: BoundarySpec
+    partner: object = None  # periodic: the partner face of each face (device array)
+    outside: PointVortexFarField | None = None  # vortex-corrected far field
+
+
+def _vortex_flag(marker: str, params: dict) -> bool:
+    value = params.get("vortex", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"boundary {marker!r}: vortex must be true or false, not {value!r}")
+    return value
+
+
+def _vortex_centre(marker: str, params: dict) -> tuple[float, float]:
+    centre = params.get("centre", DEFAULT_CENTRE)
+    if (not isinstance(centre, list | tuple) or len(centre) != 2
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in centre)):
+        raise ConfigError(f"boundary {marker!r}: centre must be two numbers [x, y], "
+                          f"not {centre!r}")
+    return float(centre[0]), float(centre[1])
 
 
 def check_markers(markers, boundaries: dict[str, BoundarySpec]) -> None:
@@ -164,7 +191,14 @@ class Discretisation:
                     raise ConfigError(f"periodic boundary {name!r} needs partner = one of "
                                       f"{', '.join(host.markers)}")
                 partner = xp.asarray(periodic_partners(host, name, spec.params["partner"]))
-            self.boundaries.append((slice(first, end), spec, partner))
+            outside = None
+            if spec.condition.name == "farfield" and _vortex_flag(name, spec.params):
+                centre = _vortex_centre(name, spec.params)
+                outside = PointVortexFarField(gas, host.face_centre[:2, first:end], centre,
+                                              backend=backend, dtype=self.dtype)
+            self.boundaries.append(BoundaryFaces(slice(first, end), spec, partner, outside))
+        #: Clockwise circulation of the body, for vortex-corrected far fields.
+        self.circulation = 0.0
         self.wall_markers = [name for name, spec in boundaries.items() if spec.condition.wall]
         if self.viscous:
             self._setup_viscous(host)
@@ -176,7 +210,7 @@ class Discretisation:
         d = neighbour_offsets(host)
         normal_distance = (d[:, ni:] * host.normal[:, ni:]).sum(axis=0)
         d[:, ni:] = 2.0 * normal_distance * host.normal[:, ni:]
-        for face_range, _, partner in self.boundaries:
+        for face_range, _, partner, _ in self.boundaries:
             if partner is not None:
                 p = self.backend.to_host(partner)
                 own = host.face_centre[:, face_range] - host.centroid[:, host.left[face_range]]
@@ -192,10 +226,14 @@ class Discretisation:
         g = self.geometry
         ni = self.n_interior
         ghosts = xp.empty_like(w_face[:, ni:])
-        for face_range, spec, partner in self.boundaries:
+        for face_range, spec, partner, outside in self.boundaries:
             local = slice(face_range.start - ni, face_range.stop - ni)
             if partner is not None:
                 ghosts[:, local] = w_face[:, partner]
+            elif outside is not None:
+                ghosts[:, local] = characteristic_ghost(self.gas, w_face[:, face_range],
+                                                        g.normal[:, face_range],
+                                                        outside.primitive(self.circulation))
             else:
                 ghosts[:, local] = spec.condition.ghost(self.gas, w_face[:, face_range],
                                                         g.normal[:, face_range], spec.params)
@@ -309,7 +347,7 @@ class Discretisation:
         grad_left = gradient[:, :, g.left]
         grad_right = grad_left.copy()
         grad_right[:, :, :ni] = gradient[:, :, g.right[:ni]]
-        for face_range, _, partner in self.boundaries:
+        for face_range, _, partner, _ in self.boundaries:
             if partner is not None:
                 grad_right[:, :, face_range] = gradient[:, :, g.left[partner]]
         return grad_left, grad_right

@@ -18,6 +18,7 @@ from .gas import Gas
 from .geometry import build_geometry, colour_interior
 from .integrators import IMPLICIT, INTEGRATORS
 from .lusgs import LUSGS
+from .vortex import circulation_of_lift
 
 #: Precision name -> dtype.
 PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
@@ -197,6 +198,9 @@ class Solver:
         self._check(u_new)
         self.u = u_new
         self._wall_flux = wall_flux
+        if any(b.outside is not None for b in self.discretisation.boundaries):
+            lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
+            self.discretisation.circulation = circulation_of_lift(self.gas, lift)
         if not self.stepping.local_time_step:
             self.time += float(dt)
         xp = self.backend.xp
