@@ -8,7 +8,6 @@ import pytest
 from gpusolver.backends import get_backend
 from gpusolver.errors import ConfigError
 from gpusolver.fv import Gas, Solver
-from gpusolver.fv.boundary import farfield
 from gpusolver.fv.vortex import PointVortexFarField, circulation_of_lift
 from meshorder.testing import box_mesh, grid_mesh
 
@@ -67,8 +66,9 @@ def square_solver(farfield_spec, **kwargs):
     mesh = grid_mesh(8, 6, "triangle")
     boundaries = {"left": farfield_spec, "right": farfield_spec, "top": farfield_spec,
                   "bottom": "slip-wall"}
+    kwargs.setdefault("backend", "numpy")
     return Solver(mesh, kwargs.pop("gas", Gas(dim=2, mach=0.5, aoa_deg=4.0)), boundaries,
-                  backend="numpy", **kwargs)
+                  **kwargs)
 
 
 def test_vortex_far_field_ghosts_equal_plain_ones_without_circulation():
@@ -86,8 +86,6 @@ def test_circulation_follows_the_lift_of_the_last_step():
     lift = solver.wall_forces()["total"].force @ solver.gas.lift_direction
     assert lift != 0.0
     assert solver.discretisation.circulation == pytest.approx(lift / solver.gas.mach)
-    ghost = farfield(solver.gas, solver.primitive()[:, :1], np.array([[1.0], [0.0]]), {})
-    assert np.isfinite(ghost).all()
 
 
 @pytest.mark.parametrize(("spec", "message"), [
@@ -109,3 +107,21 @@ def test_vortex_needs_two_dimensions_and_subsonic_flow():
                {name: {"type": "farfield", "vortex": True}
                 for name in ("xmin", "xmax", "ymin", "ymax", "zmin", "zmax")},
                backend="numpy")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("precision", "tolerance"), [("fp64", 1e-12), ("fp32", 1e-5)])
+def test_cupy_vortex_far_field_residual_matches_numpy(precision, tolerance):
+    residuals = []
+    noise = np.random.default_rng().uniform(-1, 1, (4, 96))  # fresh random data, 96 cells
+    for backend in ("numpy", "cupy"):
+        # `reduce`: fp64 `atomic` with the limiter has a known ~1e-8 mismatch (test_fv_gpu)
+        solver = square_solver({"type": "farfield", "vortex": True}, backend=backend,
+                               precision=precision, strategy="reduce")
+        solver.discretisation.circulation = 0.4
+        w = solver.primitive()
+        w *= 1.0 + 0.05 * noise
+        solver.set_primitive(w)
+        residuals.append(solver.backend.to_host(solver.rate(solver.u)))
+    error = np.abs(residuals[1] - residuals[0]).max() / np.abs(residuals[0]).max()
+    assert error < tolerance
