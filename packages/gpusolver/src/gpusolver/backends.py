@@ -7,6 +7,7 @@ imported only when the ``cupy`` backend is asked for.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -70,11 +71,11 @@ def _numpy_scatter() -> dict[str, Callable]:
 
 
 def _cupy_scatter() -> dict[str, Callable]:
-    import cupy
+    from . import kernels
 
-    # ufunc.at runs one atomic per element (compare-and-swap loops for fp64 min/max)
-    return {"add": _row_by_row(cupy.add.at), "min": _row_by_row(cupy.minimum.at),
-            "max": _row_by_row(cupy.maximum.at)}
+    # One launch for all rows; not cupy.minimum.at / maximum.at, which round float64 to
+    # about float32 precision (kernels/scatter.cu).
+    return {op: functools.partial(kernels.scatter, op) for op in ("add", "min", "max")}
 
 
 def cupy_available() -> bool:

@@ -68,6 +68,41 @@ def face_flux(state, residual, left, right, normal, area, gamma: float,
          dtype.type(gamma)))
 
 
+def scatter(op: str, out, index, values, block: int = 256) -> None:
+    """``out[..., index[k]] (op)= values[..., k]`` with duplicates, on CuPy arrays, exactly.
+
+    Parameters
+    ----------
+    op : {"add", "min", "max"}
+    out : cupy.ndarray
+        C-contiguous, ``(..., n_out)``.
+    index : cupy.ndarray
+        int64 ``(m,)``.
+    values : cupy.ndarray
+        ``(..., m)`` with the leading shape of ``out``, the dtype of ``out``; its last
+        axis must have unit stride (a slice along it is fine).
+    """
+    import cupy
+
+    _check(out, out.dtype, "out")
+    _check(index, np.int64, "index")
+    if values.dtype != out.dtype:
+        raise TypeError(f"values have dtype {values.dtype}, expected {out.dtype}")
+    n_out, m = out.shape[-1], index.shape[0]
+    rows = values.reshape(-1, m)
+    if rows.shape[0] * n_out != out.size:
+        raise ValueError(f"values {values.shape} and out {out.shape} differ in leading shape")
+    if rows.shape[0] > 1 and rows.strides[1] != rows.itemsize:
+        rows = cupy.ascontiguousarray(rows)
+    row_stride = rows.strides[0] // rows.itemsize if rows.shape[0] > 1 else m
+    total = rows.shape[0] * m
+    if total:
+        kernel("scatter.cu", f"scatter_{op}", out.dtype)(
+            _grid(total, block), (block,),
+            (out, index, rows, np.int64(m), np.int64(rows.shape[0]), np.int64(n_out),
+             np.int64(row_stride)))
+
+
 def _face_blocks(faces, n_cells: int, colour_order, colour_offsets, block: int):
     """Block colouring of ``faces``, inside blocks by the plan's face colours if given."""
     from ..face_blocks import build_face_blocks
