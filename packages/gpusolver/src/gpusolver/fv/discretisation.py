@@ -84,6 +84,13 @@ class BoundarySpec:
         return cls(condition, table)
 
 
+class WaveSpeeds(NamedTuple):
+    """Per-face wave speeds: convective ``|u.n| + c`` and viscous (``None``: inviscid)."""
+
+    convective: object
+    viscous: object = None
+
+
 class BoundaryFaces(NamedTuple):
     """One marker's faces as the discretisation sees them."""
 
@@ -361,26 +368,40 @@ class Discretisation:
         w_face[:, :ni] = 0.5 * (w_face[:, :ni] + w[:, g.right[:ni]])
         return w_face
 
-    def spectral_radius(self, u):
+    def spectral_radius(self, u, speeds: WaveSpeeds | None = None):
         """``sum_f (|u.n| + c + 4 lambda_v) A_f`` per cell: ``V / dt`` at CFL 1."""
         area = self.geometry.area
-        speed = self.face_spectral_radius(u, viscous_factor=VISCOUS_FACTOR) * area
+        speed = self.face_spectral_radius(u, viscous_factor=VISCOUS_FACTOR, speeds=speeds) * area
         return self.accumulator.combine(speed, speed)
 
-    def face_spectral_radius(self, u, omega: float = 1.0, viscous_factor: float = 2.0):
-        """``omega (|u.n| + c) + viscous_factor lambda_v`` per face.
+    def face_wave_speeds(self, u) -> WaveSpeeds:
+        """Convective ``|u.n| + c`` and viscous ``lambda_v`` speeds per face.
 
         ``lambda_v = max(4/3, gamma/Pr) mu / (rho |d|)`` with ``|d|`` the distance
-        between the two centroids (twice the wall distance on the boundary). The
-        defaults are the dissipation of the LU-SGS operator at ``omega = 1``.
+        between the two centroids (twice the wall distance on the boundary); ``None``
+        for inviscid flow. States are the means of the two cells.
         """
         xp = self.backend.xp
         g, gas = self.geometry, self.gas
         w_face = self._mean_face_states(u)
-        normal_speed = xp.abs((w_face[1:-1] * g.normal).sum(axis=0))
-        radius = omega * (normal_speed + gas.sound_speed(w_face))
+        convective = xp.abs((w_face[1:-1] * g.normal).sum(axis=0)) + gas.sound_speed(w_face)
+        viscous = None
         if self.viscous:
             mu = gas.viscosity(gas.temperature(w_face))
             diffusivity = max(4.0 / 3.0, gas.gamma / gas.prandtl) * mu / w_face[0]
-            radius = radius + viscous_factor * diffusivity * self.inverse_length
+            viscous = diffusivity * self.inverse_length
+        return WaveSpeeds(convective, viscous)
+
+    def face_spectral_radius(self, u, omega: float = 1.0, viscous_factor: float = 2.0,
+                             speeds: WaveSpeeds | None = None):
+        """``omega (|u.n| + c) + viscous_factor lambda_v`` per face.
+
+        The defaults are the dissipation of the LU-SGS operator at ``omega = 1``;
+        ``speeds`` (from :meth:`face_wave_speeds` of the same ``u``) saves computing
+        them again.
+        """
+        speeds = self.face_wave_speeds(u) if speeds is None else speeds
+        radius = omega * speeds.convective
+        if speeds.viscous is not None:
+            radius = radius + viscous_factor * speeds.viscous
         return radius

@@ -131,7 +131,7 @@ class LUSGS:
                           backend.asarray(slots.normal[:, cells], dtype),
                           backend.asarray(np.where(upstream, slots.area[cells], 0.0), dtype))
 
-    def __call__(self, u, residual, dt):
+    def __call__(self, u, residual, dt, speeds=None):
         """The change ``dU`` of one implicit step.
 
         Parameters
@@ -142,12 +142,14 @@ class LUSGS:
             ``R(u)``, the net flux into each cell.
         dt : array
             Local (per cell) or global pseudo-time step.
+        speeds : WaveSpeeds, optional
+            The face wave speeds of ``u``, if already computed for the time step.
         """
         d = self.discretisation
         xp = d.backend.xp
         g = d.geometry
         gas = d.gas
-        face_lambda = d.face_spectral_radius(u, self.omega)
+        face_lambda = d.face_spectral_radius(u, self.omega, speeds=speeds)
         diagonal = g.volume / dt + 0.5 * d.accumulator.combine(face_lambda * g.area,
                                                                 face_lambda * g.area)
         slot_lambda = face_lambda[self.slot_face]

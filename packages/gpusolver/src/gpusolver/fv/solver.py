@@ -159,10 +159,13 @@ class Solver:
         """``dU/dt = R(U) / V``."""
         return self.discretisation.residual(u) / self.discretisation.geometry.volume
 
-    def time_step(self, u):
-        """Per-cell (local) or global time step at the configured CFL number."""
+    def time_step(self, u, speeds=None):
+        """Per-cell (local) or global time step at the configured CFL number.
+
+        ``speeds``: the face wave speeds of ``u``, if already computed.
+        """
         d = self.discretisation
-        dt = self.stepping.cfl * d.geometry.volume / d.spectral_radius(u)
+        dt = self.stepping.cfl * d.geometry.volume / d.spectral_radius(u, speeds)
         return dt if self.stepping.local_time_step else dt.min()
 
     def step(self, dt=None) -> np.ndarray:
@@ -178,13 +181,15 @@ class Solver:
         SolverDivergedError
             If the new state is non-finite or has non-positive density or pressure.
         """
-        dt = self.time_step(self.u) if dt is None else dt
         if self.lusgs is not None:
+            speeds = self.discretisation.face_wave_speeds(self.u)  # for dt and the diagonal
+            dt = self.time_step(self.u, speeds) if dt is None else dt
             residual = self.discretisation.residual(self.u)
             wall_flux = self.discretisation.boundary_flux
-            u_new = self.u + self.lusgs(self.u, residual, dt)
+            u_new = self.u + self.lusgs(self.u, residual, dt, speeds)
             r0 = residual / self.discretisation.geometry.volume
         else:
+            dt = self.time_step(self.u) if dt is None else dt
             first: dict = {}
 
             def rate(u):
