@@ -79,8 +79,8 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
     index : cupy.ndarray
         int64 ``(m,)``.
     values : cupy.ndarray
-        ``(..., m)`` with the leading shape of ``out``, the dtype of ``out``; its last
-        axis must have unit stride (a slice along it is fine).
+        ``(..., m)`` with the leading shape and dtype of ``out``; a slice along the
+        last axis is used in place, other layouts are copied first.
     """
     import cupy
 
@@ -89,18 +89,18 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
     if values.dtype != out.dtype:
         raise TypeError(f"values have dtype {values.dtype}, expected {out.dtype}")
     n_out, m = out.shape[-1], index.shape[0]
+    if m == 0:
+        return
     rows = values.reshape(-1, m)
     if rows.shape[0] * n_out != out.size:
         raise ValueError(f"values {values.shape} and out {out.shape} differ in leading shape")
-    if rows.shape[0] > 1 and rows.strides[1] != rows.itemsize:
+    if rows.strides[1] != rows.itemsize:
         rows = cupy.ascontiguousarray(rows)
     row_stride = rows.strides[0] // rows.itemsize if rows.shape[0] > 1 else m
-    total = rows.shape[0] * m
-    if total:
-        kernel("scatter.cu", f"scatter_{op}", out.dtype)(
-            _grid(total, block), (block,),
-            (out, index, rows, np.int64(m), np.int64(rows.shape[0]), np.int64(n_out),
-             np.int64(row_stride)))
+    kernel("scatter.cu", f"scatter_{op}", out.dtype)(
+        _grid(rows.shape[0] * m, block), (block,),
+        (out, index, rows, np.int64(m), np.int64(rows.shape[0]), np.int64(n_out),
+         np.int64(row_stride)))
 
 
 def _face_blocks(faces, n_cells: int, colour_order, colour_offsets, block: int):
