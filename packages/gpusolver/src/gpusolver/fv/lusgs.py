@@ -24,6 +24,7 @@ import numpy as np
 from meshorder.hyperplanes import Levels, wavefront_levels
 from meshorder.topology import CSR
 
+from .accumulate import face_slots
 from .discretisation import Discretisation
 from .geometry import FVGeometry
 
@@ -54,27 +55,19 @@ class CellSlots:
 
 
 def cell_slots(host: FVGeometry) -> CellSlots:
-    """Tabulate the interior faces of each cell (host arrays)."""
+    """Tabulate the interior faces of each cell (host arrays), from :func:`face_slots`."""
     ni, n = host.n_interior, host.n_cells
+    left, right = host.left[:ni], host.right[:ni]
+    table = face_slots(left, right, n, ni)  # f: cell is left of f, ni + f: right, 2 ni: none
+    used = table < 2 * ni
+    sign = np.where(table < ni, 1.0, -1.0)
     faces = np.arange(ni)
-    owner = np.concatenate([host.left[:ni], host.right[:ni]])
-    other = np.concatenate([host.right[:ni], host.left[:ni]])
-    face = np.concatenate([faces, faces])
-    sign = np.concatenate([np.ones(ni), -np.ones(ni)])
-    order = np.argsort(owner, kind="stable")
-    owner, other, face, sign = owner[order], other[order], face[order], sign[order]
-    counts = np.bincount(owner, minlength=n)
-    width = max(int(counts.max(initial=0)), 1)
-    column = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
-    neighbour = np.repeat(np.arange(n)[:, None], width, axis=1)
-    neighbour[owner, column] = other
-    slot_face = np.zeros((n, width), dtype=np.int64)
-    slot_face[owner, column] = face
-    normal = np.zeros((host.dim, n, width))
-    normal[:, owner, column] = host.normal[:, face] * sign
-    area = np.zeros((n, width))
-    area[owner, column] = host.area[face]
-    return CellSlots(neighbour, slot_face, normal, area)
+    face = np.concatenate([faces, faces, [0]])[table]
+    other = np.concatenate([right, left, [0]])[table]
+    neighbour = np.where(used, other, np.arange(n)[:, None])
+    normal = np.where(used, host.normal[:, face] * sign, 0.0)
+    area = np.where(used, host.area[face], 0.0)
+    return CellSlots(neighbour, face, normal, area)
 
 
 @dataclass(frozen=True)
