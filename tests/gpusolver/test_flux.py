@@ -148,3 +148,10 @@ def test_benchmarks_run_end_to_end():
     assert {r["strategy"] for r in rows} == {"atomic", "gather"}
     assert all(r["kernel_ms"] > 0 for r in rows)
     assert "residual_ms" in rows[0] and "residual_ms" not in rows[1]
+
+
+@pytest.mark.gpu
+def test_block_kernels_refuse_blocks_they_cannot_launch():
+    faces, plan = layout(box_mesh(4, 4, 4))
+    with pytest.raises(ValueError, match="exceeds the .* threads this kernel can launch"):
+        kernels.FaceFlux(faces, plan.n_cells, "colour", block=1024)  # launch bounds: 512

@@ -82,8 +82,6 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
         ``(..., m)`` with the leading shape and dtype of ``out``; a slice along the
         last axis is used in place, other layouts are copied first.
     """
-    import cupy
-
     _check(out, out.dtype, "out")
     _check(index, np.int64, "index")
     if values.dtype != out.dtype:
@@ -95,7 +93,7 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
     if rows.shape[0] * n_out != out.size:
         raise ValueError(f"values {values.shape} and out {out.shape} differ in leading shape")
     if rows.strides[1] != rows.itemsize:
-        rows = cupy.ascontiguousarray(rows)
+        rows = rows.copy()  # C-contiguous
     row_stride = rows.strides[0] // rows.itemsize if rows.shape[0] > 1 else m
     kernel("scatter.cu", f"scatter_{op}", out.dtype)(
         _grid(rows.shape[0] * m, block), (block,),
@@ -138,8 +136,6 @@ class FaceFlux:
 
     def __init__(self, faces, n_cells: int, strategy: str, colour_order=None,
                  colour_offsets=None, block: int = 256, tables: dict | None = None):
-        import cupy
-
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
         has_colours = colour_order is not None and len(colour_order) > 0
@@ -148,30 +144,33 @@ class FaceFlux:
                 raise ValueError("strategy 'colour-flat' needs the plan's face colours")
             faces = faces.permuted(colour_order)
             self.ranges = [(int(a), int(b)) for a, b in itertools.pairwise(colour_offsets)]
+        tables = {} if tables is None else tables
+        if strategy in ("colour", "block-atomic") and ("blocks", block) not in tables:
+            tables["blocks", block] = _face_blocks(faces, n_cells, colour_order,
+                                                   colour_offsets, block)
+        if strategy in ("reduce", "gather"):
+            if "slots" not in tables:
+                from ..fv.accumulate import face_slots
+
+                tables["slots"] = face_slots(faces.left.astype(np.int64),
+                                             faces.right.astype(np.int64), n_cells,
+                                             int(np.count_nonzero(faces.right >= 0)))
+            width = tables["slots"].shape[1]
+            if strategy == "gather" and width > MAX_GATHER_FACES:
+                raise ValueError(f"strategy 'gather' handles cells of at most "
+                                 f"{MAX_GATHER_FACES} faces, this mesh has {width}")
+        import cupy  # host tables built and checked; the rest is device set-up
+
         self.strategy, self.block, self.n_cells = strategy, block, n_cells
         self.dtype = faces.normal.dtype
         self.n_faces = faces.n_faces
         self.arrays = [cupy.asarray(a) for a in (faces.left, faces.right, faces.normal,
                                                  faces.area)]
         self.extra = 0
-        tables = {} if tables is None else tables
         if strategy in ("colour", "block-atomic"):
-            if ("blocks", block) not in tables:
-                tables["blocks", block] = _face_blocks(faces, n_cells, colour_order,
-                                                       colour_offsets, block)
             self._prepare_blocks(cupy, tables["blocks", block])
         if strategy in ("reduce", "gather"):
-            from ..fv.accumulate import face_slots
-
-            if "slots" not in tables:
-                tables["slots"] = face_slots(faces.left.astype(np.int64),
-                                             faces.right.astype(np.int64), n_cells,
-                                             int(np.count_nonzero(faces.right >= 0)))
-            table = tables["slots"]
-            if strategy == "gather" and table.shape[1] > MAX_GATHER_FACES:
-                raise ValueError(f"strategy 'gather' handles cells of at most "
-                                 f"{MAX_GATHER_FACES} faces, this mesh has {table.shape[1]}")
-            self.slots = cupy.asarray(np.ascontiguousarray(table.T, dtype=np.int32))
+            self.slots = cupy.asarray(np.ascontiguousarray(tables["slots"].T, dtype=np.int32))
             self.extra = self.slots.nbytes
         if strategy == "reduce":
             self.scratch = cupy.empty((5, self.n_faces), dtype=self.dtype)
