@@ -123,6 +123,7 @@ class Solver:
         self.time = 0.0
         self.u = self._uniform(gas.free_stream)
         self._wall_flux = None
+        self._forces = None  # wall_forces() of the current _wall_flux, once computed
 
     # ------------------------------------------------------------------ state
     def _uniform(self, primitive: np.ndarray):
@@ -203,6 +204,7 @@ class Solver:
         self._check(u_new)
         self.u = u_new
         self._wall_flux = wall_flux
+        self._forces = None
         if any(b.outside is not None for b in self.discretisation.boundaries):
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
             self.discretisation.circulation = circulation_of_lift(self.gas, lift)
@@ -232,7 +234,16 @@ class Solver:
 
     # ------------------------------------------------------------------ loads
     def wall_forces(self) -> dict[str, Forces]:
-        """Forces on every wall marker, and ``"total"``, at the start of the last step."""
+        """Forces on every wall marker, and ``"total"``, at the start of the last step.
+
+        Computed once per step (the circulation update, the history and the progress
+        bar all ask for them): one device-to-host copy of the wall fluxes.
+        """
+        if self._forces is None:
+            self._forces = self._integrate_wall_forces()
+        return self._forces
+
+    def _integrate_wall_forces(self) -> dict[str, Forces]:
         flux = self.backend.to_host(self._wall_flux).astype(np.float64)
         ni = self.host.n_interior
         p_inf = 1.0 / self.gas.gamma
