@@ -92,8 +92,8 @@ def test_local_order_needs_few_block_colours():
 
 
 def test_block_size_is_checked():
-    with pytest.raises(ValueError, match="block_size must be in 1..1024"):
-        build_face_blocks(np.array([0]), np.array([-1]), 1, block_size=2048)
+    with pytest.raises(ValueError, match="block_size must be in 1..16383"):
+        build_face_blocks(np.array([0]), np.array([-1]), 1, block_size=16384)
 
 
 def test_blocks_colour_past_one_palette_of_64():

@@ -30,7 +30,7 @@ from .layout import FaceLayout
 
 #: Columns of the markdown table.
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kernel_ms", "gb_s",
-           "ratio_to_copy", "speedup_vs_native", "residual_ms", "rk_stage_ms", "cpu_residual_ms",
+           "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms", "rk_stage_ms", "cpu_residual_ms",
            "gpu_vs_cpu")
 
 
@@ -101,10 +101,16 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                 log(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in row.items() if k not in ("device", "copy_gb_s")))
     for row in rows:
-        native = [r["kernel_ms"] for r in rows if r["ordering"] == "native"
-                  and r["precision"] == row["precision"] and r["strategy"] == row["strategy"]]
-        row["speedup_vs_native"] = native[0] / row["kernel_ms"] if native else np.nan
+        row["speedup_vs_native"] = _native_ms(rows, row, row["strategy"]) / row["kernel_ms"]
+        row["speedup_vs_native_atomic"] = _native_ms(rows, row, "atomic") / row["kernel_ms"]
     return rows
+
+
+def _native_ms(rows: list[dict], row: dict, strategy: str) -> float:
+    """Kernel time of ``strategy`` in the native order, in ``row``'s precision (NaN if absent)."""
+    native = [r["kernel_ms"] for r in rows if r["ordering"] == "native"
+              and r["precision"] == row["precision"] and r["strategy"] == strategy]
+    return native[0] if native else np.nan
 
 
 def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms) -> dict:

@@ -27,6 +27,9 @@ from meshorder.colouring import MAX_COLOURS, colour_items
 #: Faces per block: one thread per face.
 DEFAULT_BLOCK_SIZE = 256
 
+#: Most faces per block: a block's local cell numbers (at most two per face) are int16.
+MAX_BLOCK_SIZE = 16383
+
 
 @dataclass(frozen=True)
 class FaceBlocks:
@@ -95,7 +98,7 @@ def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
     face_colour : numpy.ndarray, optional
         A race-free face colouring (for example the plan's); computed when omitted.
     block_size : int
-        Faces per block, at most 1024 (one CUDA thread block).
+        Faces per block, at most :data:`MAX_BLOCK_SIZE`.
 
     Returns
     -------
@@ -108,8 +111,8 @@ def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
     >>> blocks.n_blocks, blocks.block_cells(1).tolist(), blocks.n_block_colours
     (2, [0, 2, 3], 2)
     """
-    if not 1 <= block_size <= 1024:
-        raise ValueError(f"block_size must be in 1..1024, got {block_size}")
+    if not 1 <= block_size <= MAX_BLOCK_SIZE:
+        raise ValueError(f"block_size must be in 1..{MAX_BLOCK_SIZE}, got {block_size}")
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
     n_faces = len(left)

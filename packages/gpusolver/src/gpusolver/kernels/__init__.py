@@ -214,7 +214,8 @@ class FaceFlux:
                 _grid(self.n_faces, block), (block,), (state, residual, *self.arrays, *common))
         elif self.strategy in ("colour", "block-atomic"):
             b = self.blocks
-            extra = (np.int32(b.n_face_colours), np.int32(b.max_block_cells))
+            extra = (np.int32(b.n_face_colours), np.int32(b.max_block_cells),
+                     np.int32(b.block_size))
             for first, last in itertools.pairwise(self.launch_offsets):
                 self.block_kernel((last - first,), (block,),
                                   (state, residual, self.block_order[first:last],

@@ -111,11 +111,14 @@ __device__ void colour_kernel(const real* U, real* R, const int* left, const int
     }
 }
 
-// One thread block per face block; blockDim.x == block size. Shared memory holds the
-// states and the partial residuals of the block's cells: 2 * 5 * max_cells reals. The
-// block's sums go into R with plain read-modify-writes (blocks of one launch share no
-// cell) or, with atomic_flush, with one atomicAdd per cell and variable (all blocks
-// in one launch).
+// One thread block per face block, one thread per face (blockDim.x == the block's
+// faces_per_block). Shared memory holds the states and the partial residuals of the
+// block's cells: 2 * 5 * max_cells reals. Inside the block the fluxes are summed one
+// face colour at a time, with a barrier between colours. (Summing with shared-memory
+// atomics instead, any number of faces per thread, measured 10-25% slower on an
+// H100 at 10M tetrahedra.) The block's sums go into R with plain read-modify-writes
+// (blocks of one launch share no cell) or, with atomic_flush, with one atomicAdd per
+// cell and variable (all blocks in one launch).
 template <typename real, bool atomic_flush>
 __device__ void blocks_kernel(const real* __restrict__ U, real* R,
                               const int* __restrict__ block_ids,
@@ -126,7 +129,7 @@ __device__ void blocks_kernel(const real* __restrict__ U, real* R,
                               const unsigned char* __restrict__ face_colour,
                               const real* __restrict__ normal, const real* __restrict__ area,
                               int n_faces, int n_cells, real gamma, int n_face_colours,
-                              int max_cells) {
+                              int max_cells, int faces_per_block) {
     extern __shared__ unsigned char shared_bytes[];
     real* state = reinterpret_cast<real*>(shared_bytes);
     real* sum = state + 5 * max_cells;
@@ -142,9 +145,9 @@ __device__ void blocks_kernel(const real* __restrict__ U, real* R,
         }
     }
     __syncthreads();
-    const int f = block * blockDim.x + threadIdx.x;
-    int colour = -1, l = 0, r = -1;
+    const int f = block * faces_per_block + threadIdx.x;
     real flux[5];
+    int colour = -1, l = 0, r = -1;
     if (f < n_faces) {
         colour = face_colour[f];
         l = local_left[f];
@@ -261,11 +264,21 @@ __device__ void gather_flux_kernel(const real* U, real* R, const int* slots, int
     }
 }
 
-// The block kernels keep 2 blocks of up to 512 threads per SM, which caps them at 64
-// registers: measured on an H100 (fp64, 3M tetrahedra) this is 10% faster than the
-// compiler's 72 registers, which allowed fewer warps in flight.
-#define BLOCK_THREADS_MAX 512
-#define BLOCK_MIN_BLOCKS 2
+// The block kernels keep 1024 threads per SM (one block of 1024 or two of 512),
+// which caps them at 64 registers: measured on an H100 (fp64, 3M tetrahedra) this
+// is 10% faster than the compiler's 72 registers, which allowed fewer warps in
+// flight.
+#define BLOCK_THREADS_MAX 1024
+#define BLOCK_MIN_BLOCKS 1
+
+#define BLOCK_KERNEL_PARAMETERS(real)                                                             \
+    const real *U, real *R, const int *block_ids, const int *cell_offsets, const int *cells,     \
+        const short *local_left, const short *local_right, const unsigned char *face_colour,     \
+        const real *normal, const real *area, int n_faces, int n_cells, real gamma,              \
+        int n_face_colours, int max_cells, int faces_per_block
+#define BLOCK_KERNEL_ARGUMENTS                                                                   \
+    U, R, block_ids, cell_offsets, cells, local_left, local_right, face_colour, normal, area,     \
+        n_faces, n_cells, gamma, n_face_colours, max_cells, faces_per_block
 
 #define FACE_FLUX_KERNELS(real, suffix)                                                          \
     extern "C" __global__ void face_flux_atomic_##suffix(                                       \
@@ -285,24 +298,12 @@ __device__ void gather_flux_kernel(const real* U, real* R, const int* slots, int
         store_kernel<real>(U, F, left, right, normal, area, n_faces, n_cells, gamma);          \
     }                                                                                            \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS_MAX, BLOCK_MIN_BLOCKS)          \
-    face_flux_blocks_##suffix(                                                                   \
-        const real* U, real* R, const int* block_ids, const int* cell_offsets, const int* cells, \
-        const short* local_left, const short* local_right, const unsigned char* face_colour,     \
-        const real* normal, const real* area, int n_faces, int n_cells, real gamma,              \
-        int n_face_colours, int max_cells) {                                                     \
-        blocks_kernel<real, false>(U, R, block_ids, cell_offsets, cells, local_left,            \
-                                   local_right, face_colour, normal, area, n_faces, n_cells,     \
-                                   gamma, n_face_colours, max_cells);                            \
+    face_flux_blocks_##suffix(BLOCK_KERNEL_PARAMETERS(real)) {                                   \
+        blocks_kernel<real, false>(BLOCK_KERNEL_ARGUMENTS);                                      \
     }                                                                                            \
     extern "C" __global__ void __launch_bounds__(BLOCK_THREADS_MAX, BLOCK_MIN_BLOCKS)          \
-    face_flux_blocks_atomic_##suffix(                                                            \
-        const real* U, real* R, const int* block_ids, const int* cell_offsets, const int* cells, \
-        const short* local_left, const short* local_right, const unsigned char* face_colour,     \
-        const real* normal, const real* area, int n_faces, int n_cells, real gamma,              \
-        int n_face_colours, int max_cells) {                                                     \
-        blocks_kernel<real, true>(U, R, block_ids, cell_offsets, cells, local_left, local_right, \
-                                  face_colour, normal, area, n_faces, n_cells, gamma,            \
-                                  n_face_colours, max_cells);                                    \
+    face_flux_blocks_atomic_##suffix(BLOCK_KERNEL_PARAMETERS(real)) {                            \
+        blocks_kernel<real, true>(BLOCK_KERNEL_ARGUMENTS);                                       \
     }                                                                                            \
     extern "C" __global__ void face_flux_gather_##suffix(                                       \
         const real* U, real* R, const int* slots, int width, const int* left, const int* right,  \
