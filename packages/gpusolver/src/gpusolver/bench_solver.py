@@ -30,8 +30,8 @@ from .layout import FaceLayout
 
 #: Columns of the markdown table.
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kernel_ms", "gb_s",
-           "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms", "rk_stage_ms", "cpu_residual_ms",
-           "gpu_vs_cpu")
+           "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms",
+           "rk_stage_ms", "cpu_residual_ms", "gpu_vs_cpu")
 
 
 def _solver(mesh, topology, plan, strategy, precision, backend) -> Solver:
