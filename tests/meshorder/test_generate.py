@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from meshorder import Topology, read_mesh
@@ -16,7 +17,7 @@ CASES = {
     "cylinder": ({"cylinder", "farfield"}, {"quad", "triangle"}, 3000),
     "flap": ({"main", "flap", "farfield"}, {"triangle"}, 3000),
     "box": ({"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, {"tetra"}, 3000),
-    "wing": ({"wing", "symmetry", "farfield"}, {"tetra"}, 20000),
+    "wing": ({"wing", "symmetry", "farfield"}, {"tetra", "wedge"}, 30000),
 }
 
 
@@ -34,6 +35,18 @@ def test_geometry_markers_types_and_size(tmp_path, name):
     topo = Topology(mesh)
     assert topo.components()[0] == 1
     assert "unmarked" not in topo.marker_names.values()  # every boundary face is named
+
+
+def test_wing_prism_layer_sits_on_the_wall_and_the_plain_wing_has_none(tmp_path):
+    mesh = read_mesh(generate("wing", tmp_path / "w.msh", 30000, prism_layers=3))
+    topo = Topology(mesh)
+    wedges = next(b for b in mesh.cells if b.type == "wedge")
+    wall_cells = topo.boundary_cells(topo.marker_ids(["wing"]))
+    first_wedge = sum(len(b) for b in mesh.cells[:mesh.cells.index(wedges)])
+    assert np.all(wall_cells >= first_wedge)  # only prisms touch the wing
+    assert len(wedges) == 3 * len(wall_cells)  # three layers on every wall triangle
+    plain = read_mesh(generate("wing", tmp_path / "p.msh", 20000, prism_layers=0))
+    assert {b.type for b in plain.cells} == {"tetra"}
 
 
 def test_generation_is_deterministic(tmp_path):

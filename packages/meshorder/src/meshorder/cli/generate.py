@@ -21,12 +21,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="couette only: quads or triangles")
     p.add_argument("--threads", type=int, default=None,
                    help="3D only: gmsh threads (parallel meshing numbers cells in thread order)")
+    p.add_argument("--prism-layers", type=int, default=None,
+                   help="wing only: prism layers on the wall (default 5; 0: tetrahedra only)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder generate``."""
-    options = {k: v for k, v in (("kind", args.kind), ("threads", args.threads)) if v is not None}
+    options = {k: v for k, v in (("kind", args.kind), ("threads", args.threads),
+                                 ("prism_layers", args.prism_layers)) if v is not None}
     with activity(f"meshing {args.geometry}"):
         path = generate(args.geometry, args.out, args.cells, **options)
     mesh = read_mesh(path)
