@@ -21,7 +21,8 @@ SMALL = [
     ("cylinder", 5000, {}, "cylinder.msh"),
     ("flap", 5000, {}, "flap.msh"),
     ("box", 20000, {}, "box.msh"),
-    ("wing", 20000, {}, "wing.msh"),
+    ("wing", 20000, {"prism_layers": 0}, "wing.msh"),
+    ("wing", 20000, {}, "wing_prisms.msh"),
 ]
 
 

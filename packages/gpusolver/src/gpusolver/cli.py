@@ -63,6 +63,8 @@ def _mesh_source(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--generate", metavar="GEOMETRY:CELLS",
                         help="mesh a reference geometry first, e.g. wing:10000000")
     parser.add_argument("--threads", type=int, default=1, help="gmsh threads when generating")
+    parser.add_argument("--prism-layers", type=int, default=None,
+                        help="wing only: prism layers when generating (default 5; 0: none)")
 
 
 def load_bench_mesh(args: argparse.Namespace):
@@ -70,6 +72,8 @@ def load_bench_mesh(args: argparse.Namespace):
     if args.generate:
         name, cells = args.generate.split(":")
         options = {"threads": args.threads} if name in ("box", "wing") else {}
+        if name == "wing" and args.prism_layers is not None:
+            options["prism_layers"] = args.prism_layers
         mesh = timed(f"meshing {name} with gmsh", lambda: generate(name, None, int(cells),
                                                                      **options))
         return dataclasses.replace(mesh, source=f"{name}_{cells}")
