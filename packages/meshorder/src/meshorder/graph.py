@@ -28,15 +28,31 @@ def gather(graph: CSR, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return graph.indices[offsets], np.repeat(np.arange(len(rows)), counts)
 
 
+def first_occurrences(values: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """``values`` without repeats, each kept where it first occurs, without sorting.
+
+    ``scratch`` is an int64 array indexed by value (any content; it is overwritten).
+
+    Examples
+    --------
+    >>> first_occurrences(np.array([3, 1, 3, 0, 1]), np.empty(4, np.int64)).tolist()
+    [3, 1, 0]
+    """
+    position = np.arange(len(values))
+    scratch[values[::-1]] = position[::-1]  # the first occurrence is written last
+    return values[scratch[values] == position]
+
+
 def bfs_levels(graph: CSR, seeds: np.ndarray) -> np.ndarray:
     """Distance (in edges) of every node from the nearest seed; ``-1`` if unreachable."""
     level = np.full(graph.n, -1, dtype=np.int64)
+    scratch = np.empty(graph.n, dtype=np.int64)
     frontier = np.unique(seeds)
     depth = 0
     while len(frontier):
         level[frontier] = depth
         neighbours, _ = gather(graph, frontier)
-        frontier = np.unique(neighbours[level[neighbours] < 0])
+        frontier = first_occurrences(neighbours[level[neighbours] < 0], scratch)
         depth += 1
     return level
 
@@ -90,6 +106,7 @@ def cuthill_mckee(graph: CSR, seeds: np.ndarray, *, by_degree: bool = True,
     frontier = seeds[np.sort(first)]
     frontier = frontier[~visited[frontier]]
     degrees = graph.degrees()
+    scratch = np.empty(graph.n, dtype=np.int64)
     parts, sizes = [], []
     while len(frontier):
         visited[frontier] = True
@@ -102,8 +119,6 @@ def cuthill_mckee(graph: CSR, seeds: np.ndarray, *, by_degree: bool = True,
             key = np.lexsort((children, degrees[children], parent_rank))
         else:
             key = np.argsort(parent_rank, kind="stable")
-        children = children[key]
-        _, first = np.unique(children, return_index=True)
-        frontier = children[np.sort(first)]
+        frontier = first_occurrences(children[key], scratch)
     order = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return order, np.array(sizes, dtype=np.int64)

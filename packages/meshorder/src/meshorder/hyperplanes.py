@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import gather
+from .graph import first_occurrences, gather
 from .topology import CSR
 
 
@@ -70,6 +70,7 @@ def wavefront_levels(graph: CSR, *, backward: bool = False) -> Levels:
     waiting = np.bincount(rows[upstream], minlength=n)
     level = np.full(n, -1, dtype=np.int64)
     frontier = np.flatnonzero(waiting == 0)
+    scratch = np.empty(n, dtype=np.int64)
     depth = 0
     while len(frontier):
         level[frontier] = depth
@@ -78,8 +79,8 @@ def wavefront_levels(graph: CSR, *, backward: bool = False) -> Levels:
             neighbours > frontier[parent])
         touched = neighbours[downstream]
         np.subtract.at(waiting, touched, 1)
-        touched = np.unique(touched)
-        frontier = touched[waiting[touched] == 0]
+        touched = first_occurrences(touched, scratch)
+        frontier = np.sort(touched[waiting[touched] == 0])
         depth += 1
     order = np.lexsort((np.arange(n), level)).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(level, minlength=depth))])
