@@ -34,6 +34,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
     mesh = read_mesh(path)
     topology = Topology(mesh)
     copy = copy_bandwidth(cupy)
+    print(f"{path}: {mesh.n_cells} cells; copy bandwidth {copy:.0f} GB/s", flush=True)
     rows = []
     for ordering in orderings:
         plan = make_plan(mesh, PlanOptions(cells=ordering, colour=True), topology=topology)
