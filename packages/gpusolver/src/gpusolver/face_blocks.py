@@ -122,8 +122,10 @@ def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
     block_of_face = np.arange(n_faces, dtype=np.int64) // block_size
     n_blocks = -(-n_faces // block_size)
     interior = right >= 0
-    keys = np.unique(np.concatenate([block_of_face * n_cells + left,
-                                     block_of_face[interior] * n_cells + right[interior]]))
+    keys = np.sort(np.concatenate([block_of_face * n_cells + left,
+                                   block_of_face[interior] * n_cells + right[interior]]))
+    # sort, then drop repeats: np.unique (NumPy 2.4) hashes here, 20-50x slower at 10M faces
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
     key_block = keys // n_cells
     cell_offsets = np.searchsorted(key_block, np.arange(n_blocks + 1))
     local_left = np.searchsorted(keys, block_of_face * n_cells + left) - cell_offsets[block_of_face]
