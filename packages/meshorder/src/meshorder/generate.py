@@ -409,8 +409,8 @@ def _wall_triangles(gmsh: object, planform: _Planform, size: float
     closed = points[np.concatenate(list(faces.values()))]
     if np.einsum("ij,ij->", closed[:, 0], np.cross(closed[:, 1], closed[:, 2])) < 0:
         faces = {face: triangles[:, ::-1] for face, triangles in faces.items()}
-    wall = np.concatenate([t for t in faces.values() if np.ptp(points[t, 2]) > 0 or
-                           points[t[0, 0], 2] > 1e-9])
+    wall = np.concatenate([t for t in faces.values()  # all but the root face (z = 0)
+                           if np.abs(points[t, 2]).max() > 1e-9])
     used, wall = np.unique(wall, return_inverse=True)
     points = points[used].copy()
     points[np.abs(points[:, 2]) < 1e-9, 2] = 0.0

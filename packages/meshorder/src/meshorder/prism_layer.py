@@ -14,6 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .geometry import signed_measures
+from .mesh import CellBlock
+
 
 class PrismLayer(NamedTuple):
     """Nodes and prisms of an extruded layer.
@@ -138,8 +141,8 @@ def extrude(points: np.ndarray, triangles: np.ndarray, heights: np.ndarray,
                                            corners[:, 2] - corners[:, 0]), axis=1)
     altitude = np.full(len(points), np.inf)
     np.minimum.at(altitude, triangles, (doubled_area / edges.max(axis=1))[:, None])
-    scale = np.minimum(1.0, altitude / heights[-1])
-    offsets = np.concatenate([[0.0], heights])[:, None] * scale[None, :]
+    height_scale = np.minimum(1.0, altitude / heights[-1])
+    offsets = np.concatenate([[0.0], heights])[:, None] * height_scale[None, :]
     layered = points[None, :, :] + offsets[:, :, None] * normals[None, :, :]
     if symmetry_axis is not None:
         layered[:, on_plane, symmetry_axis] = symmetry_value  # exactly, not to round-off
@@ -150,10 +153,11 @@ def extrude(points: np.ndarray, triangles: np.ndarray, heights: np.ndarray,
 
 
 def prism_volumes(points: np.ndarray, prisms: np.ndarray) -> np.ndarray:
-    """Volumes of six-node prisms (exact for planar quadrilateral sides).
+    """Signed volumes of six-node prisms in this module's (gmsh) node order.
 
-    The prism is cut into three tetrahedra sharing no diagonal ambiguity with the
-    wedge ordering used here; a negative value marks an inverted prism.
+    The same measure that checks every cell when a mesh is read
+    (:func:`meshorder.geometry.signed_measures`, whose wedge convention is VTK's
+    mirror image, hence the sign); a negative value marks an inverted prism.
 
     Examples
     --------
@@ -161,13 +165,7 @@ def prism_volumes(points: np.ndarray, prisms: np.ndarray) -> np.ndarray:
     >>> float(prism_volumes(p, np.array([[0, 1, 2, 3, 4, 5]]))[0])
     0.5
     """
-    c = points[prisms]
-
-    def tet(a, b, d, e):
-        return np.einsum("ij,ij->i", c[:, b] - c[:, a], np.cross(c[:, d] - c[:, a],
-                                                                 c[:, e] - c[:, a])) / 6
-
-    return tet(0, 1, 2, 3) + tet(1, 2, 3, 4) + tet(2, 3, 4, 5)
+    return -signed_measures(points, CellBlock("wedge", np.asarray(prisms)))
 
 
 def boundary_loop(triangles: np.ndarray, nodes_on_edge: np.ndarray) -> np.ndarray:
