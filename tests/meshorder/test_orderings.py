@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshorder import Topology
-from meshorder.graph import cuthill_mckee, pseudo_peripheral_node
+from meshorder.graph import cuthill_mckee, first_occurrences, pseudo_peripheral_node
 from meshorder.orderings import ORDERINGS, OrderingInput, get_ordering
 from meshorder.permutation import check_permutation
 from meshorder.testing import grid_mesh
@@ -128,3 +128,12 @@ def test_unknown_face_order_lists_valid_names():
 
     with pytest.raises(KeyError, match="unknown face order 'zigzag'; choose from greedy, layered"):
         get_face_order("zigzag")
+
+
+@given(st.lists(st.integers(0, 30), max_size=80))
+def test_first_occurrences_keeps_each_value_where_it_first_appears(values):
+    values = np.array(values, dtype=np.int64)
+    scratch = np.full(31, 12345, dtype=np.int64)  # stale content must not matter
+    _, first = np.unique(values, return_index=True)
+    expected = values[np.sort(first)]
+    assert first_occurrences(values, scratch).tolist() == expected.tolist()
