@@ -81,6 +81,11 @@ def test_bad_usage_exits_2(tmp_path, square):
     with pytest.raises(SystemExit) as exc:
         main(["compare", str(square), "--orderings", "rcm,fancy"])
     assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "wing", str(tmp_path / "w.msh"), "--cells", "100", "--prism-layers",
+              "-1"])
+    assert exc.value.code == 2
+    assert not (tmp_path / "w.msh").exists()
 
 
 def test_unwritable_mesh_format_fails_before_any_work(tmp_path, square, capsys):

@@ -49,6 +49,12 @@ def test_wing_prism_layer_sits_on_the_wall_and_the_plain_wing_has_none(tmp_path)
     assert {b.type for b in plain.cells} == {"tetra"}
 
 
+def test_negative_prism_layers_are_refused_before_meshing(tmp_path):
+    with pytest.raises(ValueError, match="prism_layers must be 0 .none. or more, got -1"):
+        generate("wing", tmp_path / "w.msh", 1000, prism_layers=-1)
+    assert not (tmp_path / "w.msh").exists()
+
+
 def test_generation_is_deterministic(tmp_path):
     a = read_mesh(generate("flap", tmp_path / "a.msh", 2000))
     b = read_mesh(generate("flap", tmp_path / "b.msh", 2000))

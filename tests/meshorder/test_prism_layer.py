@@ -6,8 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial import ConvexHull
 
+from meshorder.errors import TopologyError
 from meshorder.prism_layer import (
     boundary_loop,
+    check_prisms,
     extrude,
     geometric_heights,
     node_normals,
@@ -36,6 +38,21 @@ def test_flat_layer_is_a_stack_of_exact_prisms():
     np.testing.assert_allclose(layer.points[:, :, 2], [[0] * 4, [0.1] * 4, [0.3] * 4])
     volumes = prism_volumes(layer.points.reshape(-1, 3), layer.prisms)
     np.testing.assert_allclose(volumes, [0.05, 0.05, 0.1, 0.1])
+
+
+def test_inverted_prisms_are_named():
+    layer = extrude(SQUARE, SQUARE_TRIANGLES, [0.1])
+    check_prisms(layer.points.reshape(-1, 3), layer.prisms)  # valid: no error
+    flipped = layer.prisms.copy()
+    flipped[1] = flipped[1][[3, 4, 5, 0, 1, 2]]  # top and bottom swapped
+    with pytest.raises(TopologyError, match=r"1 of 2 prisms are inverted .* prism 1 \(nodes"):
+        check_prisms(layer.points.reshape(-1, 3), flipped)
+
+
+def test_a_wall_node_needs_a_normal():
+    collinear = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0]], float)
+    with pytest.raises(ValueError, match="no well-defined normal"):
+        node_normals(collinear, np.array([[0, 1, 2]]))
 
 
 def test_heights_must_increase():
@@ -113,3 +130,6 @@ def test_boundary_loop_follows_the_flagged_edges_in_order():
     partial[[0, 1, 2]] = True
     with pytest.raises(ValueError, match="one closed loop"):
         boundary_loop(triangles, partial)
+    bowtie = np.array([[0, 1, 2], [0, 3, 4]])  # two loops through node 0
+    with pytest.raises(ValueError, match="simple loop"):
+        boundary_loop(bowtie, np.ones(5, bool))

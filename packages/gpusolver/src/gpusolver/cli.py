@@ -13,6 +13,7 @@ import time
 
 from meshorder import MeshorderError, read_mesh
 from meshorder.cli.common import table, write_results
+from meshorder.cli.generate import non_negative_int
 from meshorder.generate import generate
 
 from .bench_flux import PRECISIONS, default_orderings, run_benchmark
@@ -63,7 +64,7 @@ def _mesh_source(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--generate", metavar="GEOMETRY:CELLS",
                         help="mesh a reference geometry first, e.g. wing:10000000")
     parser.add_argument("--threads", type=int, default=1, help="gmsh threads when generating")
-    parser.add_argument("--prism-layers", type=int, default=None,
+    parser.add_argument("--prism-layers", type=non_negative_int, default=None,
                         help="wing only: prism layers when generating (default 5; 0: none)")
 
 

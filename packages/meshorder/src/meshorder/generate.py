@@ -19,7 +19,13 @@ import numpy as np
 from .atomic import atomic_path
 from .io.gmsh_model import gmsh_session, mesh_from_model
 from .mesh import Mesh
-from .prism_layer import boundary_loop, extrude, geometric_heights, prism_volumes
+from .prism_layer import (
+    boundary_loop,
+    check_prisms,
+    directed_edges,
+    extrude,
+    geometric_heights,
+)
 from .registry import Registry
 
 Generator = Callable[..., "Path | Mesh"]
@@ -282,6 +288,8 @@ def swept_wing(path: Path | None, cells: int, *, span: float = 3.0, sweep_deg: f
     ``prism_layers=0``, tetrahedra only, the wing cut from the box by OpenCASCADE.
     Markers: ``wing``, ``symmetry``, ``farfield``.
     """
+    if prism_layers < 0:
+        raise ValueError(f"prism_layers must be 0 (none) or more, got {prism_layers}")
     size = _wing_cell_size(cells, prism_layers)
     planform = _Planform(span, span * math.tan(math.radians(sweep_deg)), taper)
     with gmsh_session() as gmsh:
@@ -421,8 +429,7 @@ def _wall_triangles(gmsh: object, planform: _Planform, size: float
 def _consistently_oriented(faces: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
     """Flip whole faces so that every edge two faces share runs opposite ways in them."""
     def directed(triangles):
-        return set(map(tuple, np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]],
-                                              triangles[:, [2, 0]]]).tolist()))
+        return set(map(tuple, directed_edges(triangles).tolist()))
 
     first = next(iter(faces))
     done, queue = {first}, [first]
@@ -452,10 +459,7 @@ def _prism_layered_wing(gmsh: object, planform: _Planform, size: float, far: flo
     points, wall = _wall_triangles(gmsh, planform, size)
     on_root = points[:, 2] == 0.0
     layer = extrude(points, wall, heights, symmetry_axis=2)
-    volumes = prism_volumes(layer.points.reshape(-1, 3), layer.prisms)
-    if volumes.min() <= 0:
-        raise ValueError(f"{np.count_nonzero(volumes <= 0)} prisms are inverted; lower "
-                         f"first_height or growth")
+    check_prisms(layer.points.reshape(-1, 3), layer.prisms)
     root = boundary_loop(wall, on_root)
     top = layer.points[-1]
     geo = gmsh.model.geo

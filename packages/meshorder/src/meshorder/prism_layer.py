@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .errors import TopologyError
 from .geometry import signed_measures
 from .mesh import CellBlock
 
@@ -34,6 +35,29 @@ class PrismLayer(NamedTuple):
     prisms: np.ndarray
 
 
+def area_normals(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Each triangle's right-hand normal scaled by its area.
+
+    Examples
+    --------
+    >>> area_normals(np.eye(3), np.array([[0, 1, 2]])).tolist()
+    [[0.5, 0.5, 0.5]]
+    """
+    corners = points[triangles]
+    return 0.5 * np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+
+
+def directed_edges(triangles: np.ndarray) -> np.ndarray:
+    """``(3 n_triangles, 2)`` edges of each triangle in its own orientation, edge by edge.
+
+    Examples
+    --------
+    >>> directed_edges(np.array([[4, 5, 6]])).tolist()
+    [[4, 5], [5, 6], [6, 4]]
+    """
+    return np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
+
+
 def node_normals(points: np.ndarray, triangles: np.ndarray, *, visible: float = 0.3,
                  rounds: int = 30) -> np.ndarray:
     """Unit normals at the nodes, each seen from all of its triangles where possible.
@@ -52,11 +76,10 @@ def node_normals(points: np.ndarray, triangles: np.ndarray, *, visible: float = 
     >>> node_normals(square, np.array([[0, 1, 2], [0, 2, 3]]))[0].tolist()
     [0.0, 0.0, 1.0]
     """
-    corners = points[triangles]
-    area_normals = 0.5 * np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    weighted = area_normals(points, triangles)
     summed = np.zeros_like(points, dtype=float)
     for k in range(3):
-        np.add.at(summed, triangles[:, k], area_normals)
+        np.add.at(summed, triangles[:, k], weighted)
     used = np.zeros(len(points), dtype=bool)
     used[triangles.ravel()] = True
     length = np.linalg.norm(summed, axis=1, keepdims=True)
@@ -64,8 +87,8 @@ def node_normals(points: np.ndarray, triangles: np.ndarray, *, visible: float = 
         raise ValueError("a wall node has no well-defined normal (zero-area neighbourhood)")
     normals = np.divide(summed, length, out=np.zeros_like(summed), where=length > 0)
     corner_node = triangles.ravel()
-    corner_normal = np.repeat(area_normals / np.linalg.norm(area_normals, axis=1,
-                                                            keepdims=True), 3, axis=0)
+    corner_normal = np.repeat(weighted / np.linalg.norm(weighted, axis=1, keepdims=True), 3,
+                              axis=0)
     best, best_alignment = normals.copy(), np.full(len(points), -np.inf)
     for step in 0.5 * 0.85 ** np.arange(rounds):
         alignment = np.einsum("ij,ij->i", normals[corner_node], corner_normal)
@@ -136,11 +159,10 @@ def extrude(points: np.ndarray, triangles: np.ndarray, heights: np.ndarray,
         normals[:, symmetry_axis] *= scale  # not renormalised: the layer thins instead
         normals[on_plane] /= np.linalg.norm(normals[on_plane], axis=1, keepdims=True)
     corners = points[triangles]
-    edges = np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2)
-    doubled_area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
-                                           corners[:, 2] - corners[:, 0]), axis=1)
+    longest = np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2).max(axis=1)
+    doubled_area = 2 * np.linalg.norm(area_normals(points, triangles), axis=1)
     altitude = np.full(len(points), np.inf)
-    np.minimum.at(altitude, triangles, (doubled_area / edges.max(axis=1))[:, None])
+    np.minimum.at(altitude, triangles, (doubled_area / longest)[:, None])
     height_scale = np.minimum(1.0, altitude / heights[-1])
     offsets = np.concatenate([[0.0], heights])[:, None] * height_scale[None, :]
     layered = points[None, :, :] + offsets[:, :, None] * normals[None, :, :]
@@ -168,6 +190,18 @@ def prism_volumes(points: np.ndarray, prisms: np.ndarray) -> np.ndarray:
     return -signed_measures(points, CellBlock("wedge", np.asarray(prisms)))
 
 
+def check_prisms(points: np.ndarray, prisms: np.ndarray) -> None:
+    """Raise :class:`~meshorder.errors.TopologyError` if any prism is inverted or flat.
+
+    The message counts them and names the first, with its nodes.
+    """
+    bad = np.flatnonzero(prism_volumes(points, prisms) <= 0)
+    if len(bad):
+        raise TopologyError(f"{len(bad)} of {len(prisms)} prisms are inverted or flat, the first "
+                            f"prism {bad[0]} (nodes {prisms[bad[0]].tolist()}); lower the first "
+                            "layer height or the growth")
+
+
 def boundary_loop(triangles: np.ndarray, nodes_on_edge: np.ndarray) -> np.ndarray:
     """The closed loop of boundary edges of ``triangles`` whose two nodes are flagged.
 
@@ -175,7 +209,7 @@ def boundary_loop(triangles: np.ndarray, nodes_on_edge: np.ndarray) -> np.ndarra
     ``nodes_on_edge`` (a boolean mask over nodes) are chained. The loop follows the
     triangles' orientation and is returned as node indices, the first not repeated.
     """
-    directed = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
+    directed = directed_edges(triangles)
     key = np.sort(directed, axis=1)
     _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     single = counts[inverse.ravel()] == 1

@@ -21,9 +21,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="couette only: quads or triangles")
     p.add_argument("--threads", type=int, default=None,
                    help="3D only: gmsh threads (parallel meshing numbers cells in thread order)")
-    p.add_argument("--prism-layers", type=int, default=None,
+    p.add_argument("--prism-layers", type=non_negative_int, default=None,
                    help="wing only: prism layers on the wall (default 5; 0: tetrahedra only)")
     p.set_defaults(run=run)
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
