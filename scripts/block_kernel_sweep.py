@@ -37,7 +37,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
     print(f"{path}: {mesh.n_cells} cells; copy bandwidth {copy:.0f} GB/s", flush=True)
     rows = []
     for ordering in orderings:
-        plan = make_plan(mesh, PlanOptions(cells=ordering, colour=True), topology=topology)
+        plan = make_plan(mesh, PlanOptions(cells=ordering), topology=topology)
         tables = {}
         for precision, dtype in (("fp64", np.float64), ("fp32", np.float32)):
             faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
@@ -48,8 +48,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
             runs = [("atomic", 256)] + [(s, b) for b in BLOCK_SIZES
                                         for s in ("block-atomic", "colour")]
             for strategy, block in runs:
-                runner = kernels.FaceFlux(faces, mesh.n_cells, strategy, plan.colour_order,
-                                          plan.colour_offsets, block=block, tables=tables)
+                runner = kernels.FaceFlux(faces, mesh.n_cells, strategy, block=block, tables=tables)
                 residual = cupy.zeros_like(state)
                 runner(state, residual, GAMMA)
                 error = float(cupy.abs(residual - reference).max() / cupy.abs(reference).max())

@@ -33,13 +33,11 @@ def emulate(blocks, faces, state):
     residual = np.zeros_like(state)
     for first, last in zip(blocks.block_offsets[:-1], blocks.block_offsets[1:], strict=True):
         for block in blocks.block_order[first:last]:
-            f = block_faces(blocks, block, faces.n_faces)
-            cells = blocks.block_cells(block)
-            local = np.zeros((5, len(cells)))
-            np.subtract.at(local.T, blocks.local_left[f], flux[:, f].T)
-            inner = f[blocks.local_right[f] >= 0]
-            np.add.at(local.T, blocks.local_right[inner], flux[:, inner].T)
-            residual[:, cells] += local
+            face_flux = flux[:, block_faces(blocks, block, faces.n_faces)]
+            for entry in range(blocks.cell_offsets[block], blocks.cell_offsets[block + 1]):
+                sides = blocks.sides[blocks.side_offsets[entry]:blocks.side_offsets[entry + 1]]
+                sign = np.where(sides % 2 == 1, 1.0, -1.0)
+                residual[:, blocks.cells[entry]] += (face_flux[:, sides // 2] * sign).sum(axis=1)
     return residual
 
 
@@ -63,11 +61,15 @@ def test_blocks_are_race_free_and_map_back_to_global_cells(mesh, cells, block_si
         assert np.array_equal(blocks.local_right[f] < 0, boundary)
         assert np.array_equal(cells_of_block[blocks.local_right[f][~boundary]],
                               faces.right[f][~boundary])
-        for colour in range(blocks.n_face_colours):
-            mine = f[blocks.face_colour[f] == colour]
-            touched = np.concatenate([blocks.local_left[mine],
-                                      blocks.local_right[mine][faces.right[mine] >= 0]])
-            assert len(np.unique(touched)) == len(touched)
+        first = blocks.cell_offsets[block]
+        for local, cell in enumerate(cells_of_block):
+            entry = first + local
+            sides = blocks.sides[blocks.side_offsets[entry]:blocks.side_offsets[entry + 1]]
+            assert np.all(np.diff(sides) > 0)
+            expected = [2 * k + is_right for k, face in enumerate(f)
+                        for is_right, c in enumerate((faces.left[face], faces.right[face]))
+                        if c == cell]
+            assert sides.tolist() == expected
     for first, last in zip(blocks.block_offsets[:-1], blocks.block_offsets[1:], strict=True):
         members = np.concatenate([blocks.block_cells(b) for b in blocks.block_order[first:last]])
         assert len(np.unique(members)) == len(members)
@@ -100,6 +102,6 @@ def test_blocks_colour_past_one_palette_of_64():
     # a star: every face touches cell 0, so every block conflicts with every other
     n = 100
     blocks = build_face_blocks(np.zeros(n, dtype=np.int64), np.arange(1, n + 1), n + 1,
-                               face_colour=np.zeros(n, dtype=np.int64), block_size=1)
+                               block_size=1)
     assert blocks.n_block_colours == n
     assert sorted(blocks.block_order) == list(range(n))

@@ -1,7 +1,7 @@
 """``gpusolver bench``: the finite-volume solver per ordering x strategy x precision.
 
-For each cell ordering a plan (greedy faces, face colours) is made; then, per
-precision and strategy:
+For each cell ordering a plan (greedy faces; face colours where ``colour-flat`` or
+the solver's ``colour`` needs them) is made; then, per precision and strategy:
 
 - the face-flux kernel (Rusanov, 5 variables) is timed, and its achieved bandwidth
   under the minimum-bytes model divided by the copy bandwidth measured in the same run;
@@ -71,7 +71,9 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
     state64 = random_state(mesh.n_cells, np.random.default_rng(0))
     rows, cpu_ms = [], {}
     for name, (order, _) in orders.items():
-        plan = make_plan(mesh, PlanOptions(cells=name, colour=True), topology=topology,
+        colour = "colour-flat" in strategies or (name in residual_orderings
+                                                 and "colour" in strategies)
+        plan = make_plan(mesh, PlanOptions(cells=name, colour=colour), topology=topology,
                          cell_order=order)
         tables = {}  # host tables of this plan's faces, shared by precisions and strategies
         for precision in precisions:
@@ -90,7 +92,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                        "strategy": strategy, "precision": precision,
                        "kernel_ms": seconds * 1e3, "gb_s": minimum / seconds / 1e9,
                        "copy_gb_s": copy_gbs, "ratio_to_copy": minimum / seconds / 1e9 / copy_gbs,
-                       "colours": len(plan.colour_offsets) - 1,
+                       "colours": len(plan.colour_offsets) - 1 if colour else None,
                        "extra_mb": runner.extra_bytes() / 1e6}
                 if strategy == "colour":
                     row["block_colours"] = runner.blocks.n_block_colours

@@ -6,8 +6,8 @@ colouring (the OP2 scheme) keeps the plan's face order and cuts it into blocks
 of consecutive faces, one CUDA thread block each:
 
 - a block stages the states of the cells it touches in shared memory, computes its
-  face fluxes, and accumulates them in shared memory, one face colour at a time
-  (faces of one colour share no cell, so no atomics are needed inside the block);
+  face fluxes into shared slots, and each of its cells then sums the slots of its
+  faces (a per-block cell-to-face table, so no atomics are needed inside the block);
 - blocks are coloured so that two blocks of one colour share no cell; one launch
   per block colour then adds each block's shared sums into the global residual
   with plain read-modify-writes.
@@ -22,18 +22,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshorder.colouring import MAX_COLOURS, colour_items
+from meshorder.colouring import MAX_COLOURS
 
 #: Faces per block: one thread per face.
 DEFAULT_BLOCK_SIZE = 256
 
-#: Most faces per block: a block's local cell numbers (at most two per face) are int16.
+#: Most faces per block: a block's local cell numbers (at most two per face) and its
+#: face sides (two per face) are int16.
 MAX_BLOCK_SIZE = 16383
 
 
 @dataclass(frozen=True)
 class FaceBlocks:
-    """Blocks of consecutive faces, their cells, and the two colourings.
+    """Blocks of consecutive faces, their cells, each cell's faces, and the block colouring.
 
     Attributes
     ----------
@@ -47,9 +48,12 @@ class FaceBlocks:
     local_left, local_right : numpy.ndarray
         int16 position of each face's cells among its block's cells (``-1``: no
         right cell, a boundary face).
-    face_colour : numpy.ndarray
-        uint8 colour of each face; faces of one colour in one block share no cell.
-    n_face_colours : int
+    side_offsets : numpy.ndarray
+        int32, ``(len(cells) + 1,)``: the faces of the ``i``-th entry of ``cells``
+        are ``sides[side_offsets[i]:side_offsets[i + 1]]``.
+    sides : numpy.ndarray
+        int16 ``2 * k + 1`` where the cell is the right cell of its block's face
+        ``k``, ``2 * k`` where it is the left cell, in face order.
     block_order, block_offsets : numpy.ndarray
         int32 blocks grouped by colour: colour ``k`` is
         ``block_order[block_offsets[k]:block_offsets[k + 1]]``.
@@ -60,8 +64,8 @@ class FaceBlocks:
     cells: np.ndarray
     local_left: np.ndarray
     local_right: np.ndarray
-    face_colour: np.ndarray
-    n_face_colours: int
+    side_offsets: np.ndarray
+    sides: np.ndarray
     block_order: np.ndarray
     block_offsets: np.ndarray
 
@@ -86,17 +90,14 @@ class FaceBlocks:
 
 
 def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
-                      face_colour: np.ndarray | None = None,
                       block_size: int = DEFAULT_BLOCK_SIZE) -> FaceBlocks:
-    """Cut faces (in their given order) into blocks and colour faces and blocks.
+    """Cut faces (in their given order) into blocks, list each block cell's faces, colour blocks.
 
     Parameters
     ----------
     left, right : numpy.ndarray
         Cells of each face; ``right = -1`` on the boundary.
     n_cells : int
-    face_colour : numpy.ndarray, optional
-        A race-free face colouring (for example the plan's); computed when omitted.
     block_size : int
         Faces per block, at most :data:`MAX_BLOCK_SIZE`.
 
@@ -116,9 +117,6 @@ def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
     n_faces = len(left)
-    if face_colour is None:
-        face_colour = colour_items(left, right, n_cells, balanced=False).colour
-    face_colour = np.asarray(face_colour)
     block_of_face = np.arange(n_faces, dtype=np.int64) // block_size
     n_blocks = -(-n_faces // block_size)
     interior = right >= 0
@@ -134,6 +132,8 @@ def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
                                              + right[interior])
                              - cell_offsets[block_of_face[interior]])
     cells = keys % n_cells
+    side_offsets, sides = _cell_sides(cell_offsets[block_of_face], local_left, local_right,
+                                      block_size, len(cells))
     block_colour = _colour_blocks(cells, cell_offsets, n_cells)
     block_order = np.argsort(block_colour, kind="stable")
     block_offsets = np.concatenate([[0], np.cumsum(np.bincount(block_colour))])
@@ -143,11 +143,27 @@ def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
         cells=cells.astype(np.int32),
         local_left=local_left.astype(np.int16),
         local_right=local_right.astype(np.int16),
-        face_colour=face_colour.astype(np.uint8),
-        n_face_colours=int(face_colour.max(initial=-1)) + 1,
+        side_offsets=side_offsets,
+        sides=sides,
         block_order=block_order.astype(np.int32),
         block_offsets=block_offsets.astype(np.int32),
     )
+
+
+def _cell_sides(first_cell: np.ndarray, local_left: np.ndarray, local_right: np.ndarray,
+                block_size: int, n_entries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each block cell's faces: ``side_offsets`` and ``sides`` of :class:`FaceBlocks`.
+
+    ``first_cell`` is, per face, the position in ``cells`` of its block's first cell.
+    """
+    local_face = np.arange(len(local_left), dtype=np.int64) % block_size
+    interior = local_right >= 0
+    entry = np.concatenate([first_cell + local_left, (first_cell + local_right)[interior]])
+    side = np.concatenate([2 * local_face, 2 * local_face[interior] + 1])
+    order = np.argsort(entry * (2 * block_size) + side)  # by cell, then by face
+    counts = np.bincount(entry, minlength=n_entries)
+    side_offsets = np.concatenate([[0], np.cumsum(counts)])
+    return side_offsets.astype(np.int32), side[order].astype(np.int16)
 
 
 def _colour_blocks(cells: np.ndarray, cell_offsets: np.ndarray, n_cells: int) -> np.ndarray:

@@ -101,18 +101,6 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
          np.int64(row_stride)))
 
 
-def _face_blocks(faces, n_cells: int, colour_order, colour_offsets, block: int):
-    """Block colouring of ``faces``, inside blocks by the plan's face colours if given."""
-    from ..face_blocks import build_face_blocks
-
-    face_colour = None
-    if colour_order is not None and len(colour_order):
-        face_colour = np.empty(faces.n_faces, dtype=np.int64)
-        for k, (a, b) in enumerate(itertools.pairwise(colour_offsets)):
-            face_colour[colour_order[a:b]] = k
-    return build_face_blocks(faces.left, faces.right, n_cells, face_colour, block)
-
-
 class FaceFlux:
     """The Rusanov face-flux pass under one strategy, with its device arrays prepared.
 
@@ -124,8 +112,7 @@ class FaceFlux:
     strategy : str
         One of :data:`STRATEGIES`.
     colour_order, colour_offsets : numpy.ndarray, optional
-        The plan's face colouring (needed for ``colour-flat``; ``colour`` uses it
-        inside its blocks and computes one when it is missing).
+        The plan's face colouring (needed for ``colour-flat``).
     block : int
         Threads per block (faces per block for ``colour`` and ``block-atomic``).
     tables : dict, optional
@@ -146,8 +133,9 @@ class FaceFlux:
             self.ranges = [(int(a), int(b)) for a, b in itertools.pairwise(colour_offsets)]
         tables = {} if tables is None else tables
         if strategy in ("colour", "block-atomic") and ("blocks", block) not in tables:
-            tables["blocks", block] = _face_blocks(faces, n_cells, colour_order,
-                                                   colour_offsets, block)
+            from ..face_blocks import build_face_blocks
+
+            tables["blocks", block] = build_face_blocks(faces.left, faces.right, n_cells, block)
         if strategy in ("reduce", "gather"):
             if "slots" not in tables:
                 from ..fv.accumulate import face_slots
@@ -180,8 +168,9 @@ class FaceFlux:
         self.blocks = blocks
         self.block_arrays = [cupy.asarray(a) for a in (blocks.cell_offsets, blocks.cells,
                                                        blocks.local_left, blocks.local_right,
-                                                       blocks.face_colour)]
-        self.shared_bytes = 2 * 5 * blocks.max_block_cells * self.dtype.itemsize
+                                                       blocks.side_offsets, blocks.sides)]
+        # the states of the block's cells and the fluxes of its faces
+        self.shared_bytes = 5 * (blocks.max_block_cells + self.block) * self.dtype.itemsize
         self.block_kernel = kernel("face_flux.cu", "face_flux_blocks" if self.strategy == "colour"
                                    else "face_flux_blocks_atomic", self.dtype)
         if self.block > self.block_kernel.max_threads_per_block:
@@ -197,9 +186,9 @@ class FaceFlux:
         else:  # one launch per block colour
             self.block_order = cupy.asarray(blocks.block_order)
             self.launch_offsets = blocks.block_offsets.tolist()
-        # beyond the minimum: the cell lists, and states and residuals of cells that
-        # several blocks touch (each block moves its own copy)
-        self.extra = (blocks.cells.nbytes
+        # beyond the minimum: the cell and face-side tables, and states and residuals of
+        # cells that several blocks touch (each block moves its own copy)
+        self.extra = (blocks.cells.nbytes + blocks.side_offsets.nbytes + blocks.sides.nbytes
                       + (len(blocks.cells) - self.n_cells) * 5 * 3 * self.dtype.itemsize
                       - self.n_faces * 4)  # 2 x int16 local cells replace 2 x int32
 
@@ -214,8 +203,7 @@ class FaceFlux:
                 _grid(self.n_faces, block), (block,), (state, residual, *self.arrays, *common))
         elif self.strategy in ("colour", "block-atomic"):
             b = self.blocks
-            extra = (np.int32(b.n_face_colours), np.int32(b.max_block_cells),
-                     np.int32(b.block_size))
+            extra = (np.int32(b.max_block_cells), np.int32(b.block_size))
             for first, last in itertools.pairwise(self.launch_offsets):
                 self.block_kernel((last - first,), (block,),
                                   (state, residual, self.block_order[first:last],
