@@ -65,6 +65,19 @@ def test_cuthill_mckee_orders_children_by_degree():
     assert sizes.tolist() == [1, 3, 1]
 
 
+def test_cuthill_mckee_keeps_children_of_the_same_two_parents_together():
+    # seed 0; parents 1 (rank 1) and 2 (rank 2); 3 hangs from both, 4 from 1 only,
+    # 6 from 2 only. 3 and 4 share their earliest parent 1 and their degree, so plain
+    # Cuthill-McKee takes 3 first (lower id); its latest parent is 2, so it goes after 4
+    # and next to 6, its sibling under 2.
+    graph = CSR.from_pairs(np.array([0, 0, 1, 2, 1, 4, 2]), np.array([1, 2, 3, 3, 4, 5, 6]), 7)
+    order, sizes = cuthill_mckee(graph, np.array([0]))
+    assert order.tolist() == [0, 1, 2, 4, 3, 6, 5]
+    assert sizes.tolist() == [1, 2, 3, 1]
+    order, _ = cuthill_mckee(graph, np.array([0]), by_degree=False)
+    assert order.tolist() == [0, 1, 2, 4, 3, 6, 5]
+
+
 def test_rcm_handles_components_and_isolated_vertices():
     graph = CSR.from_pairs(np.array([0, 1, 4]), np.array([1, 2, 5]), 7)  # 3 isolated
     data = OrderingInput(graph, np.zeros((7, 3)), np.array([], dtype=np.int64))
