@@ -18,7 +18,6 @@ import numpy as np
 from .errors import MeshorderError
 
 MAX_COLOURS = 64  # one uint64 bit mask per vertex
-INDEX_PRIORITY_ROUNDS = 8
 
 
 class ColouringError(MeshorderError, ValueError):
@@ -96,26 +95,23 @@ def colour_items(a: np.ndarray, b: np.ndarray, n_vertices: int, *,
     used = np.zeros(n_vertices + 1, dtype=np.uint64)
     colour = np.full(m, -1, dtype=np.int64)
     pending = np.arange(m, dtype=np.int64)
-    # Index priorities reproduce sequential first-fit (optimal on structured meshes), but on
-    # a locally ordered mesh they chain conflicts over hundreds of rounds; after
-    # INDEX_PRIORITY_ROUNDS the rest is settled with seeded random priorities.
-    priority = np.arange(m, dtype=np.int64)
-    rounds = 0
+    # Seeded random priorities. (Index priorities, tried first, mimic sequential first-fit
+    # but chain conflicts: each round settled under 1% of the items, and the colour counts
+    # came out the same.)
+    priority = np.random.default_rng(0).permutation(m).astype(np.int64)
+    claims = _ClaimTable(n_vertices)
     while len(pending):
-        rounds += 1
-        if rounds == INDEX_PRIORITY_ROUNDS:
-            priority = np.random.default_rng(0).permutation(m).astype(np.int64)
         free = ~(used[a[pending]] | used[b[pending]])
         if np.any(free == 0):
             raise ColouringError(f"more than {MAX_COLOURS} colours would be needed")
         proposal = _lowest_bit(free)
-        winners = _winners(pending, proposal, a, b, n_vertices, priority)
+        winners = _winners(pending, proposal, a, b, priority, claims)
         _assign(used, colour, pending[winners], proposal[winners], a, b, n_vertices)
         pending = pending[~winners]
     if m:
-        _drop_top_colours(used, colour, a, b, n_vertices, priority)
+        _drop_top_colours(used, colour, a, b, n_vertices, priority, claims)
     if balanced and m:
-        _rebalance(used, colour, a, b, n_vertices, priority)
+        _rebalance(used, colour, a, b, n_vertices, priority, claims)
     order = np.argsort(colour, kind="stable").astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(colour))]).astype(np.int64)
     return Colouring(colour, order, offsets)
@@ -138,7 +134,8 @@ def _assign(used: np.ndarray, colour: np.ndarray, items: np.ndarray, new: np.nda
 
 
 def _drop_top_colours(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarray,
-                      n_vertices: int, priority: np.ndarray, rounds: int = 16) -> None:
+                      n_vertices: int, priority: np.ndarray, claims: _ClaimTable,
+                      rounds: int = 16) -> None:
     """Move items of the highest colour into lower free colours; drop the class if emptied."""
     for _ in range(rounds):
         top = int(colour.max())
@@ -148,12 +145,13 @@ def _drop_top_colours(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np
                                           np.uint64((1 << top) - 1), top)
         if not len(movers):
             return
-        winners = _winners(movers, proposal, a, b, n_vertices, priority)
+        winners = _winners(movers, proposal, a, b, priority, claims)
         _assign(used, colour, movers[winners], proposal[winners], a, b, n_vertices)
 
 
 def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarray,
-               n_vertices: int, priority: np.ndarray, rounds: int = 8) -> None:
+               n_vertices: int, priority: np.ndarray, claims: _ClaimTable,
+               rounds: int = 8) -> None:
     """Move items from large classes to small ones (same colour count), in place."""
     n_colours = int(colour.max()) + 1
     target = -(-len(colour) // n_colours)
@@ -167,7 +165,7 @@ def _rebalance(used: np.ndarray, colour: np.ndarray, a: np.ndarray, b: np.ndarra
                                           small_mask, n_colours)
         if not len(movers):
             return
-        winners = _winners(movers, proposal, a, b, n_vertices, priority)
+        winners = _winners(movers, proposal, a, b, priority, claims)
         movers, proposal = movers[winners], proposal[winners]
         # respect capacities: sources stay >= target, destinations stay <= target
         leave = _rank_within(colour[movers]) < (sizes - target)[colour[movers]]
@@ -208,15 +206,41 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
     return rank
 
 
+class _ClaimTable:
+    """The lowest priority claiming each (vertex, colour) slot, reused by every round.
+
+    Allocating and filling a fresh ``(n_vertices + 1) x colours`` table each round
+    cost about a third of the colouring at 10M faces; this one is filled once, and
+    each round puts back the slots it touched.
+    """
+
+    EMPTY = np.iinfo(np.int64).max
+
+    def __init__(self, n_vertices: int):
+        self.n_vertices = n_vertices
+        self.width = 0
+        self.best = np.zeros(0, dtype=np.int64)
+
+    def slots(self, vertices: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        """Slot of each (vertex, colour), widening the table for a new highest colour."""
+        width = int(colours.max()) + 1
+        if width > self.width:
+            self.width = width
+            self.best = np.full((self.n_vertices + 1) * self.width, self.EMPTY, dtype=np.int64)
+        return vertices * self.width + colours
+
+
 def _winners(pending: np.ndarray, proposal: np.ndarray, a: np.ndarray, b: np.ndarray,
-             n_vertices: int, priority: np.ndarray) -> np.ndarray:
+             priority: np.ndarray, claims: _ClaimTable) -> np.ndarray:
     """Mask of pending items that hold their proposal at both vertices (lowest priority wins)."""
-    width = int(proposal.max()) + 1
-    slot_a = a[pending] * width + proposal
-    slot_b = b[pending] * width + proposal
+    slot_a = claims.slots(a[pending], proposal)
+    slot_b = claims.slots(b[pending], proposal)
     mine = priority[pending]
-    best = np.full((n_vertices + 1) * width, np.iinfo(np.int64).max, dtype=np.int64)
+    best = claims.best
     np.minimum.at(best, slot_a, mine)
     np.minimum.at(best, slot_b, mine)
-    one_vertex = b[pending] == n_vertices  # the dummy vertex never conflicts
-    return (best[slot_a] == mine) & ((best[slot_b] == mine) | one_vertex)
+    one_vertex = b[pending] == claims.n_vertices  # the dummy vertex never conflicts
+    won = (best[slot_a] == mine) & ((best[slot_b] == mine) | one_vertex)
+    best[slot_a] = claims.EMPTY
+    best[slot_b] = claims.EMPTY
+    return won
