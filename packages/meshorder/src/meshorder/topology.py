@@ -49,13 +49,11 @@ class CSR:
     @classmethod
     def from_pairs(cls, a: np.ndarray, b: np.ndarray, n: int) -> CSR:
         """Symmetric graph from undirected edges ``(a[k], b[k])``, duplicates removed."""
-        rows = np.concatenate([a, b])
-        cols = np.concatenate([b, a])
-        order = np.lexsort((cols, rows))
-        rows, cols = rows[order], cols[order]
-        keep = np.ones(len(rows), dtype=bool)
-        keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-        rows, cols = rows[keep], cols[keep]
+        key = np.concatenate([a * np.int64(n) + b, b * np.int64(n) + a])
+        key.sort()  # one sort of (row, column) keys: faster than np.lexsort of both
+        keep = np.ones(len(key), dtype=bool)
+        keep[1:] = key[1:] != key[:-1]
+        rows, cols = np.divmod(key[keep], np.int64(n))
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
         return cls(indptr, cols.astype(np.int64))
@@ -211,13 +209,37 @@ def sorted_columns(nodes: np.ndarray) -> list[np.ndarray]:
 
 
 def _sort_keys(nodes: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Integer keys equal exactly when two rows hold the same set of nodes."""
+    """Integer keys equal exactly when two rows hold the same set of nodes.
+
+    The last key alone tells rows apart except where they share their three highest
+    nodes (``_grouping_order`` relies on that being rare) whenever the node ids fit in
+    21 bits.
+    """
     s = np.column_stack(sorted_columns(nodes)) + 1  # padding -1 becomes 0 and sorts first
     if s.shape[1] == 2:
         return (s[:, 0] << 32 | s[:, 1],)
-    if s[:, 0].max(initial=0) == 0 and s.max(initial=0) < 2**21:  # triangles only: one key
-        return (s[:, 1] << 42 | s[:, 2] << 21 | s[:, 3],)
+    if s.max(initial=0) < 2**21:
+        highest_three = s[:, 1] << 42 | s[:, 2] << 21 | s[:, 3]
+        if s[:, 0].max(initial=0) == 0:  # triangles only: one key
+            return (highest_three,)
+        return (s[:, 0], highest_three)
     return (s[:, 0] << 32 | s[:, 1], s[:, 2] << 32 | s[:, 3])
+
+
+def _grouping_order(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+    """A stable permutation that makes rows with equal keys adjacent.
+
+    Sorts by the last key alone when that already groups equal rows (one stable sort
+    instead of ``np.lexsort``'s one per key), otherwise by all keys.
+    """
+    order = np.argsort(keys[-1], kind="stable")
+    if len(keys) == 1:
+        return order
+    last = keys[-1][order]
+    tied = np.flatnonzero(last[1:] == last[:-1])
+    if all(np.array_equal(k[order[tied]], k[order[tied + 1]]) for k in keys[:-1]):
+        return order
+    return np.lexsort(keys[::-1])
 
 
 def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
@@ -235,7 +257,7 @@ def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
     owner = np.concatenate([owner, np.full(len(rows) - n_cell_rows, -1, np.int64)])
     del per_block, facet_rows
     keys = _sort_keys(rows)
-    order = np.lexsort(keys[::-1]) if len(keys) > 1 else np.argsort(keys[0], kind="stable")
+    order = _grouping_order(keys)
     sorted_keys = [k[order] for k in keys]
     starts_mask = np.ones(len(order), dtype=bool)
     for k in sorted_keys:
