@@ -210,7 +210,7 @@ class _ClaimTable:
     """The lowest priority claiming each (vertex, colour) slot, reused by every round.
 
     Allocating and filling a fresh ``(n_vertices + 1) x colours`` table each round
-    cost about a third of the colouring at 10M faces; this one is filled once, and
+    cost about an eighth of the colouring at 10M faces; this one is filled once, and
     each round puts back the slots it touched.
     """
 
