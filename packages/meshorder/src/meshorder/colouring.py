@@ -221,20 +221,20 @@ class _ClaimTable:
         self.width = 0
         self.best = np.zeros(0, dtype=np.int64)
 
-    def slots(self, vertices: np.ndarray, colours: np.ndarray) -> np.ndarray:
-        """Slot of each (vertex, colour), widening the table for a new highest colour."""
+    def slots(self, colours: np.ndarray, *vertices: np.ndarray) -> list[np.ndarray]:
+        """Slots of (vertex, colour) for each vertex array, widening the table for a new
+        highest colour."""
         width = int(colours.max()) + 1
         if width > self.width:
             self.width = width
             self.best = np.full((self.n_vertices + 1) * self.width, self.EMPTY, dtype=np.int64)
-        return vertices * self.width + colours
+        return [v * self.width + colours for v in vertices]
 
 
 def _winners(pending: np.ndarray, proposal: np.ndarray, a: np.ndarray, b: np.ndarray,
              priority: np.ndarray, claims: _ClaimTable) -> np.ndarray:
     """Mask of pending items that hold their proposal at both vertices (lowest priority wins)."""
-    slot_a = claims.slots(a[pending], proposal)
-    slot_b = claims.slots(b[pending], proposal)
+    slot_a, slot_b = claims.slots(proposal, a[pending], b[pending])
     mine = priority[pending]
     best = claims.best
     np.minimum.at(best, slot_a, mine)

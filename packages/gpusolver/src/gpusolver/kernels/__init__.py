@@ -180,12 +180,11 @@ class FaceFlux:
         # above 48 KiB a kernel must opt in to dynamic shared memory (Hopper: 227 KiB)
         self.block_kernel.max_dynamic_shared_size_bytes = max(
             self.block_kernel.max_dynamic_shared_size_bytes, self.shared_bytes)
-        if self.strategy == "block-atomic":  # every block in one launch
-            self.block_order = cupy.arange(blocks.n_blocks, dtype=cupy.int32)
-            self.launch_offsets = [0, blocks.n_blocks]
-        else:  # one launch per block colour
-            self.block_order = cupy.asarray(blocks.block_order)
-            self.launch_offsets = blocks.block_offsets.tolist()
+        self.block_order = cupy.asarray(blocks.block_order)
+        # one launch per block colour; block-atomic: every block in one launch, in order
+        # (its kernel takes blocks by blockIdx and does not read block_order)
+        self.launch_offsets = ([0, blocks.n_blocks] if self.strategy == "block-atomic"
+                               else blocks.block_offsets.tolist())
         # beyond the minimum: the cell and face-side tables, and states and residuals of
         # cells that several blocks touch (each block moves its own copy)
         self.extra = (blocks.cells.nbytes + blocks.side_offsets.nbytes + blocks.sides.nbytes
