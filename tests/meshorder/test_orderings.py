@@ -7,7 +7,10 @@ from hypothesis import strategies as st
 
 from meshorder import Topology
 from meshorder.graph import cuthill_mckee, first_occurrences, pseudo_peripheral_node
+from meshorder.hyperplanes import wavefront_levels
+from meshorder.metrics import renumber_graph
 from meshorder.orderings import ORDERINGS, OrderingInput, get_ordering
+from meshorder.orderings.rcm import reverse_cuthill_mckee
 from meshorder.permutation import check_permutation
 from meshorder.testing import grid_mesh
 from meshorder.topology import CSR
@@ -24,8 +27,14 @@ def path_graph(n: int) -> CSR:
 
 
 def test_rcm_golden_on_2x3_grid():
-    # cells i*3+j; CM from pseudo-peripheral cell 0 visits 0, 3, 1, 4, 2, 5
-    assert get_ordering("rcm")(ordering_input(grid_mesh(2, 3))).tolist() == [5, 2, 4, 1, 3, 0]
+    # cells i*3+j; CM from pseudo-peripheral cell 0 visits 0, 3, 1, 4, 2, 5: four levels
+    graph = ordering_input(grid_mesh(2, 3)).graph
+    assert reverse_cuthill_mckee(graph, wavefront_passes=0).tolist() == [5, 2, 4, 1, 3, 0]
+    # 5 moves after 2 and 4 inside the group of the first four, then 0 before 1 and 3
+    # inside the group shifted by two: the red-black order, two levels
+    refined = get_ordering("rcm")(ordering_input(grid_mesh(2, 3)))
+    assert refined.tolist() == [2, 4, 5, 0, 1, 3]
+    assert wavefront_levels(renumber_graph(graph, refined)).n_levels == 2
 
 
 def test_layers_golden_seeded_from_bottom():

@@ -20,12 +20,30 @@ def gather(graph: CSR, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> gather(g, np.array([1, 0]))
     (array([0, 2, 1]), array([0, 0, 1]))
     """
+    offsets, counts = neighbour_offsets(graph, rows)
+    return graph.indices[offsets], np.repeat(np.arange(len(rows)), counts)
+
+
+def gather_neighbours(graph: CSR, rows: np.ndarray) -> np.ndarray:
+    """Neighbours of ``rows``, concatenated in row order (:func:`gather` without positions).
+
+    Examples
+    --------
+    >>> g = CSR(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]))
+    >>> gather_neighbours(g, np.array([1, 0])).tolist()
+    [0, 2, 1]
+    """
+    return graph.indices[neighbour_offsets(graph, rows)[0]]
+
+
+def neighbour_offsets(graph: CSR, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``graph.indices`` of the neighbours of ``rows`` (in row order), and counts."""
     starts = graph.indptr[rows]
     counts = graph.indptr[rows + 1] - starts
-    total = int(counts.sum())
-    first = np.cumsum(counts) - counts
-    offsets = np.repeat(starts - first, counts) + np.arange(total)
-    return graph.indices[offsets], np.repeat(np.arange(len(rows)), counts)
+    ends = np.cumsum(counts)
+    offsets = np.arange(ends[-1] if len(ends) else 0)
+    offsets += np.repeat(starts - (ends - counts), counts)
+    return offsets, counts
 
 
 def first_occurrences(values: np.ndarray, scratch: np.ndarray) -> np.ndarray:

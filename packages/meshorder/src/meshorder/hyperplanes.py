@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import first_occurrences, gather
+from .graph import first_occurrences, gather_neighbours
 from .topology import CSR
 
 
@@ -64,27 +64,50 @@ def wavefront_levels(graph: CSR, *, backward: bool = False) -> Levels:
     >>> wavefront_levels(path).level.tolist()
     [0, 1, 2]
     """
-    n = graph.n
-    rows = np.repeat(np.arange(n), graph.degrees())
-    upstream = (graph.indices > rows) if backward else (graph.indices < rows)
-    waiting = np.bincount(rows[upstream], minlength=n)
+    lower, upper = _split_by_direction(graph)
+    return _sweep(lower, upper) if backward else _sweep(upper, lower)
+
+
+def sweep_levels(graph: CSR) -> tuple[Levels, Levels]:
+    """Forward and backward levels of ``graph`` (:func:`wavefront_levels` both ways).
+
+    The graph is split into lower and higher neighbours once for both sweeps.
+    """
+    lower, upper = _split_by_direction(graph)
+    return _sweep(upper, lower), _sweep(lower, upper)
+
+
+def _split_by_direction(graph: CSR) -> tuple[CSR, CSR]:
+    """The lower-numbered and the higher-numbered neighbours of every vertex."""
+    rows = np.repeat(np.arange(graph.n, dtype=np.int32 if graph.n < 2**31 else np.int64),
+                     graph.degrees())
+    below = graph.indices < rows
+    parts = []
+    for keep in (below, ~below):
+        indptr = np.zeros(graph.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[keep], minlength=graph.n), out=indptr[1:])
+        parts.append(CSR(indptr, graph.indices[keep]))
+    return parts[0], parts[1]
+
+
+def _sweep(downstream: CSR, upstream: CSR) -> Levels:
+    """Peel vertices whose ``upstream`` neighbours are all done, one level at a time."""
+    n = downstream.n
+    waiting = upstream.degrees()
     level = np.full(n, -1, dtype=np.int64)
     frontier = np.flatnonzero(waiting == 0)
     scratch = np.empty(n, dtype=np.int64)
-    depth = 0
+    fronts = []
     while len(frontier):
-        level[frontier] = depth
-        neighbours, parent = gather(graph, frontier)
-        downstream = (neighbours < frontier[parent]) if backward else (
-            neighbours > frontier[parent])
-        touched = neighbours[downstream]
+        level[frontier] = len(fronts)
+        fronts.append(frontier)
+        touched = gather_neighbours(downstream, frontier)
         np.subtract.at(waiting, touched, 1)
         touched = first_occurrences(touched, scratch)
         frontier = np.sort(touched[waiting[touched] == 0])
-        depth += 1
-    order = np.lexsort((np.arange(n), level)).astype(np.int64)
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(level, minlength=depth))])
-    return Levels(level, order, offsets.astype(np.int64))
+    order = np.concatenate(fronts) if fronts else np.zeros(0, np.int64)
+    offsets = np.concatenate([[0], np.cumsum([len(f) for f in fronts], dtype=np.int64)])
+    return Levels(level, order.astype(np.int64), offsets.astype(np.int64))
 
 
 def renumber_by_level(levels: Levels) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import gather
+from .graph import gather_neighbours
 from .topology import CSR
 
 WARP = 32
@@ -98,5 +98,4 @@ def renumber_graph(graph: CSR, order: np.ndarray) -> CSR:
     rank[order] = np.arange(graph.n)
     indptr = np.zeros(graph.n + 1, dtype=np.int64)
     np.cumsum(graph.degrees()[order], out=indptr[1:])
-    neighbours, _ = gather(graph, order)
-    return CSR(indptr, rank[neighbours])
+    return CSR(indptr, rank[gather_neighbours(graph, order)])

@@ -10,7 +10,7 @@ import numpy as np
 from . import __version__
 from .colouring import colour_items
 from .faceorder import get_face_order
-from .hyperplanes import renumber_by_level, wavefront_levels
+from .hyperplanes import renumber_by_level, sweep_levels
 from .mesh import Mesh
 from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
 from .orderings import OrderingInput, get_ordering
@@ -140,13 +140,12 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     levels = {}
     if options.hyperplanes:
         with steps.step("hyperplanes"):
-            forward = wavefront_levels(new_graph)
+            forward, backward = sweep_levels(new_graph)
             if options.renumber_by_level:
                 cell_order = cell_order[renumber_by_level(forward)]
                 new_graph = renumber_graph(graph, cell_order)
-                forward = wavefront_levels(new_graph)
-            levels = {"forward": forward,
-                      "backward": wavefront_levels(new_graph, backward=True)}
+                forward, backward = sweep_levels(new_graph)
+            levels = {"forward": forward, "backward": backward}
     cell_rank = inverse(cell_order)
     with steps.step(f"faces:{options.faces}"):
         face_order = get_face_order(options.faces)(topology, cell_rank, seed_cells=seed_cells)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshorder.hyperplanes import Levels, wavefront_levels
+from meshorder import hyperplanes
+from meshorder.hyperplanes import Levels
 from meshorder.topology import CSR
 
 from .accumulate import face_slots
@@ -87,7 +88,7 @@ def sweep_levels(host: FVGeometry) -> tuple[Levels, Levels]:
     """Forward and backward wavefront levels of the cell graph in plan order."""
     ni = host.n_interior
     graph = CSR.from_pairs(host.left[:ni], host.right[:ni], host.n_cells)
-    return wavefront_levels(graph), wavefront_levels(graph, backward=True)
+    return hyperplanes.sweep_levels(graph)
 
 
 class LUSGS:

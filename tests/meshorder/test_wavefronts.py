@@ -1,0 +1,58 @@
+"""Shortening LU-SGS wavefronts by reordering cells inside groups of four."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meshorder import Topology
+from meshorder.hyperplanes import wavefront_levels
+from meshorder.metrics import matrix_metrics, renumber_graph
+from meshorder.orderings.rcm import reverse_cuthill_mckee
+from meshorder.permutation import check_permutation
+from meshorder.testing import box_mesh
+from meshorder.wavefronts import GROUP, _permute_rows, shorten_wavefronts
+
+from .test_colouring_levels import edge_lists, random_graph
+
+
+def n_levels(graph, order):
+    return wavefront_levels(renumber_graph(graph, order)).n_levels
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 30), edges=edge_lists, seed=st.integers(0, 1000),
+       passes=st.integers(1, 4))
+def test_refined_order_is_a_permutation_with_no_more_levels(n, edges, seed, passes):
+    graph = random_graph(n, edges)
+    order = np.random.default_rng(seed).permutation(n)
+    refined = shorten_wavefronts(graph, order, passes=passes, slack=1.0)
+    check_permutation(refined, n)
+    assert n_levels(graph, refined) <= n_levels(graph, order)
+    # each pass moves a cell within a group of four
+    old_rank = np.empty(n, np.int64)
+    old_rank[order] = np.arange(n)
+    assert np.all(np.abs(old_rank[refined] - np.arange(n)) <= (GROUP - 1) * passes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), edges=edge_lists, seed=st.integers(0, 1000),
+       shift=st.integers(0, GROUP - 1))
+def test_rows_permuted_inside_groups_match_a_full_renumbering(n, edges, seed, shift):
+    graph = random_graph(n, edges)
+    rng = np.random.default_rng(seed)
+    local = np.arange(n)
+    for start in range(-shift, n, GROUP):
+        group = np.arange(max(start, 0), min(start + GROUP, n))
+        local[group] = rng.permutation(group)
+    permuted, expected = _permute_rows(graph, local), renumber_graph(graph, local)
+    np.testing.assert_array_equal(permuted.indptr, expected.indptr)
+    np.testing.assert_array_equal(permuted.indices, expected.indices)
+
+
+def test_refinement_cuts_rcm_levels_on_a_tetrahedral_box_and_keeps_bandwidth():
+    graph = Topology(box_mesh(8, 8, 8)).cell_graph
+    plain = reverse_cuthill_mckee(graph, wavefront_passes=0)
+    refined = reverse_cuthill_mckee(graph)
+    assert n_levels(graph, refined) < n_levels(graph, plain)
+    bandwidth = matrix_metrics(renumber_graph(graph, refined))["bandwidth"]
+    assert bandwidth <= matrix_metrics(renumber_graph(graph, plain))["bandwidth"] + GROUP - 1
