@@ -69,7 +69,7 @@ def bfs_levels(graph: CSR, seeds: np.ndarray) -> np.ndarray:
     depth = 0
     while len(frontier):
         level[frontier] = depth
-        neighbours, _ = gather(graph, frontier)
+        neighbours = gather_neighbours(graph, frontier)
         frontier = first_occurrences(neighbours[level[neighbours] < 0], scratch)
         depth += 1
     return level

@@ -64,8 +64,7 @@ def wavefront_levels(graph: CSR, *, backward: bool = False) -> Levels:
     >>> wavefront_levels(path).level.tolist()
     [0, 1, 2]
     """
-    lower, upper = _split_by_direction(graph)
-    return _sweep(lower, upper) if backward else _sweep(upper, lower)
+    return split_levels(*split_by_direction(graph), backward=backward)
 
 
 def sweep_levels(graph: CSR) -> tuple[Levels, Levels]:
@@ -73,12 +72,25 @@ def sweep_levels(graph: CSR) -> tuple[Levels, Levels]:
 
     The graph is split into lower and higher neighbours once for both sweeps.
     """
-    lower, upper = _split_by_direction(graph)
-    return _sweep(upper, lower), _sweep(lower, upper)
+    lower, upper = split_by_direction(graph)
+    return split_levels(lower, upper), split_levels(lower, upper, backward=True)
 
 
-def _split_by_direction(graph: CSR) -> tuple[CSR, CSR]:
-    """The lower-numbered and the higher-numbered neighbours of every vertex."""
+def split_levels(lower: CSR, upper: CSR, *, backward: bool = False) -> Levels:
+    """:func:`wavefront_levels` of a graph given as its :func:`split_by_direction` halves."""
+    return _sweep(lower, upper) if backward else _sweep(upper, lower)
+
+
+def split_by_direction(graph: CSR) -> tuple[CSR, CSR]:
+    """The lower-numbered and the higher-numbered neighbours of every vertex.
+
+    Examples
+    --------
+    >>> path = CSR(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]))
+    >>> lower, upper = split_by_direction(path)
+    >>> lower.indices.tolist(), upper.indices.tolist()
+    ([0, 1], [1, 2])
+    """
     rows = np.repeat(np.arange(graph.n, dtype=np.int32 if graph.n < 2**31 else np.int64),
                      graph.degrees())
     below = graph.indices < rows

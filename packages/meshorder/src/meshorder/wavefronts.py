@@ -22,8 +22,8 @@ import itertools
 
 import numpy as np
 
-from .graph import gather, gather_neighbours, neighbour_offsets
-from .hyperplanes import sweep_levels, wavefront_levels
+from .graph import gather, neighbour_offsets
+from .hyperplanes import split_by_direction, split_levels
 from .metrics import renumber_graph
 from .topology import CSR
 
@@ -66,67 +66,84 @@ def shorten_wavefronts(graph: CSR, order: np.ndarray, *, passes: int = 3,
     [0, 1, 2, 3]
     """
     order = np.asarray(order, dtype=np.int64)
-    current = renumber_graph(graph, order)
-    forward, backward = sweep_levels(current)
+    lower, upper = split_by_direction(renumber_graph(graph, order))
+    forward, backward = split_levels(lower, upper), split_levels(lower, upper, backward=True)
     for k in range(passes):
-        local = _reorder_groups(current, forward.level, backward.level,
+        found = _reorder_groups(lower, upper, forward.level, backward.level,
                                 _SHIFTS[k % len(_SHIFTS)], slack)
-        if local is None:
+        if found is None:
             break
-        candidate = _permute_rows(current, local)
-        last = k + 1 == passes
-        levels = (wavefront_levels(candidate), None) if last else sweep_levels(candidate)
-        if levels[0].n_levels >= forward.n_levels:
+        local, rows = found
+        new_lower, new_upper = _permute_split(lower, upper, local, rows)
+        new_forward = split_levels(new_lower, new_upper)
+        if new_forward.n_levels >= forward.n_levels:
             break
-        order, current, (forward, backward) = order[local], candidate, levels
+        order, lower, upper, forward = order[local], new_lower, new_upper, new_forward
+        if k + 1 < passes:
+            backward = split_levels(lower, upper, backward=True)
     return order
 
 
-def _reorder_groups(graph: CSR, forward: np.ndarray, backward: np.ndarray, shift: int,
-                    slack: float) -> np.ndarray | None:
+def _reorder_groups(lower: CSR, upper: CSR, forward: np.ndarray, backward: np.ndarray,
+                    shift: int, slack: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Best order of each group ``[4g - shift, 4g - shift + 4)`` on or near the longest chain.
 
-    Returns the permutation of positions (new -> old), or ``None`` if nothing moves.
+    Returns the permutation of positions (new -> old) and the positions of every
+    group that changed, or ``None`` if nothing moves.
     """
-    n = graph.n
+    n = lower.n
     through = forward + backward  # longest chain through a cell, minus one
     longest = int(through.max(initial=0))
     first = (GROUP - shift) % GROUP  # start of the first whole group
     n_groups = max(n - first, 0) // GROUP
     cells = first + np.arange(n_groups * GROUP).reshape(n_groups, GROUP)
     cells = cells[through[cells].max(axis=1) >= longest - slack * longest]
-    entering, leaving, adjacent = _group_chains(graph, cells, forward, backward)
+    entering, leaving, adjacent = _group_chains(lower, upper, cells, forward, backward)
     linked = adjacent.any(axis=(1, 2))  # other groups have nothing to reorder
     cells = cells[linked]
     best = _best_orders(entering[linked], leaving[linked], adjacent[linked])
     moved = best != 0
     if not moved.any():
         return None
-    local = np.arange(n)
     rows = cells[moved]
+    local = np.arange(n)
     local[rows.ravel()] = np.take_along_axis(rows, _ORDERS[best[moved]], axis=1).ravel()
-    return local
+    return local, rows.ravel()
 
 
-def _permute_rows(graph: CSR, local: np.ndarray) -> CSR:
-    """``renumber_graph(graph, local)`` for a ``local`` that only moves vertices in groups.
+def _permute_split(lower: CSR, upper: CSR, local: np.ndarray,
+                   rows: np.ndarray) -> tuple[CSR, CSR]:
+    """Both halves of ``split_by_direction(renumber_graph(graph, local))``.
 
-    Each group keeps its range of ``indices`` (its total degree is unchanged), so
-    only the rows that moved or start elsewhere in that range are rewritten.
+    ``local`` moves vertices only inside groups, and ``rows`` lists every position
+    of the groups it changes. A group's lower (and higher) neighbours fill the same
+    range of ``indices`` in any order of the group (each edge inside it is lower for
+    exactly one end), so only the rows of changed groups are rewritten; the rest is
+    relabelled in place.
     """
-    n = graph.n
+    n = lower.n
     rank = np.empty(n, dtype=np.int64)
     rank[local] = np.arange(n)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(graph.degrees()[local], out=indptr[1:])
-    rewrite = np.flatnonzero((local != np.arange(n)) | (indptr[:-1] != graph.indptr[:-1]))
-    indices = rank[graph.indices]
-    result = CSR(indptr, indices)
-    indices[neighbour_offsets(result, rewrite)[0]] = rank[gather_neighbours(graph, local[rewrite])]
-    return result
+    old = local[rows]
+    below, at_below = gather(lower, old)
+    above, at_above = gather(upper, old)
+    neighbours = rank[np.concatenate([below, above])]
+    at = np.concatenate([at_below, at_above])  # position in rows
+    is_lower = neighbours < rows[at]
+    halves = []
+    for half, keep in ((lower, is_lower), (upper, ~is_lower)):
+        degrees = half.degrees()
+        degrees[rows] = np.bincount(at[keep], minlength=len(rows))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(degrees, out=indptr[1:])
+        result = CSR(indptr, rank[half.indices])
+        by_row = np.argsort(at[keep], kind="stable")
+        result.indices[neighbour_offsets(result, rows)[0]] = neighbours[keep][by_row]
+        halves.append(result)
+    return halves[0], halves[1]
 
 
-def _group_chains(graph: CSR, cells: np.ndarray, forward: np.ndarray,
+def _group_chains(lower: CSR, upper: CSR, cells: np.ndarray, forward: np.ndarray,
                   backward: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Chains entering and leaving each cell from outside its group, and in-group adjacency.
 
@@ -135,22 +152,21 @@ def _group_chains(graph: CSR, cells: np.ndarray, forward: np.ndarray,
     the backward sweep) and ``adjacent[g, i, j]``, whether cells ``i`` and ``j`` of
     group ``g`` are neighbours.
     """
-    n_groups = len(cells)
     flat = cells.ravel()
-    neighbours, row = gather(graph, flat)
-    cell = flat[row]
-    group_start = cells[:, 0][row // GROUP]
-    inside = (neighbours >= group_start) & (neighbours < group_start + GROUP)
+    group_start = np.repeat(cells[:, 0], GROUP)
     entering = np.zeros(len(flat), dtype=np.int64)
     leaving = np.zeros(len(flat), dtype=np.int64)
-    below = ~inside & (neighbours < cell)
-    np.maximum.at(entering, row[below], forward[neighbours[below]] + 1)
-    above = ~inside & (neighbours > cell)
-    np.maximum.at(leaving, row[above], backward[neighbours[above]] + 1)
-    adjacent = np.zeros((n_groups, GROUP, GROUP), dtype=bool)
-    inner = row[inside]
-    adjacent[inner // GROUP, inner % GROUP, neighbours[inside] - group_start[inside]] = True
-    shape = (n_groups, GROUP)
+    below, at = gather(lower, flat)
+    outside = below < group_start[at]
+    np.maximum.at(entering, at[outside], forward[below[outside]] + 1)
+    inner, partner = at[~outside], below[~outside] - group_start[at[~outside]]
+    above, at = gather(upper, flat)
+    outside = above >= group_start[at] + GROUP
+    np.maximum.at(leaving, at[outside], backward[above[outside]] + 1)
+    adjacent = np.zeros((len(cells), GROUP, GROUP), dtype=bool)
+    adjacent[inner // GROUP, inner % GROUP, partner] = True
+    adjacent[inner // GROUP, partner, inner % GROUP] = True
+    shape = (len(cells), GROUP)
     return (entering.reshape(shape).astype(np.int32), leaving.reshape(shape).astype(np.int32),
             adjacent)
 
