@@ -82,7 +82,7 @@ def split_levels(lower: CSR, upper: CSR, *, backward: bool = False) -> Levels:
 
 
 def split_by_direction(graph: CSR) -> tuple[CSR, CSR]:
-    """The lower-numbered and the higher-numbered neighbours of every vertex.
+    """The lower-numbered and the higher-numbered neighbours of every vertex (self-loops dropped).
 
     Examples
     --------
@@ -93,9 +93,8 @@ def split_by_direction(graph: CSR) -> tuple[CSR, CSR]:
     """
     rows = np.repeat(np.arange(graph.n, dtype=np.int32 if graph.n < 2**31 else np.int64),
                      graph.degrees())
-    below = graph.indices < rows
     parts = []
-    for keep in (below, ~below):
+    for keep in (graph.indices < rows, graph.indices > rows):
         indptr = np.zeros(graph.n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows[keep], minlength=graph.n), out=indptr[1:])
         parts.append(CSR(indptr, graph.indices[keep]))
