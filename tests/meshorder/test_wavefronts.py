@@ -63,4 +63,5 @@ def test_refinement_cuts_rcm_levels_on_a_tetrahedral_box_and_keeps_bandwidth():
     refined = reverse_cuthill_mckee(graph)
     assert n_levels(graph, refined) < n_levels(graph, plain)
     bandwidth = matrix_metrics(renumber_graph(graph, refined))["bandwidth"]
-    assert bandwidth <= matrix_metrics(renumber_graph(graph, plain))["bandwidth"] + GROUP - 1
+    # three passes move each end of an edge by at most nine places (three per pass)
+    assert bandwidth <= matrix_metrics(renumber_graph(graph, plain))["bandwidth"] + 18

@@ -5,15 +5,17 @@ longest chain of neighbours with increasing indices (the forward levels of
 :mod:`meshorder.hyperplanes`). In a Cuthill-McKee order much of that chain runs
 between neighbours of the same BFS level a few places apart. Reordering the four
 cells of a group flips the direction of the edges inside the group and nothing
-else: the group keeps its place, so bandwidth moves by at most three and the
-memory sectors a warp of faces touches hardly change, while the chains through
-the group can be cut.
+else: the group keeps its place, so each pass moves the bandwidth by at most six
+and the memory sectors a warp of faces touches hardly change, while the chains
+through the group can be cut.
 
 Each pass looks only at groups on or near the longest chain, tries all 24 orders
 of each such group against the chain lengths that enter and leave it from outside,
 and keeps the order with the shortest chain through the group (then the smallest
 sum, then the current order). Passes alternate the group alignment by two cells
-so that chains crossing a group boundary can be cut too.
+so that chains crossing a group boundary can be cut too; a pass is kept only if it
+cuts the forward levels (the groups decide at once, on the chains of the order
+before the pass, so a pass could otherwise lengthen a chain through two groups).
 """
 
 from __future__ import annotations
