@@ -37,6 +37,14 @@ def test_rcm_golden_on_2x3_grid():
     assert wavefront_levels(renumber_graph(graph, refined)).n_levels == 2
 
 
+def test_rcm_takes_components_by_lowest_degree_and_isolated_vertices_last():
+    # triangle 1-2-3 (lowest degree 2) and edge 4-5 (degree 1, so it comes first, before
+    # the reversal); 0 is isolated
+    graph = CSR.from_pairs(np.array([1, 2, 3, 4]), np.array([2, 3, 1, 5]), 6)
+    plain = reverse_cuthill_mckee(graph, wavefront_passes=0)
+    assert plain.tolist() == [0, 3, 2, 1, 5, 4]
+
+
 def test_layers_golden_seeded_from_bottom():
     data = ordering_input(grid_mesh(2, 2), ["bottom"])
     assert get_ordering("layers")(data).tolist() == [0, 2, 1, 3]
