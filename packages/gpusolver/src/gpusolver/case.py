@@ -21,7 +21,8 @@ from .fv.fluxes import FLUXES
 from .fv.gas import Gas
 from .fv.gradients import GRADIENTS, LIMITERS
 from .fv.integrators import IMPLICIT, INTEGRATORS
-from .fv.solver import PRECISIONS, Stepping
+from .fv.newton_krylov import DEFAULT_KRYLOV_VECTORS
+from .fv.solver import PRECISIONS, PRECONDITIONERS, Stepping
 
 EQUATIONS = ("euler", "navier-stokes")
 
@@ -61,10 +62,15 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "backend": Key(str, BACKENDS, "auto"),
         "precision": Key(str, tuple(PRECISIONS), "fp64"),
         "strategy": Key(str, tuple(STRATEGIES), "atomic"),
-        "time_integrator": Key(str, (*INTEGRATORS, IMPLICIT), "rk4"),
+        "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4"),
         "cfl": Key((int, float), default=1.0, positive=True),
+        "cfl_max": Key((int, float), positive=True),
+        "freeze_limiter": Key((int, float), positive=True),
+        "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu"),
+        "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True),
         "local_time_step": Key(bool, default=True),
         "iterations": Key(int, default=200, positive=True),
+        "residual_reduction": Key((int, float), positive=True),
         "restart": Key(str),
     },
     "output": {
@@ -89,7 +95,8 @@ class Case:
     stepping : Stepping
     boundaries : dict of str to BoundarySpec
     run : dict
-        ``backend``, ``precision``, ``strategy``, ``iterations``.
+        ``backend``, ``precision``, ``strategy``, ``iterations``, ``residual_reduction``
+        (stop once the RMS density residual has fallen by this factor; None: never).
     output_directory : pathlib.Path
     checkpoint_every : int
     reference_area : float
@@ -159,6 +166,11 @@ def parse_case(data: dict, path: Path) -> Case:
                           f"{', '.join([*SCHEMA, 'boundaries'])}")
     sections = {name: _section(data, name, source) for name in SCHEMA}
     physics = sections["physics"]
+    for key in ("residual_reduction", "freeze_limiter"):
+        value = sections["run"][key]
+        if value is not None and value >= 1:
+            raise ConfigError(f"{source}: [run] {key} is a factor of reduction and must be "
+                              f"below 1 (e.g. 1e-8), found {value!r}")
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
     raw_boundaries = data.get("boundaries")
@@ -179,13 +191,20 @@ def parse_case(data: dict, path: Path) -> Case:
         physics=physics,
         scheme=Scheme(scheme["flux"], scheme["order"], scheme["gradient"], scheme["limiter"],
                       float(scheme["venkatakrishnan_k"])),
-        stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"]),
+        stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
+                          _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
+                          run["preconditioner"], run["krylov_vectors"]),
         boundaries=boundaries,
-        run={k: run[k] for k in ("backend", "precision", "strategy", "iterations")},
+        run={k: run[k] for k in ("backend", "precision", "strategy", "iterations",
+                                 "residual_reduction")},
         output_directory=resolve(output["directory"]),
         checkpoint_every=output["checkpoint_every"],
         reference_area=float(physics["reference_area"]),
     )
+
+
+def _float_or_none(value) -> float | None:
+    return None if value is None else float(value)
 
 
 def load_case(path: str | Path) -> Case:

@@ -130,12 +130,23 @@ def bench(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Execute ``gpusolver run``."""
     case = load_case(args.case)
+    start = time.perf_counter()
     result = run_case(case, progress=not args.quiet)
-    total = result.solver.wall_forces()["total"]
-    print(f"{result.solver.iteration} iterations; CL {total.lift:.5f}, CD {total.drag:.5f}")
+    solver = result.solver
+    status = {None: "", True: "converged: ", False: "not converged: "}[result.converged]
+    if result.interrupted:
+        status = "interrupted: "
+    loads = ""
+    if solver.has_loads:
+        total = solver.wall_forces()["total"]
+        loads = f"; CL {total.lift:.5f}, CD {total.drag:.5f}"
+    target = case.run["residual_reduction"]
+    goal = f" (residual_reduction {target:g})" if target is not None else ""
+    print(f"{status}{solver.iteration} iterations in {time.perf_counter() - start:.1f} s"
+          f"{goal}{loads}")
     for path in result.files:
         print(f"wrote {path}")
-    return 0
+    return 130 if result.interrupted else 0
 
 
 COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux}

@@ -25,12 +25,13 @@ CHECKPOINT_VERSION = 1
 
 def history_columns(n_vars: int) -> list[str]:
     """Header of ``history.csv``."""
-    return (["iteration", "time"] + [f"residual_{i}" for i in range(n_vars)]
+    return (["iteration", "time", "wall_s"] + [f"residual_{i}" for i in range(n_vars)]
             + ["cl", "cd"])
 
 
 class History:
-    """Append-only ``history.csv``: iteration, time, RMS of dU/dt per variable, CL, CD."""
+    """Append-only ``history.csv``: iteration, time, wall seconds since the run started,
+    RMS of dU/dt per variable, CL, CD."""
 
     def __init__(self, path: Path, n_vars: int, append: bool):
         self.path = path
@@ -41,10 +42,10 @@ class History:
         if not exists:
             self.writer.writerow(history_columns(n_vars))
 
-    def record(self, solver: Solver, residuals: np.ndarray) -> None:
-        """One row for the step just taken."""
+    def record(self, solver: Solver, residuals: np.ndarray, wall_s: float) -> None:
+        """One row for the step just taken, ``wall_s`` seconds after the run started."""
         total = solver.wall_forces()["total"]
-        self.writer.writerow([solver.iteration, f"{solver.time:.10g}"]
+        self.writer.writerow([solver.iteration, f"{solver.time:.10g}", f"{wall_s:.4f}"]
                              + [f"{r:.8e}" for r in residuals]
                              + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
 
@@ -99,7 +100,8 @@ def save_checkpoint(path: Path, solver: Solver) -> None:
     """Exact state (file cell order, precision) and iteration, time, circulation, mesh digest."""
     meta = {"version": CHECKPOINT_VERSION, "iteration": solver.iteration, "time": solver.time,
             "mesh_digest": solver.mesh.digest(), "dtype": solver.dtype.name,
-            "circulation": solver.discretisation.circulation}
+            "circulation": solver.discretisation.circulation, "cfl": solver.cfl,
+            "first_residual": solver.first_residual}
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, conserved=solver.conserved(), meta=np.array(json.dumps(meta)))
 
@@ -132,3 +134,5 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
     solver.iteration = int(meta["iteration"])
     solver.time = float(meta["time"])
     solver.discretisation.circulation = float(meta.get("circulation", 0.0))
+    solver.cfl = float(meta.get("cfl", solver.cfl))
+    solver.first_residual = meta.get("first_residual")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +35,18 @@ class RunResult:
         In its final state.
     files : list of pathlib.Path
         Every file written.
+    converged : bool or None
+        Whether the residual fell by the case's ``residual_reduction`` (None when the
+        case sets none).
+    interrupted : bool
+        The run was stopped by Ctrl-C (outputs and checkpoint are those of the last
+        finished step).
     """
 
     solver: Solver
     files: list[Path]
+    converged: bool | None = None
+    interrupted: bool = False
 
 
 def build_solver(case: Case) -> Solver:
@@ -57,11 +66,15 @@ def build_solver(case: Case) -> Solver:
 
 
 def run_case(case: Case, progress: bool = True) -> RunResult:
-    """Run ``case``: ``iterations`` steps from free stream (or from its restart file).
+    """Run ``case``: up to ``iterations`` steps from free stream (or from its restart file).
 
-    Writes ``history.csv`` (appended to on restart), ``checkpoint.npz`` every
+    Stops early once the RMS density residual has fallen by ``residual_reduction`` from
+    that of the first iteration (of the first run, across restarts). Writes
+    ``history.csv`` (appended to on restart), ``checkpoint.npz`` every
     ``checkpoint_every`` steps and at the end, and at the end ``forces.csv``,
-    ``cp_<marker>.csv`` per wall marker and ``solution.vtu``.
+    ``cp_<marker>.csv`` per wall marker and ``solution.vtu``. Ctrl-C ends the run after
+    the step in progress with the same outputs, so a restart continues the history
+    without repeating or dropping rows.
 
     Raises
     ------
@@ -73,24 +86,36 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"
     history = History(out / "history.csv", solver.gas.n_vars, append=case.restart is not None)
-    first = solver.iteration
+    target = case.run["residual_reduction"]
+    converged = None if target is None else False
+    interrupted = False
     bar = tqdm(range(case.run["iterations"]), desc=f"{solver.backend.name} "
                f"{case.run['precision']} {case.run['strategy']}", unit="it", disable=not progress)
+    start = time.perf_counter()
     try:
         for _ in bar:
-            residuals = solver.step()
-            history.record(solver, residuals)
-            bar.set_postfix(res=f"{np.log10(max(residuals[0], 1e-300)):.2f}",
+            try:
+                residuals = solver.step()
+            except KeyboardInterrupt:
+                interrupted = True  # the state is that of the last finished step
+                break
+            history.record(solver, residuals, time.perf_counter() - start)
+            fall = residuals[0] / solver.first_residual
+            bar.set_postfix(res=f"{np.log10(max(fall, 1e-300)):.2f}",
                             cl=f"{solver.wall_forces()['total'].lift:.4f}", refresh=False)
-            if (solver.iteration - first) % case.checkpoint_every == 0:
+            if target is not None and fall <= target:
+                converged = True
+                break
+            if solver.iteration % case.checkpoint_every == 0:
                 save_checkpoint(checkpoint, solver)
     finally:
         history.close()
         bar.close()
     save_checkpoint(checkpoint, solver)
-    write_forces(out / "forces.csv", solver)
-    cp_files = write_surface_pressure(out, solver)
-    write_solution(out / "solution.vtu", solver)
-    files = [out / "history.csv", checkpoint, out / "forces.csv", *cp_files,
-             out / "solution.vtu"]
-    return RunResult(solver, files)
+    files = [out / "history.csv", checkpoint]
+    if solver.has_loads:  # at least one step taken in this process
+        write_forces(out / "forces.csv", solver)
+        cp_files = write_surface_pressure(out, solver)
+        write_solution(out / "solution.vtu", solver)
+        files += [out / "forces.csv", *cp_files, out / "solution.vtu"]
+    return RunResult(solver, files, converged, interrupted)

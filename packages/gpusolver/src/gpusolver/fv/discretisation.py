@@ -210,6 +210,11 @@ class Discretisation:
         if self.viscous:
             self._setup_viscous(host)
         self.boundary_flux = None
+        #: Limiter values ``(n_vars, n_cells)`` of the last residual (None: unlimited).
+        self.limiter_values = None
+        #: When set, the residual uses these limiter values instead of computing them
+        #: (frozen limiter: Newton-Krylov products, and late convergence).
+        self.frozen_limiter = None
 
     def _setup_viscous(self, host: FVGeometry) -> None:
         """Centroid of the cell across each face: the mirror image on the boundary."""
@@ -270,8 +275,11 @@ class Discretisation:
         if self.scheme.order == 1:
             return w_cell_left, w_cell_right, w_cell_right, gradient
         if self.scheme.limiter == "venkatakrishnan":
-            phi = venkatakrishnan(w, gradient, w_cell_left, neighbour, self.offset_left,
-                                  self.offset_right, self.epsilon2, self.accumulator)
+            phi = self.frozen_limiter
+            if phi is None:
+                phi = venkatakrishnan(w, gradient, w_cell_left, neighbour, self.offset_left,
+                                      self.offset_right, self.epsilon2, self.accumulator)
+            self.limiter_values = phi
             limited = gradient * phi[:, None, :]
         else:
             limited = gradient

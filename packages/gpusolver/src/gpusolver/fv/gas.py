@@ -126,6 +126,34 @@ class Gas:
         return stack(w, [(rho * un)[None], rho * velocity * un + p * normal,
                                (rho * self.total_enthalpy(w) * un)[None]])
 
+    def euler_flux_jvp(self, w, du, normal):
+        """``(dF/dU . n) du``: the flux Jacobian at primitive states ``w`` times ``du``.
+
+        ``du`` is a change of the conserved variables; the result is linear in it.
+
+        Examples
+        --------
+        >>> gas = Gas(dim=2, mach=0.5)
+        >>> w = gas.free_stream[:, None]
+        >>> n = np.array([[0.6], [0.8]])
+        >>> du = 1e-7 * np.array([[1.0], [0.5], [-0.2], [2.0]])
+        >>> exact = gas.euler_flux_jvp(w, du, n)
+        >>> change = gas.euler_flux(gas.to_primitive(gas.to_conserved(w) + du), n) - \
+        ...     gas.euler_flux(w, n)
+        >>> bool(np.allclose(change, exact, rtol=1e-5, atol=1e-13))
+        True
+        """
+        rho, velocity, p = w[0], w[1:-1], w[-1]
+        d_rho, d_momentum, d_energy = du[0], du[1:-1], du[-1]
+        un = (velocity * normal).sum(axis=0)
+        d_p = (self.gamma - 1.0) * (d_energy - (velocity * d_momentum).sum(axis=0)
+                                    + 0.5 * (velocity * velocity).sum(axis=0) * d_rho)
+        d_un = ((d_momentum * normal).sum(axis=0) - un * d_rho) / rho
+        energy = p / (self.gamma - 1.0) + 0.5 * rho * (velocity * velocity).sum(axis=0)
+        return stack(w, [(rho * d_un + un * d_rho)[None],
+                         d_momentum * un + rho * velocity * d_un + d_p * normal,
+                         ((d_energy + d_p) * un + (energy + p) * d_un)[None]])
+
 
 def array_module(like):
     """``numpy`` or ``cupy``, whichever ``like`` belongs to."""

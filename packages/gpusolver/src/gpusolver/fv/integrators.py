@@ -33,8 +33,10 @@ def rk4(u, rate: Callable, dt):
     return u + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4), k1
 
 
-#: The implicit integrator (:class:`gpusolver.fv.lusgs.LUSGS`), for steady states.
-IMPLICIT = "lusgs"
+#: The implicit integrators, for steady states: LU-SGS sweeps
+#: (:class:`gpusolver.fv.lusgs.LUSGS`) and Newton-Krylov preconditioned by them
+#: (:class:`gpusolver.fv.newton_krylov.NewtonKrylov`).
+IMPLICIT = ("lusgs", "newton-krylov")
 
-#: Residual evaluations per step.
-STAGES = {"ssprk3": 3, "rk4": 4, IMPLICIT: 1}
+#: Residual evaluations per step (Newton-Krylov: one more per Krylov vector).
+STAGES = {"ssprk3": 3, "rk4": 4, "lusgs": 1, "newton-krylov": 1}

@@ -2,9 +2,10 @@
 
 One step solves ``(V / dt + J) dU = R(U)`` approximately, where ``J`` is the
 Jacobian of a first-order Rusanov-type flux (Sharov & Nakahashi 1998, Blazek
-sec. 6.2.4). Off-diagonal blocks act on the neighbour's change through the exact
-flux difference ``F(U_j + dU_j) . n - F(U_j) . n``, so no matrix is stored; the
-diagonal is the scalar
+sec. 6.2.4). Off-diagonal blocks act on the neighbour's change through the flux
+Jacobian product ``(dF/dU)(U_j) . n dU_j`` (:meth:`Gas.euler_flux_jvp`), so no matrix
+is stored and the sweeps are linear in the right-hand side (a fixed preconditioner
+for Newton-Krylov); the diagonal is the scalar
 
     D_i = V_i / dt_i + 1/2 sum_f (omega lambda_c + 2 lambda_v)_f A_f
 
@@ -113,8 +114,6 @@ class LUSGS:
              for a, b in zip(levels.offsets[:-1], levels.offsets[1:], strict=True)]
             for levels, backward in zip(sweep_levels(host), (False, True), strict=True))
         self.slot_face = backend.asarray(slots.face)
-        self.slot_neighbour = backend.asarray(slots.neighbour)
-        self.slot_normal = backend.asarray(slots.normal, dtype)
 
     @staticmethod
     def _level(slots: CellSlots, cells: np.ndarray, backward: bool, backend, dtype
@@ -125,46 +124,55 @@ class LUSGS:
                           backend.asarray(slots.normal[:, cells], dtype),
                           backend.asarray(np.where(upstream, slots.area[cells], 0.0), dtype))
 
-    def __call__(self, u, residual, dt, speeds=None):
-        """The change ``dU`` of one implicit step.
+    def operator(self, u, dt, speeds=None) -> LUSGSOperator:
+        """The sweeps' approximate inverse of ``V / dt + J`` at the state ``u``.
 
         Parameters
         ----------
         u : array
             ``(n_vars, n_cells)`` conserved state.
-        residual : array
-            ``R(u)``, the net flux into each cell.
         dt : array
             Local (per cell) or global pseudo-time step.
         speeds : WaveSpeeds, optional
             The face wave speeds of ``u``, if already computed for the time step.
         """
         d = self.discretisation
-        xp = d.backend.xp
         g = d.geometry
-        gas = d.gas
         face_lambda = d.face_spectral_radius(u, self.omega, speeds=speeds)
         diagonal = g.volume / dt + 0.5 * d.accumulator.combine(face_lambda * g.area,
                                                                 face_lambda * g.area)
-        slot_lambda = face_lambda[self.slot_face]
-        w_slot = gas.to_primitive(u[:, self.slot_neighbour])
-        flux_before = gas.euler_flux(w_slot, self.slot_normal)
+        return LUSGSOperator(self, d.gas.to_primitive(u), diagonal, face_lambda[self.slot_face])
 
-        def off_diagonal(du, level: SweepLevel):
-            cells = level.cells
-            du_n = du[:, level.neighbour]
-            w_after = gas.to_primitive(u[:, level.neighbour] + du_n)
-            change = (gas.euler_flux(w_after, level.normal) - flux_before[:, cells]
-                      - slot_lambda[cells] * du_n)
-            return 0.5 * (change * level.area).sum(axis=-1)
+    def __call__(self, u, residual, dt, speeds=None):
+        """The change ``dU`` of one implicit step: the sweeps applied to ``R(u)``."""
+        return self.operator(u, dt, speeds)(residual)
 
-        du_star = xp.zeros_like(u)
-        for level in self.forward:
+
+class LUSGSOperator:
+    """Forward and backward sweeps at one frozen state: a linear map of right-hand sides."""
+
+    def __init__(self, lusgs: LUSGS, w, diagonal, slot_lambda):
+        self.lusgs, self.w, self.diagonal, self.slot_lambda = lusgs, w, diagonal, slot_lambda
+
+    def _off_diagonal(self, du, level: SweepLevel):
+        """``1/2 sum_upstream A_f (dF/dU(U_j) . n - lambda_f) dU_j`` of a level's cells."""
+        gas = self.lusgs.discretisation.gas
+        du_n = du[:, level.neighbour]
+        change = (gas.euler_flux_jvp(self.w[:, level.neighbour], du_n, level.normal)
+                  - self.slot_lambda[level.cells] * du_n)
+        return 0.5 * (change * level.area).sum(axis=-1)
+
+    def __call__(self, rhs):
+        """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level."""
+        xp = self.lusgs.discretisation.backend.xp
+        diagonal = self.diagonal
+        du_star = xp.zeros_like(rhs)
+        for level in self.lusgs.forward:
             cells = level.cells
-            coupling = off_diagonal(du_star, level)
-            du_star[:, cells] = (residual[:, cells] - coupling) / diagonal[cells]
+            du_star[:, cells] = (rhs[:, cells] - self._off_diagonal(du_star, level)
+                                 ) / diagonal[cells]
         du = du_star.copy()
-        for level in self.backward:
+        for level in self.lusgs.backward:
             cells = level.cells
-            du[:, cells] = du_star[:, cells] - off_diagonal(du, level) / diagonal[cells]
+            du[:, cells] = du_star[:, cells] - self._off_diagonal(du, level) / diagonal[cells]
         return du

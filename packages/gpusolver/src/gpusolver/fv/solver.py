@@ -17,7 +17,9 @@ from .discretisation import BoundarySpec, Discretisation, Scheme
 from .gas import Gas
 from .geometry import build_geometry, colour_interior
 from .integrators import IMPLICIT, INTEGRATORS
+from .jacobian import SparseLU
 from .lusgs import LUSGS
+from .newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
 from .vortex import circulation_of_lift
 
 #: Precision name -> dtype.
@@ -31,15 +33,43 @@ class Stepping:
     Attributes
     ----------
     integrator : str
-        ``rk4`` or ``ssprk3`` (explicit), or ``lusgs`` (implicit, for steady states).
+        ``rk4`` or ``ssprk3`` (explicit), ``lusgs`` or ``newton-krylov`` (implicit, for
+        steady states).
     cfl : float
+        The CFL number (implicit: the first one, see ``cfl_max``).
     local_time_step : bool
         Each cell at its own stable step (steady problems) or one global step.
+    cfl_max : float or None
+        Implicit only: the CFL number grows with the fall of the residual (switched
+        evolution relaxation, ``cfl (r_1 / r_n)``) up to this; None keeps ``cfl``.
+    freeze_limiter : float or None
+        Freeze the limiter for good once the density residual has fallen by this
+        factor (limiter chatter otherwise stalls convergence); None never freezes.
+    preconditioner : str
+        Newton-Krylov only: ``lu`` (sparse LU of the first-order operator) or
+        ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
+    krylov_vectors : int
+        Newton-Krylov only: most Krylov vectors per step.
     """
 
     integrator: str = "rk4"
     cfl: float = 1.0
     local_time_step: bool = True
+    cfl_max: float | None = None
+    freeze_limiter: float | None = None
+    preconditioner: str = "lu"
+    krylov_vectors: int = DEFAULT_KRYLOV_VECTORS
+
+
+#: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
+PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
+                   "lusgs": lambda lusgs: lusgs}
+
+
+#: Each failed implicit step is retried this many times, the CFL number divided by
+#: :data:`CFL_BACKOFF` each time, before the run is declared diverged.
+RETRIES = 6
+CFL_BACKOFF = 10.0
 
 
 @dataclass(frozen=True)
@@ -102,7 +132,7 @@ class Solver:
         if precision not in PRECISIONS:
             raise ConfigError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
         self.stepping = stepping or Stepping()
-        implicit = self.stepping.integrator == IMPLICIT
+        implicit = self.stepping.integrator in IMPLICIT
         self.integrator = None if implicit else INTEGRATORS.lookup(self.stepping.integrator)
         topology = topology or Topology(mesh)
         if plan is None:
@@ -118,6 +148,18 @@ class Solver:
         self.discretisation = Discretisation(host, gas, scheme or Scheme(), specs, strategy,
                                              self.backend, self.dtype)
         self.lusgs = LUSGS(self.discretisation, host) if implicit else None
+        self.newton = None
+        if self.stepping.integrator == "newton-krylov":
+            if self.stepping.preconditioner not in PRECONDITIONERS:
+                raise ConfigError(f"unknown preconditioner {self.stepping.preconditioner!r}; "
+                                  f"valid: {', '.join(PRECONDITIONERS)}")
+            self.newton = NewtonKrylov(
+                self.discretisation, PRECONDITIONERS[self.stepping.preconditioner](self.lusgs),
+                max_vectors=self.stepping.krylov_vectors)
+        #: The CFL number of the next step (implicit steps ramp it, see Stepping).
+        self.cfl = self.stepping.cfl
+        #: RMS density residual of the first step (the reference of ramps and stops).
+        self.first_residual: float | None = None
         self.reference_area = reference_area
         self.iteration = 0
         self.time = 0.0
@@ -160,13 +202,14 @@ class Solver:
         """``dU/dt = R(U) / V``."""
         return self.discretisation.residual(u) / self.discretisation.geometry.volume
 
-    def time_step(self, u, speeds=None):
-        """Per-cell (local) or global time step at the configured CFL number.
+    def time_step(self, u, speeds=None, cfl: float | None = None):
+        """Per-cell (local) or global time step at the CFL number ``cfl`` (default: current).
 
         ``speeds``: the face wave speeds of ``u``, if already computed.
         """
         d = self.discretisation
-        dt = self.stepping.cfl * d.geometry.volume / d.spectral_radius(u, speeds)
+        cfl = self.cfl if cfl is None else cfl
+        dt = cfl * d.geometry.volume / d.spectral_radius(u, speeds)
         return dt if self.stepping.local_time_step else dt.min()
 
     def step(self, dt=None) -> np.ndarray:
@@ -180,15 +223,11 @@ class Solver:
         Raises
         ------
         SolverDivergedError
-            If the new state is non-finite or has non-positive density or pressure.
+            If the new state is non-finite or has non-positive density or pressure
+            (implicit steps first retry with smaller CFL numbers).
         """
         if self.lusgs is not None:
-            speeds = self.discretisation.face_wave_speeds(self.u)  # for dt and the diagonal
-            dt = self.time_step(self.u, speeds) if dt is None else dt
-            residual = self.discretisation.residual(self.u)
-            wall_flux = self.discretisation.boundary_flux
-            u_new = self.u + self.lusgs(self.u, residual, dt, speeds)
-            r0 = residual / self.discretisation.geometry.volume
+            u_new, r0, wall_flux = self._implicit_step(dt)
         else:
             dt = self.time_step(self.u) if dt is None else dt
             first: dict = {}
@@ -200,8 +239,8 @@ class Solver:
 
             u_new, r0 = self.integrator(self.u, rate, dt)
             wall_flux = first["wall_flux"]
+            self._check(u_new, self.iteration + 1)
         self.iteration += 1
-        self._check(u_new)
         self.u = u_new
         self._wall_flux = wall_flux
         self._forces = None
@@ -211,7 +250,41 @@ class Solver:
         if not self.stepping.local_time_step:
             self.time += float(dt)
         xp = self.backend.xp
-        return self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
+        norms = self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
+        self._adapt(float(norms[0]))
+        return norms
+
+    def _implicit_step(self, dt):
+        """One LU-SGS or Newton-Krylov step; retried at smaller CFL numbers if it fails."""
+        d = self.discretisation
+        speeds = d.face_wave_speeds(self.u)  # for dt and the diagonal
+        residual = d.residual(self.u)
+        wall_flux = d.boundary_flux
+        solve = self.newton or self.lusgs
+        for attempt in range(RETRIES + 1):
+            step_dt = self.time_step(self.u, speeds) if dt is None else dt
+            u_new = self.u + solve(self.u, residual, step_dt, speeds)
+            if dt is not None or attempt == RETRIES or not bool(self._bad(u_new).any()):
+                break
+            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+        self._check(u_new, self.iteration + 1)
+        return u_new, residual / d.geometry.volume, wall_flux
+
+    def _adapt(self, density_residual: float) -> None:
+        """Ramp the CFL number and freeze the limiter as the residual falls (implicit)."""
+        if self.first_residual is None:
+            self.first_residual = density_residual
+        if self.lusgs is None:
+            return
+        fall = density_residual / max(self.first_residual, 1e-300)
+        cfl_max = self.stepping.cfl_max
+        if cfl_max is not None:
+            ramped = self.stepping.cfl / max(fall, 1e-300)
+            self.cfl = min(cfl_max, max(self.cfl, ramped) if fall < 1 else ramped)
+        freeze = self.stepping.freeze_limiter
+        d = self.discretisation
+        if freeze is not None and fall <= freeze and d.frozen_limiter is None:
+            d.frozen_limiter = d.limiter_values
 
     def advance_to(self, final_time: float) -> None:
         """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""
@@ -219,20 +292,30 @@ class Solver:
             dt = min(float(self.time_step(self.u).min()), final_time - self.time)
             self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
 
-    def _check(self, u) -> None:
+    def _bad(self, u):
+        """Cells whose state is non-finite or has non-positive density or pressure."""
         xp = self.backend.xp
         w = self.gas.to_primitive(u)
-        bad = ~xp.isfinite(u).all(axis=0) | (w[0] <= 0) | (w[-1] <= 0)
+        return ~xp.isfinite(u).all(axis=0) | (w[0] <= 0) | (w[-1] <= 0)
+
+    def _check(self, u, iteration: int) -> None:
+        xp = self.backend.xp
+        bad = self._bad(u)
         if bool(bad.any()):
             new = int(xp.argmax(bad))
             cell = int(self.host.cell_order[new])
             where = ", ".join(f"{x:.4g}" for x in self.host.centroid[:, new])
             raise SolverDivergedError(
-                f"iteration {self.iteration}: the solution at cell {cell} (centroid {where}) is "
+                f"iteration {iteration}: the solution at cell {cell} (centroid {where}) is "
                 "non-finite or has non-positive density or pressure; lower the CFL number or "
-                "use order = 1 to start", self.iteration, cell)
+                "use order = 1 to start", iteration, cell)
 
     # ------------------------------------------------------------------ loads
+    @property
+    def has_loads(self) -> bool:
+        """True once a step has been taken (wall forces and Cp are then known)."""
+        return self._wall_flux is not None
+
     def wall_forces(self) -> dict[str, Forces]:
         """Forces on every wall marker, and ``"total"``, at the start of the last step.
 
