@@ -127,3 +127,57 @@ def test_a_checkpoint_of_another_mesh_is_refused(tmp_path):
                          restart='restart = "nowhere.npz"')
     with pytest.raises(ConfigError, match="cannot read checkpoint"):
         run_case(load_case(missing), progress=False)
+
+
+
+
+def test_residual_reduction_stops_a_converged_run(tmp_path, capsys):
+    case = write_case(tmp_path, integrator="newton-krylov")
+    text = case.read_text().replace("cfl = 1.0", "cfl = 10\ncfl_max = 1e6\nresidual_reduction = 1e-9")
+    case.write_text(text.replace("iterations = 4", "iterations = 40"))
+    assert main(["run", str(case), "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("converged: ")
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    assert 3 < len(history) < 40
+    assert history["residual_0"][-1] <= 1e-9 * history["residual_0"][0]
+    assert history["residual_0"][-2] > 1e-9 * history["residual_0"][0]
+    assert (np.diff(history["wall_s"]) > 0).all()
+
+
+def test_a_run_that_misses_its_reduction_says_so(tmp_path, capsys):
+    case = write_case(tmp_path, iterations=2, extra="")
+    case.write_text(case.read_text().replace("cfl = 1.0", "cfl = 1.0\nresidual_reduction = 1e-8"))
+    assert main(["run", str(case), "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("not converged: 2 iterations")
+
+
+@pytest.mark.parametrize("key", ["residual_reduction", "freeze_limiter"])
+def test_reduction_factors_of_one_or_more_are_refused(tmp_path, key):
+    case = write_case(tmp_path)
+    case.write_text(case.read_text().replace("cfl = 1.0", f"cfl = 1.0\n{key} = 10"))
+    with pytest.raises(ConfigError, match=f"{key} is a factor of reduction"):
+        load_case(case)
+
+
+def test_ctrl_c_ends_with_a_checkpoint_that_matches_the_history(tmp_path, monkeypatch, capsys):
+    from gpusolver.fv.solver import Solver
+
+    step = Solver.step
+    calls = {"n": 0}
+
+    def interrupted_on_the_fourth_step(self, dt=None):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return step(self, dt)
+
+    monkeypatch.setattr(Solver, "step", interrupted_on_the_fourth_step)
+    case = write_case(tmp_path, iterations=10)
+    assert main(["run", str(case), "--quiet"]) == 130
+    assert capsys.readouterr().out.startswith("interrupted: 3 iterations")
+    out = tmp_path / "out"
+    history = np.genfromtxt(out / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == [1, 2, 3]
+    with np.load(out / "checkpoint.npz") as data:
+        assert '"iteration": 3' in str(data["meta"])
+    assert (out / "solution.vtu").exists()

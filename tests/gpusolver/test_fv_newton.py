@@ -1,0 +1,117 @@
+"""Newton-Krylov steady solver: first-order operator, convergence, CFL ramp, limiter freeze."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpusolver.errors import SolverDivergedError
+from gpusolver.fv import Gas, Scheme, Stepping
+from gpusolver.fv.jacobian import face_jacobians, implicit_operator
+from meshorder.testing import box_mesh, grid_mesh
+
+from .fv_cases import perturbed_solver, wedge_mesh
+
+WALLED = {"left": "farfield", "right": "pressure-outlet", "bottom": "slip-wall",
+          "top": "farfield"}
+
+
+@pytest.mark.parametrize(("mesh", "gas", "boundaries", "flux"), [
+    (grid_mesh(7, 6, "triangle"), Gas(dim=2, mach=0.5, aoa_deg=4.0), WALLED, "roe"),
+    (wedge_mesh(8, 6, 10.0), Gas(dim=2, mach=0.7), WALLED, "ausmpw+"),
+    (box_mesh(4, 3, 3), Gas(dim=3, mach=0.6, aoa_deg=3.0), None, "rusanov"),
+], ids=["2d-roe-walls", "2d-ausmpw-wedge", "3d-rusanov-farfield"])
+def test_assembled_operator_is_the_first_order_residual_jacobian(mesh, gas, boundaries, flux):
+    kwargs = {"boundaries": boundaries} if boundaries else {}
+    solver = perturbed_solver(mesh, gas=gas, scheme=Scheme(flux, 1), amplitude=0.1, seed=7,
+                              **kwargs)
+    # no zero normal velocity on the boundary, where the far field switches its upwinding
+    w = solver.primitive()
+    w[1:-1] += 0.05 * np.random.default_rng(8).uniform(0.2, 1.0, w[1:-1].shape)
+    solver.set_primitive(w)
+    d, u = solver.discretisation, solver.u
+    dt = solver.time_step(u)
+    rng = np.random.default_rng(1)
+    v = rng.normal(size=u.shape)
+    h = 1e-6
+    expected = d.geometry.volume / dt * v - (d.residual(u + h * v) - d.residual(u - h * v)) / (2 * h)
+    matrix = implicit_operator(d, u, dt)
+    got = (matrix @ v.T.ravel()).reshape(v.shape[::-1]).T
+    assert np.abs(got - expected).max() < 1e-5 * np.abs(expected).max()
+
+
+def test_boundary_faces_have_no_right_jacobian():
+    solver = perturbed_solver(grid_mesh(5, 4), boundaries=WALLED, scheme=Scheme("roe", 1))
+    _, jac_right = face_jacobians(solver.discretisation, solver.u)
+    assert not jac_right[:, :, solver.host.n_interior:].any()
+    assert jac_right[:, :, :solver.host.n_interior].any()
+
+
+def test_newton_krylov_converges_quadratically_at_large_cfl():
+    solver = perturbed_solver(grid_mesh(10, 8, "triangle"), boundaries=WALLED, seed=2,
+                              scheme=Scheme("roe", 1),
+                              stepping=Stepping("newton-krylov", cfl=1e6))
+    history = [solver.step()[0] for _ in range(6)]
+    assert history[-1] < 1e-10 * history[0], history
+
+
+def test_newton_krylov_second_order_reaches_ten_orders_with_ramp_and_frozen_limiter():
+    solver = perturbed_solver(wedge_mesh(16, 10, 8.0), gas=Gas(dim=2, mach=0.6),
+                              boundaries=WALLED, amplitude=0.02, seed=4,
+                              stepping=Stepping("newton-krylov", cfl=10.0, cfl_max=1e6,
+                                                freeze_limiter=1e-3))
+    history = []
+    for _ in range(40):
+        history.append(solver.step()[0])
+        if history[-1] < 1e-10 * history[0]:
+            break
+    assert history[-1] < 1e-10 * history[0], history
+    assert solver.discretisation.frozen_limiter is not None
+    assert solver.cfl > 1e3
+
+
+def test_lusgs_preconditioned_newton_krylov_beats_plain_lusgs():
+    def run(stepping):
+        solver = perturbed_solver(grid_mesh(10, 8, "triangle"), boundaries=WALLED, seed=5,
+                                  scheme=Scheme("roe", 1), stepping=stepping)
+        return [solver.step()[0] for _ in range(15)]
+
+    newton = run(Stepping("newton-krylov", cfl=1e3, preconditioner="lusgs"))
+    plain = run(Stepping("lusgs", cfl=1e3))
+    assert newton[-1] < 1e-2 * plain[-1]
+
+
+def test_ser_ramp_grows_the_cfl_with_the_fall_of_the_residual():
+    solver = perturbed_solver(grid_mesh(8, 6), boundaries=WALLED, scheme=Scheme("roe", 1),
+                              stepping=Stepping("lusgs", cfl=5.0, cfl_max=50.0))
+    first = solver.step()[0]
+    second = solver.step()[0]
+    assert solver.cfl == pytest.approx(min(50.0, 5.0 * first / second))
+    for _ in range(30):
+        solver.step()
+    assert solver.cfl == 50.0
+
+
+def test_a_failing_implicit_step_is_retried_at_a_smaller_cfl():
+    solver = perturbed_solver(grid_mesh(8, 6), boundaries=WALLED, scheme=Scheme("roe", 1),
+                              stepping=Stepping("lusgs", cfl=1e4))
+    sweeps = solver.lusgs
+    small_dt = solver.time_step(solver.u, cfl=20.0).max()
+
+    def fails_at_large_steps(u, residual, dt, speeds=None):
+        if dt.max() > small_dt:
+            return -2.0 * u  # negative density everywhere
+        return sweeps(u, residual, dt, speeds)
+
+    solver.lusgs = fails_at_large_steps
+    solver.step()
+    assert solver.cfl == pytest.approx(10.0)  # 1e4 backed off three times
+    assert np.isfinite(solver.conserved()).all()
+
+
+def test_an_implicit_step_that_keeps_failing_diverges():
+    solver = perturbed_solver(grid_mesh(8, 6), boundaries=WALLED, scheme=Scheme("roe", 1),
+                              stepping=Stepping("lusgs", cfl=1e4))
+    solver.lusgs = lambda u, residual, dt, speeds=None: -2.0 * u
+    with pytest.raises(SolverDivergedError, match="iteration 1:"):
+        solver.step()
