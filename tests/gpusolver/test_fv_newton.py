@@ -34,7 +34,8 @@ def test_assembled_operator_is_the_first_order_residual_jacobian(mesh, gas, boun
     rng = np.random.default_rng(1)
     v = rng.normal(size=u.shape)
     h = 1e-6
-    expected = d.geometry.volume / dt * v - (d.residual(u + h * v) - d.residual(u - h * v)) / (2 * h)
+    derivative = (d.residual(u + h * v) - d.residual(u - h * v)) / (2 * h)
+    expected = d.geometry.volume / dt * v - derivative
     matrix = implicit_operator(d, u, dt)
     got = (matrix @ v.T.ravel()).reshape(v.shape[::-1]).T
     assert np.abs(got - expected).max() < 1e-5 * np.abs(expected).max()
@@ -55,7 +56,7 @@ def test_newton_krylov_converges_quadratically_at_large_cfl():
     assert history[-1] < 1e-10 * history[0], history
 
 
-def test_newton_krylov_second_order_reaches_ten_orders_with_ramp_and_frozen_limiter():
+def test_newton_krylov_second_order_reaches_ten_orders_with_the_cfl_ramp():
     solver = perturbed_solver(wedge_mesh(16, 10, 8.0), gas=Gas(dim=2, mach=0.6),
                               boundaries=WALLED, amplitude=0.02, seed=4,
                               stepping=Stepping("newton-krylov", cfl=10.0, cfl_max=1e6,
@@ -66,7 +67,6 @@ def test_newton_krylov_second_order_reaches_ten_orders_with_ramp_and_frozen_limi
         if history[-1] < 1e-10 * history[0]:
             break
     assert history[-1] < 1e-10 * history[0], history
-    assert solver.discretisation.frozen_limiter is not None
     assert solver.cfl > 1e3
 
 

@@ -133,7 +133,8 @@ def test_a_checkpoint_of_another_mesh_is_refused(tmp_path):
 
 def test_residual_reduction_stops_a_converged_run(tmp_path, capsys):
     case = write_case(tmp_path, integrator="newton-krylov")
-    text = case.read_text().replace("cfl = 1.0", "cfl = 10\ncfl_max = 1e6\nresidual_reduction = 1e-9")
+    settings = "cfl = 10\ncfl_max = 1e6\nresidual_reduction = 1e-9"
+    text = case.read_text().replace("cfl = 1.0", settings)
     case.write_text(text.replace("iterations = 4", "iterations = 40"))
     assert main(["run", str(case), "--quiet"]) == 0
     assert capsys.readouterr().out.startswith("converged: ")

@@ -57,6 +57,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "gradient": Key(str, tuple(GRADIENTS), "least-squares"),
         "limiter": Key(str, LIMITERS, "venkatakrishnan"),
         "venkatakrishnan_k": Key((int, float), default=Scheme.venkatakrishnan_k, positive=True),
+        "venkatakrishnan_cap": Key((int, float), default=Scheme.venkatakrishnan_cap,
+                                   positive=True),
     },
     "run": {
         "backend": Key(str, BACKENDS, "auto"),
@@ -190,7 +192,7 @@ def parse_case(data: dict, path: Path) -> Case:
         plan_file=resolve(sections["mesh"]["plan"]), restart=resolve(run["restart"]),
         physics=physics,
         scheme=Scheme(scheme["flux"], scheme["order"], scheme["gradient"], scheme["limiter"],
-                      float(scheme["venkatakrishnan_k"])),
+                      float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"])),
         stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                           run["preconditioner"], run["krylov_vectors"]),

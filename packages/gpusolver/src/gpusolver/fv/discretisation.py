@@ -42,6 +42,11 @@ class Scheme:
         ``venkatakrishnan`` or ``none``.
     venkatakrishnan_k : float
         The limiter's ``K``: larger limits less.
+    venkatakrishnan_cap : float
+        Caps the limiter's threshold ``eps^2 = (K h)^3`` at ``(cap W_ref)^2`` per
+        primitive variable (``W_ref``: free-stream density, sound speed, pressure), so
+        that it stays active on cells much larger than the reference length; see
+        :func:`limiter_threshold`.
     """
 
     flux: str = "roe"
@@ -49,6 +54,7 @@ class Scheme:
     gradient: str = "least-squares"
     limiter: str = "venkatakrishnan"
     venkatakrishnan_k: float = 5.0
+    venkatakrishnan_cap: float = 0.3
 
     def check(self) -> None:
         """Raise :class:`ConfigError` on an unknown name or order."""
@@ -150,6 +156,31 @@ def periodic_partners(geometry: FVGeometry, marker: str, partner: str) -> np.nda
     return b0 + match
 
 
+def limiter_threshold(volume: np.ndarray, dim: int, gas: Gas, scheme: Scheme) -> np.ndarray:
+    """Venkatakrishnan's ``eps^2`` per primitive variable and cell, ``(n_vars, n_cells)``.
+
+    ``(K h)^3`` with ``h = V^(1/dim)`` grows without bound with the cell size, so on
+    the huge far-field cells of a real mesh (hundreds of chords out) the limiter
+    switches off and a disturbance reaching them is reconstructed unlimited: second
+    order then diverges within a few iterations where first order runs. The threshold
+    is capped at ``(cap W_ref)^2`` with ``W_ref`` the free-stream scale of each
+    variable (density 1, speed of sound 1 for the velocity, pressure ``1/gamma``),
+    so it is unchanged on cells smaller than ``(cap W_ref)^(2/3) / K``.
+
+    Examples
+    --------
+    >>> gas = Gas(dim=2, mach=0.5)
+    >>> eps2 = limiter_threshold(np.array([1e-6, 1e4]), 2, gas, Scheme())
+    >>> eps2[:, 0].tolist() == [(5.0 * 1e-3) ** 3] * 4, float(eps2[0, 1]), float(eps2[-1, 1])
+    ... # doctest: +ELLIPSIS
+    (True, 0.09, 0.0459...)
+    """
+    h = volume ** (1.0 / dim)
+    reference = np.concatenate([[1.0], np.ones(dim), [1.0 / gas.gamma]])
+    cap = (scheme.venkatakrishnan_cap * reference[:, None]) ** 2
+    return np.minimum((scheme.venkatakrishnan_k * h[None]) ** 3, cap)
+
+
 class Discretisation:
     """Residual and time-step ingredients of one mesh, scheme and set of boundaries.
 
@@ -187,8 +218,8 @@ class Discretisation:
         self.needs_gradient = scheme.order == 2 or self.viscous
         if self.needs_gradient:
             self.gradient = GRADIENTS.lookup(scheme.gradient)(host, g, self.accumulator)
-        h = host.volume ** (1.0 / host.dim)
-        self.epsilon2 = backend.asarray((scheme.venkatakrishnan_k * h) ** 3, dtype)
+        self.epsilon2 = backend.asarray(limiter_threshold(host.volume, host.dim, gas, scheme),
+                                        dtype)
         self.boundaries = []
         for name, (first, end) in host.markers.items():
             spec = boundaries[name]

@@ -101,7 +101,7 @@ def venkatakrishnan(w, gradient, w_left, w_neighbour, offsets_left, offsets_righ
     offsets_left, offsets_right : array
         ``(dim, n_faces)`` face centre minus left / right centroid.
     epsilon2 : array
-        ``(n_cells,)``: ``(K h)^3``, the smoothing threshold.
+        ``(n_vars, n_cells)``: the smoothing threshold (``discretisation.limiter_threshold``).
     """
     xp = accumulator.backend.xp
     w_max = xp.maximum(w, accumulator.combine(w_neighbour, w_left, "max"))
@@ -112,7 +112,7 @@ def venkatakrishnan(w, gradient, w_left, w_neighbour, offsets_left, offsets_righ
     def face_phi(cells, offsets):
         d2 = (gradient[:, :, cells] * offsets[None]).sum(axis=1)
         d1 = xp.where(d2 > 0, w_max[:, cells], w_min[:, cells]) - w[:, cells]
-        eps = epsilon2[cells]
+        eps = epsilon2[:, cells]
         phi = (d1 * d1 + eps + 2 * d1 * d2) / (d1 * d1 + 2 * d2 * d2 + d1 * d2 + eps)
         return xp.where(d2 == 0, 1.0, phi)
 

@@ -43,8 +43,9 @@ class Stepping:
         Implicit only: the CFL number grows with the fall of the residual (switched
         evolution relaxation, ``cfl (r_1 / r_n)``) up to this; None keeps ``cfl``.
     freeze_limiter : float or None
-        Freeze the limiter for good once the density residual has fallen by this
-        factor (limiter chatter otherwise stalls convergence); None never freezes.
+        Freeze the limiter for good once the density residual has fallen by at least
+        this factor and then stalled for :data:`STALL_STEPS` steps (limiter chatter);
+        None never freezes.
     preconditioner : str
         Newton-Krylov only: ``lu`` (sparse LU of the first-order operator) or
         ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
@@ -70,6 +71,9 @@ PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
 #: :data:`CFL_BACKOFF` each time, before the run is declared diverged.
 RETRIES = 6
 CFL_BACKOFF = 10.0
+
+#: The residual has stalled when it has not reached a new low (by 10%) in this many steps.
+STALL_STEPS = 10
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ class Solver:
         self.cfl = self.stepping.cfl
         #: RMS density residual of the first step (the reference of ramps and stops).
         self.first_residual: float | None = None
+        self._best_residual, self._since_best = np.inf, 0  # stall detection
         self.reference_area = reference_area
         self.iteration = 0
         self.time = 0.0
@@ -281,9 +286,14 @@ class Solver:
         if cfl_max is not None:
             ramped = self.stepping.cfl / max(fall, 1e-300)
             self.cfl = min(cfl_max, max(self.cfl, ramped) if fall < 1 else ramped)
+        if density_residual < 0.9 * self._best_residual:
+            self._best_residual, self._since_best = density_residual, 0
+        else:
+            self._since_best += 1
         freeze = self.stepping.freeze_limiter
         d = self.discretisation
-        if freeze is not None and fall <= freeze and d.frozen_limiter is None:
+        stalled = self._since_best >= STALL_STEPS
+        if freeze is not None and fall <= freeze and stalled and d.frozen_limiter is None:
             d.frozen_limiter = d.limiter_values
 
     def advance_to(self, final_time: float) -> None:
