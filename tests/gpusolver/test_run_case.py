@@ -182,3 +182,11 @@ def test_ctrl_c_ends_with_a_checkpoint_that_matches_the_history(tmp_path, monkey
     with np.load(out / "checkpoint.npz") as data:
         assert '"iteration": 3' in str(data["meta"])
     assert (out / "solution.vtu").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_numbers_are_refused(tmp_path, value):
+    case = write_case(tmp_path)
+    case.write_text(case.read_text().replace("mach = 0.5", f"mach = {value}"))
+    with pytest.raises(ConfigError, match="mach: must be a finite number"):
+        load_case(case)

@@ -7,6 +7,7 @@ file's folder.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +132,8 @@ def _check_value(where: str, key: Key, value: Any) -> Any:
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         names = " or ".join(k.__name__ for k in kinds)
         raise ConfigError(f"{where}: expected {names}, found {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a finite number, found {value!r}")
     if key.choices is not None and value not in key.choices:
         raise ConfigError(f"{where}: unknown value {value!r}; valid: "
                           f"{', '.join(map(str, key.choices))}")

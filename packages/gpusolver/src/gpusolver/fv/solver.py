@@ -231,6 +231,10 @@ class Solver:
             If the new state is non-finite or has non-positive density or pressure
             (implicit steps first retry with smaller CFL numbers).
         """
+        with np.errstate(all="ignore"):  # a bad state ends in one SolverDivergedError
+            return self._step(dt)
+
+    def _step(self, dt):
         if self.lusgs is not None:
             u_new, r0, wall_flux = self._implicit_step(dt)
         else:
