@@ -15,10 +15,10 @@ from pathlib import Path
 import cupy
 import numpy as np
 
-from gpusolver import kernels
-from gpusolver.bench_flux import copy_bandwidth, time_kernel
-from gpusolver.flux import GAMMA, random_state
-from gpusolver.layout import FaceLayout
+from gpusolver.solvers.fv import face_kernels as kernels
+from gpusolver.bench.flux import copy_bandwidth, time_kernel
+from gpusolver.bench.reference import GAMMA, random_state
+from gpusolver.layout.faces import FaceLayout
 from meshorder import Topology, read_mesh
 from meshorder.generate import generate
 from meshorder.pipeline import PlanOptions, make_plan

@@ -10,7 +10,7 @@ import argparse
 import dataclasses
 import time
 
-from gpusolver.case import load_case
+from gpusolver.io.case import load_case
 from gpusolver.run import build_solver
 
 

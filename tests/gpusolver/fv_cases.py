@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from gpusolver.fv import Gas, Scheme, Solver, Stepping
+from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from meshorder.testing import grid_mesh
 
 FARFIELD_SQUARE = {side: "farfield" for side in ("left", "right", "bottom", "top")}

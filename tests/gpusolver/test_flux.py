@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from gpusolver import kernels
-from gpusolver.flux import GAMMA, euler_normal_flux, random_state, rusanov_residual
-from gpusolver.layout import FaceLayout, face_geometry
+from gpusolver.bench.reference import GAMMA, euler_normal_flux, random_state, rusanov_residual
+from gpusolver.layout.faces import FaceLayout, face_geometry
+from gpusolver.solvers.fv import face_kernels as kernels
 from meshorder import Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
@@ -134,8 +134,8 @@ def test_block_kernels_at_extreme_block_sizes(block, strategy):
 
 @pytest.mark.gpu
 def test_benchmarks_run_end_to_end():
-    from gpusolver.bench_flux import run_benchmark
-    from gpusolver.bench_solver import run_solver_benchmark
+    from gpusolver.bench.flux import run_benchmark
+    from gpusolver.bench.solver import run_solver_benchmark
 
     mesh = box_mesh(6, 5, 4)
     rows = run_benchmark(mesh, orderings=["native", "rcm"], precisions=["fp64"], repeats=2,

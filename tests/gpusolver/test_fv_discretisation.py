@@ -5,7 +5,8 @@ import pytest
 
 from gpusolver import SolverDivergedError
 from gpusolver.errors import ConfigError
-from gpusolver.fv.accumulate import boundary_rounds, face_slots
+from gpusolver.layout.slots import face_slots
+from gpusolver.solvers.fv.accumulate import boundary_rounds
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 

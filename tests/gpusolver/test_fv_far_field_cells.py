@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from gpusolver.errors import SolverDivergedError
-from gpusolver.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.fv.discretisation import limiter_threshold
+from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
+from gpusolver.solvers.fv.discretisation import limiter_threshold
 from meshorder.testing import box_mesh
 
 BOUNDARIES = {"xmin": "farfield", "xmax": "slip-wall", "ymin": "symmetry",

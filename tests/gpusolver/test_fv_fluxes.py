@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusolver.fv.fluxes import FLUXES
-from gpusolver.fv.gas import Gas
+from gpusolver.physics.fluxes import FLUXES
+from gpusolver.physics.gas import Gas
 
 
 def random_states(rng, m, dim):

@@ -97,7 +97,7 @@ def test_cupy_scatter_matches_numpy(op, dtype):
 
 @pytest.mark.gpu
 def test_cupy_implicit_operator_matches_numpy():
-    from gpusolver.fv.jacobian import implicit_operator
+    from gpusolver.solvers.fv.jacobian import implicit_operator
 
     mesh, gas, _ = CASES["2d-euler-roe-lsq"]
     seed = int(np.random.default_rng().integers(2**31))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpusolver.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.fv.lusgs import LUSGS, cell_slots
+from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
+from gpusolver.solvers.fv.lusgs import LUSGS, cell_slots
 from meshorder.testing import grid_mesh
 
 from .fv_cases import FARFIELD_SQUARE, perturbed_solver

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gpusolver.errors import SolverDivergedError
-from gpusolver.fv import Gas, Scheme, Stepping
-from gpusolver.fv.jacobian import face_jacobians, implicit_operator
+from gpusolver.solvers.fv import Gas, Scheme, Stepping
+from gpusolver.solvers.fv.jacobian import face_jacobians, implicit_operator
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import perturbed_solver, wedge_mesh

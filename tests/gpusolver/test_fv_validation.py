@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpusolver.exact import oblique_shock_angle, riemann
+from gpusolver.physics.exact import oblique_shock_angle, riemann
 from meshorder import read_mesh
 from meshorder.testing import grid_mesh
 

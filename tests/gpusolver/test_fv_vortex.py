@@ -7,8 +7,8 @@ import pytest
 
 from gpusolver.backends import get_backend
 from gpusolver.errors import ConfigError
-from gpusolver.fv import Gas, Solver
-from gpusolver.fv.vortex import PointVortexFarField, circulation_of_lift
+from gpusolver.physics.vortex_farfield import PointVortexFarField, circulation_of_lift
+from gpusolver.solvers.fv import Gas, Solver
 from meshorder.testing import box_mesh, grid_mesh
 
 GAS = Gas(dim=2, mach=0.63, aoa_deg=2.0)

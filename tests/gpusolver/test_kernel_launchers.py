@@ -1,10 +1,11 @@
-"""Launcher checks of ``gpusolver.kernels`` that fail before any GPU work (no GPU needed)."""
+"""Launcher checks of ``gpusolver.solvers.fv.face_kernels`` that fail before any GPU work."""
 
 import numpy as np
 import pytest
 
-from gpusolver import kernels
-from gpusolver.layout import FaceLayout
+from gpusolver.backends import cuda
+from gpusolver.layout.faces import FaceLayout
+from gpusolver.solvers.fv import face_kernels as kernels
 
 
 def star(n_faces: int) -> FaceLayout:
@@ -41,4 +42,4 @@ def test_gather_refuses_cells_with_more_than_six_faces():
 ])
 def test_scatter_checks_its_arrays(out, index, values, error, message):
     with pytest.raises(error, match=message):
-        kernels.scatter("min", out, index, values)
+        cuda.scatter("min", out, index, values)

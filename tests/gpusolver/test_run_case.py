@@ -6,9 +6,9 @@ import meshio
 import numpy as np
 import pytest
 
-from gpusolver.case import load_case
 from gpusolver.cli import main
 from gpusolver.errors import ConfigError
+from gpusolver.io.case import load_case
 from gpusolver.run import run_case
 from meshorder import write_mesh
 from meshorder.testing import grid_mesh
@@ -161,7 +161,7 @@ def test_reduction_factors_of_one_or_more_are_refused(tmp_path, key):
 
 
 def test_ctrl_c_ends_with_a_checkpoint_that_matches_the_history(tmp_path, monkeypatch, capsys):
-    from gpusolver.fv.solver import Solver
+    from gpusolver.solvers.fv.solver import Solver
 
     step = Solver.step
     calls = {"n": 0}

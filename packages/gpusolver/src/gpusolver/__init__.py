@@ -1,13 +1,12 @@
 """gpusolver: CFD solvers on plan-ordered Structure-of-Arrays data, on the GPU or the CPU.
 
 This package consumes meshes and plans from :mod:`meshorder`. The finite-volume
-solver lives in :mod:`gpusolver.fv`; ``gpusolver run case.toml`` drives it.
+solver lives in :mod:`gpusolver.solvers.fv`; ``gpusolver run case.toml`` drives it.
 """
 
+from gpusolver.errors import ConfigError, GpusolverError, SolverDivergedError
 from meshorder import Mesh
 from meshorder.plan import Plan
-
-from .errors import ConfigError, GpusolverError, SolverDivergedError
 
 __version__ = "0.1.0"
 

@@ -11,18 +11,17 @@ import dataclasses
 import sys
 import time
 
+from gpusolver.bench.flux import PRECISIONS, default_orderings, run_benchmark
+from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
+from gpusolver.bench.solver import run_solver_benchmark
+from gpusolver.errors import GpusolverError, SolverDivergedError
+from gpusolver.io.case import load_case
+from gpusolver.run import run_case
+from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from meshorder import MeshorderError, read_mesh
 from meshorder.cli.common import table, write_results
 from meshorder.cli.generate import non_negative_int
 from meshorder.generate import generate
-
-from .bench_flux import PRECISIONS, default_orderings, run_benchmark
-from .bench_solver import COLUMNS as SOLVER_COLUMNS
-from .bench_solver import run_solver_benchmark
-from .case import load_case
-from .errors import GpusolverError, SolverDivergedError
-from .kernels import STRATEGIES
-from .run import run_case
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")

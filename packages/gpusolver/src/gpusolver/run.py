@@ -9,20 +9,14 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from gpusolver import load_plan_for
+from gpusolver.io.case import Case
+from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
+from gpusolver.io.output import write_forces, write_solution, write_surface_pressure
+from gpusolver.monitors.history import History
+from gpusolver.solvers.fv.discretisation import check_markers
+from gpusolver.solvers.fv.solver import Solver
 from meshorder import Topology, read_mesh
-
-from . import load_plan_for
-from .case import Case
-from .fv.discretisation import check_markers
-from .fv.solver import Solver
-from .output import (
-    History,
-    load_checkpoint,
-    save_checkpoint,
-    write_forces,
-    write_solution,
-    write_surface_pressure,
-)
 
 
 @dataclass(frozen=True)
