@@ -111,14 +111,6 @@ def test_boundaries_must_match_the_markers():
         Solver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE | {"top": "wall"}, backend="numpy")
 
 
-def test_colour_strategy_needs_a_coloured_plan(tmp_path):
-    from meshorder.pipeline import make_plan
-    mesh = grid_mesh(3, 3)
-    with pytest.raises(ValueError, match="--colour"):
-        Solver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, backend="numpy",
-               strategy="colour", plan=make_plan(mesh))
-
-
 def test_a_plan_for_another_mesh_is_refused():
     from meshorder import PlanError
     from meshorder.pipeline import make_plan
@@ -152,3 +144,18 @@ def test_periodic_markers_must_match_by_translation():
         Solver(mesh, Gas(dim=2, mach=0.3),
                FARFIELD_SQUARE | {"left": {"type": "periodic", "partner": "nowhere"}},
                backend="numpy")
+
+
+def test_colour_strategy_colours_a_plan_made_without_colours():
+    from meshorder.pipeline import make_plan
+
+    mesh = grid_mesh(6, 5, "triangle")
+    plain = perturbed_solver(mesh, plan=make_plan(mesh), strategy="colour", seed=2)
+    atomic = perturbed_solver(mesh, plan=make_plan(mesh), strategy="atomic", seed=2)
+    offsets = plain.host.interior_colours
+    assert len(offsets) > 2
+    for a, b in zip(offsets[:-1], offsets[1:], strict=True):
+        cells = np.concatenate([plain.host.left[a:b], plain.host.right[a:b]])
+        assert len(np.unique(cells)) == len(cells)  # no two faces of a colour share a cell
+    np.testing.assert_allclose(plain.rate(plain.u), atomic.rate(atomic.u), rtol=1e-12,
+                               atol=1e-12)

@@ -108,3 +108,19 @@ def test_an_entropy_wave_leaves_through_the_far_field_without_pressure_waves():
     assert w[0].sum() < mass - 0.5 * (mass - w.shape[1])  # most of the bump has left
     np.testing.assert_allclose(w[1:], np.repeat(solver.gas.free_stream[1:, None],
                                                 w.shape[1], axis=1), atol=1e-12)
+
+
+def test_the_sweeps_use_the_plans_hyperplanes():
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = grid_mesh(7, 5, "triangle")
+    plan = make_plan(mesh, PlanOptions(hyperplanes=True))
+    with_plan = perturbed_solver(mesh, plan=plan, stepping=Stepping("lusgs"))
+    own = perturbed_solver(mesh, plan=make_plan(mesh), stepping=Stepping("lusgs"))
+    assert plan.forward_order.size
+    for a, b in zip(with_plan.lusgs.forward, own.lusgs.forward, strict=True):
+        np.testing.assert_array_equal(np.sort(a.cells), np.sort(b.cells))
+    u, dt = with_plan.u, with_plan.time_step(with_plan.u)
+    residual = with_plan.discretisation.residual(u)
+    np.testing.assert_allclose(with_plan.lusgs(u, residual, dt), own.lusgs(u, residual, dt),
+                               rtol=1e-13, atol=1e-15)

@@ -13,6 +13,7 @@ import numpy as np
 
 from gpusolver.layout.faces import face_geometry
 from meshorder import Mesh, Topology
+from meshorder.colouring import colour_items
 from meshorder.geometry import signed_measures
 from meshorder.plan import Plan
 
@@ -127,22 +128,24 @@ def build_geometry(mesh: Mesh, topology: Topology, plan: Plan) -> FVGeometry:
 
 
 def colour_interior(geometry: FVGeometry, plan: Plan) -> FVGeometry:
-    """Permute interior faces into the plan's colour classes (boundary faces stay).
+    """Permute interior faces into face colour classes (boundary faces stay).
 
-    Raises
-    ------
-    ValueError
-        If the plan has no face colouring.
+    The plan's colouring when it has one (``meshorder reorder --colour``); otherwise
+    the faces are coloured here, with meshorder's colouring.
     """
-    if len(plan.colour_order) == 0:
-        raise ValueError("strategy 'colour' needs a plan with face colours; make it with "
-                         "`meshorder reorder --colour`")
-    colour_of = np.empty(plan.n_faces, dtype=np.int64)
-    colour_of[plan.colour_order] = np.repeat(np.arange(len(plan.colour_offsets) - 1),
-                                             np.diff(plan.colour_offsets))
     interior = np.arange(geometry.n_interior)
-    order = interior[np.argsort(colour_of[interior], kind="stable")]
-    counts = np.bincount(colour_of[interior], minlength=len(plan.colour_offsets) - 1)
+    if len(plan.colour_order):
+        colour_of = np.empty(plan.n_faces, dtype=np.int64)
+        colour_of[plan.colour_order] = np.repeat(np.arange(len(plan.colour_offsets) - 1),
+                                                 np.diff(plan.colour_offsets))
+        colour_of = colour_of[interior]
+    else:
+        colouring = colour_items(geometry.left[interior], geometry.right[interior],
+                                 geometry.n_cells)
+        colour_of = np.empty(len(interior), dtype=np.int64)
+        colour_of[colouring.order] = np.repeat(np.arange(colouring.n_colours),
+                                               np.diff(colouring.offsets))
+    order = interior[np.argsort(colour_of, kind="stable")]
+    counts = np.bincount(colour_of)
     offsets = np.concatenate([[0], np.cumsum(counts[counts > 0])])
     return geometry.permute_interior(order, offsets)
-

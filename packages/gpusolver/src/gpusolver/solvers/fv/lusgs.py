@@ -27,6 +27,7 @@ from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import Discretisation
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
+from meshorder.plan import Plan
 from meshorder.topology import CSR
 
 #: Default over-relaxation of the convective spectral radius (1 <= omega <= 2).
@@ -84,11 +85,24 @@ class SweepLevel:
     area: object
 
 
-def sweep_levels(host: FVGeometry) -> tuple[Levels, Levels]:
-    """Forward and backward wavefront levels of the cell graph in plan order."""
+def sweep_levels(host: FVGeometry, plan: Plan | None = None) -> tuple[Levels, Levels]:
+    """Forward and backward wavefront levels of the cell graph in plan order.
+
+    The plan's hyperplanes when it has them (``meshorder reorder --hyperplanes``),
+    computed here otherwise.
+    """
+    if plan is not None and plan.forward_order.size:
+        return (_levels(plan.forward_order, plan.forward_offsets, host.n_cells),
+                _levels(plan.backward_order, plan.backward_offsets, host.n_cells))
     ni = host.n_interior
     graph = CSR.from_pairs(host.left[:ni], host.right[:ni], host.n_cells)
     return hyperplanes.sweep_levels(graph)
+
+
+def _levels(order: np.ndarray, offsets: np.ndarray, n_cells: int) -> Levels:
+    level = np.empty(n_cells, dtype=np.int64)
+    level[order] = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    return Levels(level, np.asarray(order, dtype=np.int64), np.asarray(offsets, dtype=np.int64))
 
 
 class LUSGS:
@@ -101,9 +115,12 @@ class LUSGS:
         The same geometry as NumPy arrays.
     omega : float
         Over-relaxation of the convective spectral radius in the implicit operator.
+    plan : Plan, optional
+        Its hyperplanes are the sweeps' levels when it has them.
     """
 
-    def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA):
+    def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA,
+                 plan: Plan | None = None):
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
@@ -111,7 +128,7 @@ class LUSGS:
         self.forward, self.backward = (
             [self._level(slots, levels.order[a:b], backward, backend, dtype)
              for a, b in zip(levels.offsets[:-1], levels.offsets[1:], strict=True)]
-            for levels, backward in zip(sweep_levels(host), (False, True), strict=True))
+            for levels, backward in zip(sweep_levels(host, plan), (False, True), strict=True))
         self.slot_face = backend.asarray(slots.face)
 
     @staticmethod

@@ -134,7 +134,7 @@ class Solver:
         self.dtype = np.dtype(PRECISIONS[precision])
         self.discretisation = Discretisation(host, gas, scheme or Scheme(), specs, strategy,
                                              self.backend, self.dtype)
-        self.lusgs = LUSGS(self.discretisation, host) if implicit else None
+        self.lusgs = LUSGS(self.discretisation, host, plan=plan) if implicit else None
         self.newton = None
         if self.stepping.integrator == "newton-krylov":
             if self.stepping.preconditioner not in PRECONDITIONERS:
