@@ -2,7 +2,7 @@
 
 Usage: ``python3 scripts/block_kernel_sweep.py CELLS OUT.json ORDERING[,ORDERING...]``.
 Meshes the swept wing with HXT (16 threads) into ``cache/`` once, then for each
-ordering and precision times the atomic kernel, ``block-atomic`` and ``colour`` at
+ordering and precision times the atomic kernel, ``block-atomic`` and ``block-colour`` at
 256 and 512 faces per block, each checked against the atomic result, and writes the
 rows to ``OUT.json`` as they come.
 """
@@ -46,7 +46,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
             reference = cupy.zeros_like(state)
             kernels.FaceFlux(faces, mesh.n_cells, "atomic")(state, reference, GAMMA)
             runs = [("atomic", 256)] + [(s, b) for b in BLOCK_SIZES
-                                        for s in ("block-atomic", "colour")]
+                                        for s in ("block-atomic", "block-colour")]
             for strategy, block in runs:
                 runner = kernels.FaceFlux(faces, mesh.n_cells, strategy, block=block, tables=tables)
                 residual = cupy.zeros_like(state)

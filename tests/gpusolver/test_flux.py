@@ -118,7 +118,7 @@ def test_launcher_rejects_wrong_dtypes():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("strategy", ["colour", "block-atomic"])
+@pytest.mark.parametrize("strategy", ["block-colour", "block-atomic"])
 @pytest.mark.parametrize("block", [32, 1024])
 def test_block_kernels_at_extreme_block_sizes(block, strategy):
     import cupy
@@ -154,4 +154,4 @@ def test_benchmarks_run_end_to_end():
 def test_block_kernels_refuse_blocks_they_cannot_launch():
     faces, plan = layout(box_mesh(4, 4, 4))
     with pytest.raises(ValueError, match="exceeds the .* threads this kernel can launch"):
-        kernels.FaceFlux(faces, plan.n_cells, "colour", block=2048)  # launch bounds: 1024
+        kernels.FaceFlux(faces, plan.n_cells, "block-colour", block=2048)  # launch bounds: 1024

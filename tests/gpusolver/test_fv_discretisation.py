@@ -161,3 +161,17 @@ def test_colour_strategy_colours_a_plan_made_without_colours():
         assert len(np.unique(cells)) == len(cells)  # no two faces of a colour share a cell
     np.testing.assert_allclose(plain.rate(plain.u), atomic.rate(atomic.u), rtol=1e-12,
                                atol=1e-12)
+
+
+def test_kernel_only_strategies_are_refused_by_the_solver_with_the_valid_ones():
+    with pytest.raises(ConfigError, match="'block-atomic' runs in the face-flux kernels only"):
+        perturbed_solver(grid_mesh(3, 3), strategy="block-atomic")
+
+
+def test_every_strategy_has_a_face_kernel_and_the_solvers_are_among_them():
+    from gpusolver.layout.strategies import STRATEGIES
+    from gpusolver.solvers.fv import face_kernels
+    from gpusolver.solvers.fv.accumulate import STRATEGIES as SOLVER
+
+    assert face_kernels.STRATEGIES == tuple(STRATEGIES)
+    assert set(SOLVER) <= set(STRATEGIES)

@@ -21,8 +21,8 @@ def test_unknown_strategy_lists_the_valid_ones():
 
 
 def test_flat_colouring_needs_the_plan_colours():
-    with pytest.raises(ValueError, match="'colour-flat' needs the plan's face colours"):
-        kernels.FaceFlux(star(3), 4, "colour-flat")
+    with pytest.raises(ValueError, match="'colour' needs the plan's face colours"):
+        kernels.FaceFlux(star(3), 4, "colour")
 
 
 def test_gather_refuses_cells_with_more_than_six_faces():

@@ -11,7 +11,8 @@ import dataclasses
 import sys
 import time
 
-from gpusolver.bench.flux import PRECISIONS, default_orderings, run_benchmark
+from gpusolver.backends import PRECISIONS
+from gpusolver.bench.flux import default_orderings, run_benchmark
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
 from gpusolver.errors import GpusolverError, SolverDivergedError

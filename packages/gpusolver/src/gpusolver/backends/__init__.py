@@ -8,6 +8,7 @@ imported only when the ``cupy`` backend is asked for.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,9 @@ import numpy as np
 from gpusolver.errors import ConfigError
 
 BACKENDS = ("auto", "numpy", "cupy")
+
+#: Precision name -> dtype (a setting of the backend, not a kernel copy).
+PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,28 @@ class Backend:
     def to_host(self, array) -> np.ndarray:
         """The array as a NumPy array."""
         return array.get() if hasattr(array, "get") else np.asarray(array)
+
+    def median_seconds(self, work: Callable[[], object], repeats: int, warmup: int = 2
+                       ) -> float:
+        """Median seconds of ``work()`` over ``repeats`` runs after ``warmup`` runs.
+
+        CUDA events around each run on CuPy (device time, launches included); the wall
+        clock around a synchronised run on NumPy. The one timing helper of the benchmarks.
+        """
+        times = []
+        for _ in range(warmup + repeats):
+            if self.name == "cupy":
+                start, stop = self.xp.cuda.Event(), self.xp.cuda.Event()
+                start.record()
+                work()
+                stop.record()
+                stop.synchronize()
+                times.append(self.xp.cuda.get_elapsed_time(start, stop) / 1e3)
+            else:
+                start_s = time.perf_counter()
+                work()
+                times.append(time.perf_counter() - start_s)
+        return float(np.median(times[warmup:]))
 
     def synchronize(self) -> None:
         """Wait for queued device work (no-op on the CPU)."""

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.bench.reference import GAMMA, random_state, rusanov_residual
 from gpusolver.layout.faces import FaceLayout
 from gpusolver.solvers.fv import face_kernels as kernels
@@ -22,35 +23,20 @@ from meshorder.orderings import ORDERINGS, OrderingInput
 from meshorder.peers import PEERS
 from meshorder.pipeline import PlanOptions, make_plan, run_ordering
 
-PRECISIONS = {"fp32": np.float32, "fp64": np.float64}
-
 
 def copy_bandwidth(cupy, n_bytes: int = 2**30, repeats: int = 10) -> float:
     """Device-to-device copy bandwidth in GB/s, counting bytes read plus written."""
     src = cupy.ones(n_bytes // 8, dtype=cupy.float64)
     dst = cupy.empty_like(src)
-    times = []
-    for _ in range(repeats + 2):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
+
+    def copy():
         dst[...] = src
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return 2 * n_bytes / np.median(times[2:]) / 1e9
+    return 2 * n_bytes / time_kernel(cupy, copy, repeats) / 1e9
 
 
 def time_kernel(cupy, launch, repeats: int) -> float:
-    """Median seconds of ``launch()`` over ``repeats`` runs after two warm-ups."""
-    times = []
-    for _ in range(repeats + 2):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        launch()
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return float(np.median(times[2:]))
+    """Median seconds of ``launch()`` over ``repeats`` runs after two warm-ups (CUDA events)."""
+    return get_backend("cupy").median_seconds(launch, repeats)
 
 
 def cell_orders(mesh: Mesh, topology: Topology, names: list[str], log=print) -> dict[str, tuple]:

@@ -1,7 +1,7 @@
 """``gpusolver bench``: the finite-volume solver per ordering x strategy x precision.
 
-For each cell ordering a plan (greedy faces; face colours where ``colour-flat`` or
-the solver's ``colour`` needs them) is made; then, per precision and strategy:
+For each cell ordering a plan (greedy faces; face colours where the ``colour`` strategy
+needs them) is made; then, per precision and strategy:
 
 - the face-flux kernel (Rusanov, 5 variables) is timed, and its achieved bandwidth
   under the minimum-bytes model divided by the copy bandwidth measured in the same run;
@@ -12,10 +12,9 @@ the solver's ``colour`` needs them) is made; then, per precision and strategy:
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from gpusolver.backends import PRECISIONS
 from gpusolver.bench.flux import cell_orders, device_and_topology, time_kernel
 from gpusolver.bench.reference import GAMMA, random_state
 from gpusolver.integrators import STAGES
@@ -23,7 +22,6 @@ from gpusolver.layout.faces import FaceLayout
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv import face_kernels as kernels
 from gpusolver.solvers.fv.accumulate import STRATEGIES as SOLVER_STRATEGIES
-from gpusolver.solvers.fv.solver import PRECISIONS
 from meshorder import Mesh
 from meshorder.pipeline import PlanOptions, make_plan
 
@@ -46,18 +44,6 @@ def _solver(mesh, topology, plan, strategy, precision, backend) -> Solver:
     return solver
 
 
-def _seconds(backend, work, repeats: int) -> float:
-    """Median wall seconds of ``work()`` (synchronised) after one warm-up."""
-    times = []
-    for _ in range(repeats + 1):
-        backend.synchronize()
-        start = time.perf_counter()
-        work()
-        backend.synchronize()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times[1:]))
-
-
 def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[str],
                          precisions: list[str], repeats: int = 20,
                          residual_orderings: tuple[str, ...] = (), cpu: bool = False,
@@ -70,8 +56,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
     state64 = random_state(mesh.n_cells, np.random.default_rng(0))
     rows, cpu_ms = [], {}
     for name, (order, _) in orders.items():
-        colour = "colour-flat" in strategies or (name in residual_orderings
-                                                 and "colour" in strategies)
+        colour = "colour" in strategies
         plan = make_plan(mesh, PlanOptions(cells=name, colour=colour), topology=topology,
                          cell_order=order)
         tables = {}  # host tables of this plan's faces, shared by precisions and strategies
@@ -93,7 +78,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                        "copy_gb_s": copy_gbs, "ratio_to_copy": minimum / seconds / 1e9 / copy_gbs,
                        "colours": len(plan.colour_offsets) - 1 if colour else None,
                        "extra_mb": runner.extra_bytes() / 1e6}
-                if strategy == "colour":
+                if strategy == "block-colour":
                     row["block_colours"] = runner.blocks.n_block_colours
                 if name in residual_orderings and strategy in SOLVER_STRATEGIES:
                     row |= _residual_times(mesh, topology, plan, strategy, precision, repeats,
@@ -116,15 +101,16 @@ def _native_ms(rows: list[dict], row: dict, strategy: str) -> float:
 
 def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms) -> dict:
     solver = _solver(mesh, topology, plan, strategy, precision, "cupy")
-    residual_s = _seconds(solver.backend, lambda: solver.rate(solver.u), max(3, repeats // 4))
+    timed = max(3, repeats // 4)
+    residual_s = solver.backend.median_seconds(lambda: solver.rate(solver.u), timed, warmup=1)
     stages = STAGES[solver.stepping.integrator]
-    step_s = _seconds(solver.backend, solver.step, max(3, repeats // 4))
+    step_s = solver.backend.median_seconds(solver.step, timed, warmup=1)
     out = {"residual_ms": residual_s * 1e3, "rk_stage_ms": step_s / stages * 1e3}
     if cpu:
         if precision not in cpu_ms:
             reference = _solver(mesh, topology, plan, "atomic", precision, "numpy")
-            cpu_ms[precision] = _seconds(reference.backend, lambda: reference.rate(reference.u),
-                                         1) * 1e3
+            evaluate = lambda: reference.rate(reference.u)  # noqa: E731
+            cpu_ms[precision] = reference.backend.median_seconds(evaluate, 1, warmup=1) * 1e3
         out |= {"cpu_residual_ms": cpu_ms[precision],
                 "gpu_vs_cpu": cpu_ms[precision] / out["residual_ms"]}
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpusolver.backends import BACKENDS
+from gpusolver.backends import BACKENDS, PRECISIONS
 from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
@@ -23,7 +23,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
-from gpusolver.solvers.fv.solver import PRECISIONS, PRECONDITIONERS, Stepping
+from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
 EQUATIONS = ("euler", "navier-stokes")
 

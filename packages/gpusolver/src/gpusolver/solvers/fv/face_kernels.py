@@ -14,12 +14,10 @@ from gpusolver.backends import get_backend
 from gpusolver.backends.cuda import check, grid, load_kernel
 from gpusolver.layout.blocks import build_face_blocks
 from gpusolver.layout.slots import face_slots
+from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
 
-#: Face-to-cell accumulation strategies of the face-flux kernels: the three of the
-#: solver (``colour`` here is the block colouring of :mod:`gpusolver.layout.blocks`),
-#: the flat one-launch-per-face-colour scheme, the same blocks flushed with atomics
-#: in one launch (``block-atomic``), and the cell-owner ``gather``.
-STRATEGIES = ("atomic", "colour", "colour-flat", "block-atomic", "reduce", "gather")
+#: Every strategy of :data:`gpusolver.layout.strategies.STRATEGIES` has a face-flux kernel.
+STRATEGIES = tuple(ALL_STRATEGIES)
 
 #: Most faces per cell of the ``gather`` kernel (hexahedra).
 MAX_GATHER_FACES = 6
@@ -61,9 +59,9 @@ class FaceFlux:
     strategy : str
         One of :data:`STRATEGIES`.
     colour_order, colour_offsets : numpy.ndarray, optional
-        The plan's face colouring (needed for ``colour-flat``).
+        The plan's face colouring (needed for ``colour``).
     block : int
-        Threads per block (faces per block for ``colour`` and ``block-atomic``).
+        Threads per block (faces per block for ``block-colour`` and ``block-atomic``).
     tables : dict, optional
         Host tables (block colouring, cell slots) built here are stored in and taken
         from this dict, so that runners on the same faces in other precisions or
@@ -75,13 +73,13 @@ class FaceFlux:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
         has_colours = colour_order is not None and len(colour_order) > 0
-        if strategy == "colour-flat":
+        if strategy == "colour":
             if not has_colours:
-                raise ValueError("strategy 'colour-flat' needs the plan's face colours")
+                raise ValueError("strategy 'colour' needs the plan's face colours")
             faces = faces.permuted(colour_order)
             self.ranges = [(int(a), int(b)) for a, b in itertools.pairwise(colour_offsets)]
         tables = {} if tables is None else tables
-        if strategy in ("colour", "block-atomic") and ("blocks", block) not in tables:
+        if strategy in ("block-colour", "block-atomic") and ("blocks", block) not in tables:
             tables["blocks", block] = build_face_blocks(faces.left, faces.right, n_cells, block)
         if strategy in ("reduce", "gather"):
             if "slots" not in tables:
@@ -100,7 +98,7 @@ class FaceFlux:
         self.arrays = [cupy.asarray(a) for a in (faces.left, faces.right, faces.normal,
                                                  faces.area)]
         self.extra = 0
-        if strategy in ("colour", "block-atomic"):
+        if strategy in ("block-colour", "block-atomic"):
             self._prepare_blocks(cupy, tables["blocks", block])
         if strategy in ("reduce", "gather"):
             self.slots = cupy.asarray(np.ascontiguousarray(tables["slots"].T, dtype=np.int32))
@@ -116,7 +114,7 @@ class FaceFlux:
                                                        blocks.side_offsets, blocks.sides)]
         # the states of the block's cells and the fluxes of its faces
         self.shared_bytes = 5 * (blocks.max_block_cells + self.block) * self.dtype.itemsize
-        self.block_kernel = kernel("face_flux_blocks" if self.strategy == "colour"
+        self.block_kernel = kernel("face_flux_blocks" if self.strategy == "block-colour"
                                    else "face_flux_blocks_atomic", self.dtype)
         if self.block > self.block_kernel.max_threads_per_block:
             raise ValueError(f"block {self.block} exceeds the "
@@ -145,7 +143,7 @@ class FaceFlux:
         if self.strategy == "atomic":
             kernel("face_flux_atomic", self.dtype)(
                 grid(self.n_faces, block), (block,), (state, residual, *self.arrays, *common))
-        elif self.strategy in ("colour", "block-atomic"):
+        elif self.strategy in ("block-colour", "block-atomic"):
             b = self.blocks
             extra = (np.int32(b.max_block_cells), np.int32(b.block_size))
             for first, last in itertools.pairwise(self.launch_offsets):
@@ -153,7 +151,7 @@ class FaceFlux:
                                   (state, residual, self.block_order[first:last],
                                    *self.block_arrays, *self.arrays[2:], *common, *extra),
                                   shared_mem=self.shared_bytes)
-        elif self.strategy == "colour-flat":
+        elif self.strategy == "colour":
             launch = kernel("face_flux_colour", self.dtype)
             for first, last in self.ranges:
                 launch(grid(last - first, block), (block,),

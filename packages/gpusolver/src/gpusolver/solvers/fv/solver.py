@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusolver.backends import get_backend
+from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
 from gpusolver.layout.geometry import build_geometry, colour_interior
+from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
@@ -21,9 +22,6 @@ from gpusolver.solvers.fv.lusgs import LUSGS
 from meshorder import Mesh, Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan
-
-#: Precision name -> dtype.
-PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
 
 
 @dataclass(frozen=True)
@@ -115,6 +113,9 @@ class Solver:
                  stepping: Stepping | None = None, plan: Plan | None = None,
                  strategy: str = "atomic", backend: str = "auto", precision: str = "fp64",
                  reference_area: float = 1.0, topology: Topology | None = None):
+        if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
+            raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
+                              f"(gpusolver bench); the solver runs: {', '.join(STRATEGIES)}")
         STRATEGIES.lookup(strategy)
         if precision not in PRECISIONS:
             raise ConfigError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")

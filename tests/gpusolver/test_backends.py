@@ -1,0 +1,23 @@
+"""The backends: one timing helper, one precision table."""
+
+import time
+
+import numpy as np
+
+from gpusolver.backends import PRECISIONS, get_backend
+
+
+def test_median_seconds_skips_the_warm_up_runs():
+    calls = []
+
+    def work():
+        time.sleep(0.05 if not calls else 0.002)  # a slow first (warm-up) run
+        calls.append(1)
+
+    seconds = get_backend("numpy").median_seconds(work, repeats=3, warmup=1)
+    assert len(calls) == 4
+    assert 0.001 < seconds < 0.02
+
+
+def test_precisions_name_numpy_dtypes():
+    assert {np.dtype(t).name for t in PRECISIONS.values()} == {"float64", "float32"}
