@@ -190,3 +190,31 @@ def test_non_finite_numbers_are_refused(tmp_path, value):
     case.write_text(case.read_text().replace("mach = 0.5", f"mach = {value}"))
     with pytest.raises(ConfigError, match="mach: must be a finite number"):
         load_case(case)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty"])
+def test_a_damaged_checkpoint_is_one_line_of_bad_input(tmp_path, capsys, damage):
+    run_case(load_case(write_case(tmp_path)), progress=False)
+    checkpoint = tmp_path / "out" / "checkpoint.npz"
+    data = bytearray(checkpoint.read_bytes())
+    if damage == "truncate":
+        data = data[:len(data) // 2]
+    elif damage == "flip":
+        for offset in range(60, len(data), 61):
+            data[offset] ^= 0xFF
+    else:
+        data = bytearray()
+    checkpoint.write_bytes(bytes(data))
+    case = write_case(tmp_path, restart=f'restart = "{checkpoint}"', directory="again")
+    assert main(["run", str(case), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "checkpoint.npz" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_output_directory_that_is_a_file_stops_the_run_before_work(tmp_path, capsys):
+    (tmp_path / "taken").write_text("precious")
+    case = write_case(tmp_path, directory="taken")
+    assert main(["run", str(case), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "output directory" in err and "taken" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "taken").read_text() == "precious"

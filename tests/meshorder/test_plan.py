@@ -144,3 +144,21 @@ def test_sectors_per_warp_golden():
     assert sectors_per_warp(faces, 4) == 8
     shuffled = np.column_stack([np.arange(32) * 100, np.full(32, -1)])
     assert sectors_per_warp(shuffled, 8) == 32
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_damaged_plan_files_give_one_line_errors(tmp_path, damage):
+    from meshorder.cli import main as meshorder_main
+
+    path = tmp_path / "plan.npz"
+    make_plan(grid_mesh(6, 5), PlanOptions(colour=True)).save(path)
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[:len(data) // 2]
+    else:
+        for offset in range(100, len(data), 97):
+            data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(PlanError, match="plan.npz: not a"):
+        Plan.load(path)
+    assert meshorder_main(["info", str(path)]) == 1

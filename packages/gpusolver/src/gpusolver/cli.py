@@ -11,11 +11,11 @@ import dataclasses
 import sys
 import time
 
-from gpusolver.backends import PRECISIONS
-from gpusolver.bench.flux import default_orderings, run_benchmark
+from gpusolver.backends import PRECISIONS, cupy_available
+from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
-from gpusolver.errors import GpusolverError, SolverDivergedError
+from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.io.case import load_case
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--precisions", default="fp32,fp64")
     b.add_argument("--residual-orderings", default="native,rcm",
                    help="orderings for which the full residual is timed too ('' for none)")
-    b.add_argument("--cpu", action="store_true", help="also time the NumPy residual")
+    b.add_argument("--cpu", action="store_true",
+                   help="also time the NumPy residual on one CPU core, for the GPU/CPU ratio "
+                   "(the benchmark itself needs a GPU)")
     b.add_argument("--repeats", type=int, default=20)
     b.add_argument("--json", default=None)
     b.add_argument("--markdown", default=None)
@@ -94,15 +96,24 @@ def names(value: str, valid, what: str) -> list[str]:
     chosen = value.split(",")
     unknown = sorted(set(chosen) - set(valid))
     if unknown:
-        raise SystemExit(f"gpusolver: unknown {what} {unknown}; valid: {', '.join(valid)}")
+        raise UsageError(f"unknown {what} {', '.join(unknown)}; valid: {', '.join(valid)}")
     return chosen
+
+
+def need_gpu(command: str) -> None:
+    """Stop before any work when no CUDA GPU with CuPy is usable."""
+    if not cupy_available():
+        raise GpusolverError(f"{command} times CUDA kernels and needs a CUDA GPU with CuPy "
+                             "(cupy-cuda13x); none is usable on this machine")
 
 
 def bench_flux(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-flux``."""
     precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    orderings = names(args.orderings, valid_orderings(), "ordering(s)")
+    need_gpu("gpusolver bench-flux")
     mesh = load_bench_mesh(args)
-    rows = run_benchmark(mesh, orderings=args.orderings.split(","), precisions=precisions,
+    rows = run_benchmark(mesh, orderings=orderings, precisions=precisions,
                          repeats=args.repeats, check=not args.no_check,
                          log=lambda s: print(s, flush=True))
     text = table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
@@ -115,11 +126,15 @@ def bench(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench``."""
     strategies = names(args.strategies, STRATEGIES, "strategy(ies)")
     precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    orderings = names(args.orderings, valid_orderings(), "ordering(s)")
+    residual_orderings = (names(args.residual_orderings, valid_orderings(), "ordering(s)")
+                          if args.residual_orderings else [])
+    need_gpu("gpusolver bench")
     mesh = load_bench_mesh(args)
     rows = run_solver_benchmark(
-        mesh, orderings=args.orderings.split(","), strategies=strategies,
+        mesh, orderings=orderings, strategies=strategies,
         precisions=precisions, repeats=args.repeats,
-        residual_orderings=tuple(filter(None, args.residual_orderings.split(","))),
+        residual_orderings=tuple(residual_orderings),
         cpu=args.cpu, log=lambda s: print(s, flush=True))
     text = table(SOLVER_COLUMNS, [[r.get(c, "") for c in SOLVER_COLUMNS] for r in rows])
     print(text)
@@ -157,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"gpusolver: usage: {exc}", file=sys.stderr)
+        return 2
     except SolverDivergedError as exc:
         print(f"gpusolver: diverged: {exc}", file=sys.stderr)
         return 3

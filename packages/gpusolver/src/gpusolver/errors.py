@@ -9,6 +9,10 @@ class ConfigError(GpusolverError, ValueError):
     """A case file or option is invalid: unknown key, value or marker."""
 
 
+class UsageError(GpusolverError, ValueError):
+    """A command-line option has a value outside its valid set (exit code 2)."""
+
+
 class SolverDivergedError(GpusolverError, FloatingPointError):
     """The solution became non-finite or non-physical.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ import numpy as np
 from tqdm import tqdm
 
 from gpusolver import load_plan_for
+from gpusolver.errors import ConfigError
 from gpusolver.io.case import Case
 from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
 from gpusolver.io.output import write_forces, write_solution, write_surface_pressure
@@ -59,6 +61,24 @@ def build_solver(case: Case) -> Solver:
     return solver
 
 
+def check_output_directory(path: Path) -> None:
+    """Fail before any work if ``path`` cannot become a writable directory (nothing made).
+
+    Raises
+    ------
+    ConfigError
+        If ``path`` or one of its parents is a file, or the nearest existing folder is
+        not writable.
+    """
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"output directory {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"output directory {path}: {existing} is not writable")
+
+
 def run_case(case: Case, progress: bool = True) -> RunResult:
     """Run ``case``: up to ``iterations`` steps from free stream (or from its restart file).
 
@@ -75,8 +95,9 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     SolverDivergedError
         At the first non-finite or non-physical state; the last checkpoint stays.
     """
-    solver = build_solver(case)
     out = case.output_directory
+    check_output_directory(out)
+    solver = build_solver(case)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"
     history = History(out / "history.csv", solver.gas.n_vars, append=case.restart is not None)

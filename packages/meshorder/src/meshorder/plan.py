@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,8 +142,9 @@ class Plan:
         try:
             with np.load(path, allow_pickle=False) as data:
                 contents = {name: data[name] for name in data.files}
-        except (OSError, ValueError, EOFError) as exc:
-            raise PlanError(f"{path}: not a meshorder plan ({exc})") from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            reason = "truncated or corrupted?" if not isinstance(exc, OSError) else exc
+            raise PlanError(f"{path}: not a meshorder plan ({reason})") from None
         try:
             meta = json.loads(str(contents.pop("meta")))
         except (KeyError, json.JSONDecodeError):

@@ -119,6 +119,11 @@ def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
     return rows
 
 
+def valid_orderings() -> list[str]:
+    """Every ordering a benchmark can time: meshorder's and the peers'."""
+    return [*ORDERINGS, *PEERS]
+
+
 def default_orderings() -> list[str]:
     """Every meshorder ordering and every peer except networkx (too slow for large meshes)."""
     return [*ORDERINGS, *(p for p in PEERS if p != "networkx-rcm")]

@@ -7,6 +7,8 @@ half-written checkpoint behind.
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,8 +46,11 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
             conserved = data["conserved"]
-    except (OSError, KeyError, ValueError) as error:
-        raise ConfigError(f"cannot read checkpoint {path}: {error}") from error
+    except OSError as error:
+        raise ConfigError(f"cannot read checkpoint {path}: {error.strerror or error}") from None
+    except (KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error):
+        raise ConfigError(f"checkpoint {path} is not a gpusolver checkpoint (truncated or "
+                          "corrupted?)") from None
     if meta.get("version") != CHECKPOINT_VERSION:
         raise ConfigError(f"checkpoint {path}: version {meta.get('version')}, "
                           f"expected {CHECKPOINT_VERSION}")
