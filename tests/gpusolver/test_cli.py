@@ -38,3 +38,20 @@ def test_bench_without_a_gpu_says_so_before_any_work(command, capsys):
 def test_bench_rejects_unknown_names_before_meshing(option, value, capsys):
     assert main(["bench", "--generate", "wing:100000000", option, value]) == 2
     assert "unknown" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["wing", "wing:abc", "wing:0", "teapot:1000"])
+def test_bad_generate_values_are_usage_errors(value, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench-flux", "--generate", value])
+    assert exc.value.code == 2
+
+
+def test_both_tools_print_their_version(capsys):
+    from meshorder.cli import main as meshorder_main
+
+    for tool, run in (("gpusolver", main), ("meshorder", meshorder_main)):
+        with pytest.raises(SystemExit) as exc:
+            run(["--version"])
+        assert exc.value.code == 0
+        assert capsys.readouterr().out.startswith(f"{tool} ")

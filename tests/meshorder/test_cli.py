@@ -154,3 +154,30 @@ def test_console_script_exit_codes(tmp_path):
     assert subprocess.run([*exe, "info", str(tmp_path / "missing.su2")],
                           capture_output=True).returncode == 1
     assert subprocess.run([*exe, "frobnicate"], capture_output=True).returncode == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "box", "x.msh", "--cells", "0"],
+    ["generate", "box", "x.msh", "--cells", "-5"],
+    ["generate", "box", "x.msh", "--cells", "many"],
+    ["generate", "box", "x.msh", "--cells", "100", "--threads", "-3"],
+    ["reorder", "in.msh", "out.npz", "--cluster-size", "0"],
+    ["info", "in.msh", "--mesh-size-factor", "nan"],
+    ["info", "in.msh", "--mesh-size-factor", "-1"],
+])
+def test_numeric_options_out_of_range_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert "expected" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("geometry", "option"), [("box", ["--prism-layers", "2"]),
+                                                  ("cylinder", ["--kind", "quad"]),
+                                                  ("naca0012-tri", ["--threads", "2"])])
+def test_geometry_options_on_the_wrong_geometry_are_usage_errors(tmp_path, geometry, option,
+                                                                 capsys):
+    out = tmp_path / "x.msh"
+    assert main(["generate", geometry, str(out), "--cells", "1000", *option]) == 2
+    assert "applies to" in capsys.readouterr().err
+    assert not out.exists()

@@ -11,6 +11,7 @@ import dataclasses
 import sys
 import time
 
+from gpusolver import __version__
 from gpusolver.backends import PRECISIONS, cupy_available
 from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
@@ -20,9 +21,8 @@ from gpusolver.io.case import load_case
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from meshorder import MeshorderError, read_mesh
-from meshorder.cli.common import table, write_results
-from meshorder.cli.generate import non_negative_int
-from meshorder.generate import generate
+from meshorder.cli.common import non_negative_int, positive_int, table, write_results
+from meshorder.generate import GEOMETRIES, generate
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
@@ -31,6 +31,7 @@ COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time
 def build_parser() -> argparse.ArgumentParser:
     """Argument parser of the ``gpusolver`` command."""
     parser = argparse.ArgumentParser(prog="gpusolver", description="GPU CFD solvers and benchmarks")
+    parser.add_argument("--version", action="version", version=f"gpusolver {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a case file (TOML)")
     r.add_argument("case", help="case file, e.g. case.toml")
@@ -46,14 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--cpu", action="store_true",
                    help="also time the NumPy residual on one CPU core, for the GPU/CPU ratio "
                    "(the benchmark itself needs a GPU)")
-    b.add_argument("--repeats", type=int, default=20)
+    b.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
     b.add_argument("--json", default=None)
     b.add_argument("--markdown", default=None)
     p = sub.add_parser("bench-flux", help="time the face-flux kernel under every ordering")
     _mesh_source(p)
     p.add_argument("--orderings", default=",".join(default_orderings()))
     p.add_argument("--precisions", default="fp32,fp64")
-    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
     p.add_argument("--no-check", action="store_true", help="skip the NumPy comparison")
     p.add_argument("--json", default=None)
     p.add_argument("--markdown", default=None)
@@ -63,17 +64,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _mesh_source(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--mesh", help="mesh file")
-    source.add_argument("--generate", metavar="GEOMETRY:CELLS",
+    source.add_argument("--generate", metavar="GEOMETRY:CELLS", type=geometry_and_cells,
                         help="mesh a reference geometry first, e.g. wing:10000000")
-    parser.add_argument("--threads", type=int, default=1, help="gmsh threads when generating")
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="gmsh threads when generating")
     parser.add_argument("--prism-layers", type=non_negative_int, default=None,
                         help="wing only: prism layers when generating (default 5; 0: none)")
+
+
+def geometry_and_cells(text: str) -> tuple[str, int]:
+    """An argparse type: ``GEOMETRY:CELLS`` with a known geometry and a positive count."""
+    name, _, cells = text.partition(":")
+    if name not in GEOMETRIES:
+        raise argparse.ArgumentTypeError(f"unknown geometry {name!r}; valid: "
+                                         f"{', '.join(sorted(GEOMETRIES))}")
+    return name, positive_int(cells)
 
 
 def load_bench_mesh(args: argparse.Namespace):
     """The mesh of ``--mesh`` or ``--generate``."""
     if args.generate:
-        name, cells = args.generate.split(":")
+        name, cells = args.generate
         options = {"threads": args.threads} if name in ("box", "wing") else {}
         if name == "wing" and args.prism_layers is not None:
             options["prism_layers"] = args.prism_layers

@@ -33,5 +33,9 @@ class UnknownNameError(MeshorderError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class UsageError(MeshorderError, ValueError):
+    """Options that do not go together (exit code 2, like argparse's own errors)."""
+
+
 class MeshWarning(UserWarning):
     """Something in the mesh is unusual but not fatal (ignored cells, orphan points)."""

@@ -9,7 +9,8 @@ import argparse
 import sys
 import warnings
 
-from ..errors import MeshorderError, MeshWarning
+from .. import __version__
+from ..errors import MeshorderError, MeshWarning, UsageError
 from . import bench, compare, generate, info, plot, reorder
 
 SUBCOMMANDS = (reorder, info, compare, plot, generate, bench)
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="meshorder",
         description="Read a mesh, build its topology and write a GPU-friendly reordering plan.")
+    parser.add_argument("--version", action="version", version=f"meshorder {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(sub)
@@ -40,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     try:
         return args.run(args)
+    except UsageError as exc:
+        print(f"meshorder: usage: {exc}", file=sys.stderr)
+        return 2
     except MeshorderError as exc:
         print(f"meshorder: error: {exc}", file=sys.stderr)
         return 1

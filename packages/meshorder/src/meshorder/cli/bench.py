@@ -22,7 +22,7 @@ from ..orderings import ORDERINGS, OrderingInput
 from ..peers import PEERS
 from ..pipeline import PlanOptions, make_plan, run_ordering
 from ..topology import Topology
-from .common import table, write_results
+from .common import non_negative_int, table, write_results
 
 METRICS = ("bandwidth", "profile", "mean_span", "max_span", "sectors_per_warp_fp32",
            "sectors_per_warp_fp64", "colours", "forward_levels")
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("meshes", nargs="+", help="mesh files")
     p.add_argument("--json", metavar="FILE", default=None, help="write the rows as JSON")
     p.add_argument("--markdown", metavar="FILE", default=None, help="write markdown tables")
-    p.add_argument("--networkx-max-cells", type=int, default=150_000,
+    p.add_argument("--networkx-max-cells", type=non_negative_int, default=150_000,
                    help="skip networkx above this many cells (it is pure Python)")
     p.set_defaults(run=run)
 

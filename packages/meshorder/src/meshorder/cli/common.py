@@ -12,10 +12,28 @@ from ..mesh import Mesh
 from ..progress import activity
 
 
+def _bounded(kind: type, low, what: str):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (value >= low) or value != value or value in (float("inf"),):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return value
+    return parse
+
+
+#: argparse types that refuse values outside their range at parse time (exit 2).
+non_negative_int = _bounded(int, 0, "an integer of 0 or more")
+positive_int = _bounded(int, 1, "an integer of 1 or more")
+positive_float = _bounded(float, float.fromhex("0x1p-1074"), "a finite number above 0")
+
+
 def add_mesh_argument(parser: argparse.ArgumentParser, name: str = "mesh") -> None:
     """Positional mesh path plus ``--mesh-size-factor`` for ``.geo`` input."""
     parser.add_argument(name, help="mesh file (any format meshio reads, SU2, gmsh .msh/.geo, CGNS)")
-    parser.add_argument("--mesh-size-factor", type=float, default=1.0, metavar="F",
+    parser.add_argument("--mesh-size-factor", type=positive_float, default=1.0, metavar="F",
                         help="gmsh Mesh.MeshSizeFactor when meshing a .geo file (default 1)")
 
 

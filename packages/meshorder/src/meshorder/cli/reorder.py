@@ -12,7 +12,7 @@ from ..faceorder import FACE_ORDERS
 from ..io import write_mesh
 from ..orderings import ORDERINGS
 from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
-from .common import add_mesh_argument, load_mesh, table
+from .common import add_mesh_argument, load_mesh, positive_int, table
 
 SHOWN_METRICS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
                  "sectors_per_warp_fp64")
@@ -38,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed-markers", default=None, metavar="A,B",
                    help="boundary markers seeding the 'layers' ordering (default: all)")
     p.add_argument("--seed", type=int, default=0, help="random seed (random, metis)")
-    p.add_argument("--cluster-size", type=int, default=256, help="cells per METIS cluster")
+    p.add_argument("--cluster-size", type=positive_int, default=256,
+                   help="cells per METIS cluster")
     p.add_argument("--write-mesh", metavar="FILE", default=None,
                    help="also write the reordered mesh (any format meshio writes)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
