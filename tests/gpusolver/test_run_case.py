@@ -218,3 +218,13 @@ def test_an_output_directory_that_is_a_file_stops_the_run_before_work(tmp_path, 
     err = capsys.readouterr().err
     assert "output directory" in err and "taken" in err and len(err.strip().splitlines()) == 1
     assert (tmp_path / "taken").read_text() == "precious"
+
+
+def test_surface_pressure_rows_follow_the_wall_with_their_arc_length(tmp_path):
+    run_case(load_case(write_case(tmp_path)), progress=False)
+    cp = np.genfromtxt(tmp_path / "out" / "cp_bottom.csv", delimiter=",", names=True)
+    assert cp.dtype.names == ("s", "x", "y", "cp")
+    assert (np.diff(cp["s"]) > 0).all()
+    steps = np.hypot(np.diff(cp["x"]), np.diff(cp["y"]))
+    np.testing.assert_allclose(steps, np.diff(cp["s"]), rtol=1e-12)  # neighbours, in order
+    assert cp["x"][0] > cp["x"][-1]  # from the downstream end

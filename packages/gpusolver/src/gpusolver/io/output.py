@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import meshio
 import numpy as np
 
+from gpusolver.monitors.forces import surface_walk
 from meshorder.atomic import atomic_path
 
 if TYPE_CHECKING:
@@ -32,15 +33,28 @@ def write_forces(path: Path, solver: Solver) -> None:
 
 
 def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
-    """``cp_<marker>.csv`` per wall marker: face centre and pressure coefficient."""
+    """``cp_<marker>.csv`` per wall marker: face centre and pressure coefficient.
+
+    In 2-D the rows follow the wall (:func:`gpusolver.monitors.forces.surface_walk`:
+    from the trailing edge over the upper surface) with the arc length ``s`` as the
+    first column, so that a line plot of Cp does not zigzag.
+    """
     paths = []
+    host = solver.host
     for name in solver.discretisation.wall_markers:
         centre, cp = solver.surface_pressure(name)
+        columns = [*list("xyz"[:solver.gas.dim]), "cp"]
+        rows = np.column_stack([centre.T, cp])
+        if solver.gas.dim == 2:
+            first, end = host.markers[name]
+            edges = host.boundary_nodes[first - host.n_interior:end - host.n_interior]
+            order, arc = surface_walk(edges, solver.mesh.points)
+            columns, rows = ["s", *columns], np.column_stack([arc, rows[order]])
         path = directory / f"cp_{name}.csv"
         with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow([*list("xyz"[:solver.gas.dim]), "cp"])
-            writer.writerows(np.column_stack([centre.T, cp]).tolist())
+            writer.writerow(columns)
+            writer.writerows(rows.tolist())
         paths.append(path)
     return paths
 

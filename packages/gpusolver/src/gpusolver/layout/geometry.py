@@ -45,6 +45,9 @@ class FVGeometry:
         Host array, new -> old cell numbers (for output in the file's order).
     interior_colours : numpy.ndarray
         Offsets of the interior face colours (``[0, n_interior]`` when uncoloured).
+    boundary_nodes : numpy.ndarray
+        Host array ``(n_faces - n_interior, k)``: mesh nodes of each boundary face
+        (``-1`` pads triangles among quadrilaterals), for walking a wall's surface.
     """
 
     dim: int
@@ -59,6 +62,7 @@ class FVGeometry:
     markers: dict[str, tuple[int, int]]
     cell_order: np.ndarray
     interior_colours: np.ndarray
+    boundary_nodes: np.ndarray
 
     @property
     def n_cells(self) -> int:
@@ -75,7 +79,8 @@ class FVGeometry:
         changes = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("cell_order", "interior_colours") or not isinstance(value, np.ndarray):
+            if (f.name in ("cell_order", "interior_colours", "boundary_nodes")
+                    or not isinstance(value, np.ndarray)):
                 continue
             kind = dtype if value.dtype.kind == "f" else np.int64
             changes[f.name] = backend.asarray(value, dtype=kind)
@@ -124,6 +129,7 @@ def build_geometry(mesh: Mesh, topology: Topology, plan: Plan) -> FVGeometry:
         markers=plan.boundary_ranges(),
         cell_order=np.asarray(cells),
         interior_colours=np.array([0, plan.n_interior_faces], dtype=np.int64),
+        boundary_nodes=nodes[order[plan.n_interior_faces:]],
     )
 
 

@@ -59,6 +59,62 @@ def wall_forces(flux: np.ndarray, host: FVGeometry, gas: Gas, markers: list[str]
     return result
 
 
+def surface_walk(edges: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order 2-D wall edges along their chains; the arc length of each edge's midpoint.
+
+    Each chain starts at its node of largest ``x`` (an airfoil's trailing edge, or the
+    downstream end of an open wall) and goes first along the edge whose other node lies
+    higher (the upper surface of an airfoil). Several chains (a main element and a flap)
+    follow one another; the arc length restarts at 0 on each.
+
+    Parameters
+    ----------
+    edges : numpy.ndarray
+        ``(m, 2)`` node ids of the wall's edges.
+    points : numpy.ndarray
+        ``(n_points, >= 2)`` node coordinates.
+
+    Returns
+    -------
+    order : numpy.ndarray
+        Edge indices in walking order.
+    arc : numpy.ndarray
+        Arc length at the midpoint of each edge of ``order``.
+
+    Examples
+    --------
+    >>> square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    >>> order, arc = surface_walk(np.array([[0, 1], [2, 3], [1, 2], [3, 0]]), square)
+    >>> order.tolist(), arc.tolist()
+    ([2, 1, 3, 0], [0.5, 1.5, 2.5, 3.5])
+    """
+    by_node: dict[int, list[int]] = {}
+    for e, (a, b) in enumerate(edges):
+        by_node.setdefault(int(a), []).append(e)
+        by_node.setdefault(int(b), []).append(e)
+    used = np.zeros(len(edges), dtype=bool)
+    order, arc = [], []
+    while not used.all():
+        nodes = np.unique(edges[~used])
+        ends = [n for n in nodes if sum(not used[e] for e in by_node[n]) == 1]
+        candidates = np.array(ends if ends else nodes)
+        node = int(candidates[np.argmax(points[candidates, 0])])
+        first = [e for e in by_node[node] if not used[e]]
+        other = [int(edges[e][0] if edges[e][1] == node else edges[e][1]) for e in first]
+        edge = first[int(np.argmax(points[other, 1]))]
+        length = 0.0
+        while edge is not None:
+            used[edge] = True
+            a, b = (int(n) for n in edges[edge])
+            step = float(np.linalg.norm(points[b, :2] - points[a, :2]))
+            order.append(edge)
+            arc.append(length + 0.5 * step)
+            length += step
+            node = b if a == node else a
+            edge = next((e for e in by_node[node] if not used[e]), None)
+    return np.array(order, dtype=np.int64), np.array(arc)
+
+
 def surface_pressure(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
