@@ -21,8 +21,9 @@ from gpusolver.io.case import load_case
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from meshorder import MeshorderError, read_mesh
-from meshorder.cli.common import non_negative_int, positive_int, table, write_results
 from meshorder.generate import GEOMETRIES, generate
+from meshorder.options import non_negative_int, positive_int
+from meshorder.report import table, write_results
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")

@@ -18,11 +18,12 @@ from tqdm import tqdm
 
 from ..errors import MeshWarning
 from ..io import read_mesh
+from ..options import non_negative_int
 from ..orderings import ORDERINGS, OrderingInput
 from ..peers import PEERS
 from ..pipeline import PlanOptions, make_plan, run_ordering
+from ..report import table, write_results
 from ..topology import Topology
-from .common import non_negative_int, table, write_results
 
 METRICS = ("bandwidth", "profile", "mean_span", "max_span", "sectors_per_warp_fp32",
            "sectors_per_warp_fp64", "colours", "forward_levels")

@@ -10,8 +10,9 @@ from tqdm import tqdm
 from ..faceorder import FACE_ORDERS
 from ..orderings import ORDERINGS
 from ..pipeline import PlanOptions, make_plan
+from ..report import table, write_results
 from ..topology import Topology
-from .common import add_mesh_argument, load_mesh, table, write_results
+from .common import add_mesh_argument, load_mesh
 
 COLUMNS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
            "sectors_per_warp_fp64", "colours", "forward_levels")

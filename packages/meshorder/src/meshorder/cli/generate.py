@@ -7,8 +7,8 @@ import argparse
 from ..errors import UsageError
 from ..generate import GEOMETRIES, generate
 from ..io import read_mesh
+from ..options import non_negative_int, positive_int
 from ..progress import activity
-from .common import non_negative_int, positive_int
 
 #: Options that only some geometries take: option -> those geometries.
 GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from ..plan import Plan
+from ..report import table
 from ..topology import Topology
-from .common import add_mesh_argument, load_mesh, table
+from .common import add_mesh_argument, load_mesh
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -10,9 +10,11 @@ import meshio
 from ..errors import MeshWriteError
 from ..faceorder import FACE_ORDERS
 from ..io import write_mesh
+from ..options import positive_int
 from ..orderings import ORDERINGS
 from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
-from .common import add_mesh_argument, load_mesh, positive_int, table
+from ..report import table
+from .common import add_mesh_argument, load_mesh
 
 SHOWN_METRICS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
                  "sectors_per_warp_fp64")
