@@ -228,3 +228,24 @@ def test_surface_pressure_rows_follow_the_wall_with_their_arc_length(tmp_path):
     steps = np.hypot(np.diff(cp["x"]), np.diff(cp["y"]))
     np.testing.assert_allclose(steps, np.diff(cp["s"]), rtol=1e-12)  # neighbours, in order
     assert cp["x"][0] > cp["x"][-1]  # from the downstream end
+
+
+def test_the_case_reference_in_docs_is_generated_from_the_schema():
+    from gpusolver.io.case import case_reference
+
+    committed = Path(__file__).resolve().parents[2] / "docs" / "case_format.md"
+    assert committed.read_text() == case_reference(), (
+        "regenerate: python -c 'from gpusolver.io.case import case_reference; "
+        "open(\"docs/case_format.md\", \"w\").write(case_reference())'")
+
+
+@pytest.mark.parametrize("name", ["STEADY_EXAMPLE", "EXPLICIT_EXAMPLE"])
+def test_the_reference_examples_are_valid_cases(tmp_path, name):
+    import tomllib
+
+    from gpusolver.io import case as case_module
+    from gpusolver.io.case import parse_case
+
+    text = getattr(case_module, name)
+    case = parse_case(tomllib.loads(text), tmp_path / "case.toml")
+    assert case.run["iterations"] > 0

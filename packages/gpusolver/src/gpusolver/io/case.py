@@ -30,55 +30,80 @@ EQUATIONS = ("euler", "navier-stokes")
 
 @dataclass(frozen=True)
 class Key:
-    """One allowed key: its type, allowed values, default and whether it is required."""
+    """One allowed key: its type, allowed values, default, whether required, and its meaning."""
 
     kind: type | tuple[type, ...]
     choices: tuple | None = None
     default: Any = None
     required: bool = False
     positive: bool = False
+    below_one: bool = False
+    help: str = ""
 
+
+NUMBER = (int, float)
 
 #: Section -> key -> :class:`Key`. ``boundaries`` is free-form (marker names).
 SCHEMA: dict[str, dict[str, Key]] = {
-    "mesh": {"file": Key(str, required=True), "plan": Key(str)},
+    "mesh": {
+        "file": Key(str, required=True, help="mesh file, relative to the case file"),
+        "plan": Key(str, help="plan of `meshorder reorder` (default: made at start, rcm)"),
+    },
     "physics": {
-        "equations": Key(str, EQUATIONS, "euler"),
-        "mach": Key((int, float), required=True, positive=True),
-        "aoa_deg": Key((int, float), default=0.0),
-        "reynolds": Key((int, float), positive=True),
-        "gamma": Key((int, float), default=1.4, positive=True),
-        "prandtl": Key((int, float), default=0.72, positive=True),
-        "temperature_ref": Key((int, float), default=288.15, positive=True),
-        "reference_area": Key((int, float), default=1.0, positive=True),
+        "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
+        "mach": Key(NUMBER, required=True, positive=True, help="free-stream Mach number"),
+        "aoa_deg": Key(NUMBER, default=0.0,
+                       help="angle of attack (x-y plane in 2D, x-z plane in 3D)"),
+        "reynolds": Key(NUMBER, positive=True,
+                        help="Reynolds number per unit length (navier-stokes)"),
+        "gamma": Key(NUMBER, default=1.4, positive=True, help="ratio of specific heats"),
+        "prandtl": Key(NUMBER, default=0.72, positive=True, help="Prandtl number"),
+        "temperature_ref": Key(NUMBER, default=288.15, positive=True,
+                               help="free-stream temperature in K (Sutherland's law)"),
+        "reference_area": Key(NUMBER, default=1.0, positive=True,
+                              help="area (length in 2D) the force coefficients divide by"),
     },
     "scheme": {
-        "flux": Key(str, tuple(FLUXES), "roe"),
-        "order": Key(int, (1, 2), 2),
-        "gradient": Key(str, tuple(GRADIENTS), "least-squares"),
-        "limiter": Key(str, LIMITERS, "venkatakrishnan"),
-        "venkatakrishnan_k": Key((int, float), default=Scheme.venkatakrishnan_k, positive=True),
-        "venkatakrishnan_cap": Key((int, float), default=Scheme.venkatakrishnan_cap,
-                                   positive=True),
+        "flux": Key(str, tuple(FLUXES), "roe", help="Riemann flux"),
+        "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
+        "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
+        "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
+        "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
+                                 help="the limiter's K: larger limits less"),
+        "venkatakrishnan_cap": Key(NUMBER, default=Scheme.venkatakrishnan_cap, positive=True,
+                                   help="caps the limiter's threshold at (cap x free-stream "
+                                        "value)^2, so it acts on huge far-field cells"),
     },
     "run": {
-        "backend": Key(str, BACKENDS, "auto"),
-        "precision": Key(str, tuple(PRECISIONS), "fp64"),
-        "strategy": Key(str, tuple(STRATEGIES), "atomic"),
-        "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4"),
-        "cfl": Key((int, float), default=1.0, positive=True),
-        "cfl_max": Key((int, float), positive=True),
-        "freeze_limiter": Key((int, float), positive=True),
-        "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu"),
-        "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True),
-        "local_time_step": Key(bool, default=True),
-        "iterations": Key(int, default=200, positive=True),
-        "residual_reduction": Key((int, float), positive=True),
-        "restart": Key(str),
+        "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
+        "precision": Key(str, tuple(PRECISIONS), "fp64", help="floating-point precision"),
+        "strategy": Key(str, tuple(STRATEGIES), "atomic",
+                        help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
+        "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
+                               help="explicit Runge-Kutta, or implicit for steady states"),
+        "cfl": Key(NUMBER, default=1.0, positive=True,
+                   help="CFL number (implicit: the first one)"),
+        "cfl_max": Key(NUMBER, positive=True,
+                       help="implicit: ramp the CFL number with the residual's fall up to this"),
+        "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
+                              help="implicit: freeze the limiter once the residual has fallen "
+                                   "by this factor and stalled"),
+        "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
+                              help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
+        "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
+                              help="newton-krylov: most GMRES vectors per step"),
+        "local_time_step": Key(bool, default=True,
+                               help="each cell at its own step (steady states)"),
+        "iterations": Key(int, default=200, positive=True, help="most steps of this run"),
+        "residual_reduction": Key(NUMBER, positive=True, below_one=True,
+                                  help="stop once the RMS density residual has fallen by this "
+                                       "factor from the first step's"),
+        "restart": Key(str, help="checkpoint.npz to continue from (history is appended)"),
     },
     "output": {
-        "directory": Key(str, default="out"),
-        "checkpoint_every": Key(int, default=100, positive=True),
+        "directory": Key(str, default="out", help="output folder, relative to the case file"),
+        "checkpoint_every": Key(int, default=100, positive=True,
+                                help="steps between checkpoints"),
     },
 }
 
@@ -139,6 +164,9 @@ def _check_value(where: str, key: Key, value: Any) -> Any:
                           f"{', '.join(map(str, key.choices))}")
     if key.positive and value <= 0:
         raise ConfigError(f"{where}: must be positive, found {value!r}")
+    if key.below_one and value >= 1:
+        raise ConfigError(f"{where} is a factor of reduction and must be below 1 (e.g. 1e-8), "
+                          f"found {value!r}")
     return value
 
 
@@ -171,11 +199,6 @@ def parse_case(data: dict, path: Path) -> Case:
                           f"{', '.join([*SCHEMA, 'boundaries'])}")
     sections = {name: _section(data, name, source) for name in SCHEMA}
     physics = sections["physics"]
-    for key in ("residual_reduction", "freeze_limiter"):
-        value = sections["run"][key]
-        if value is not None and value >= 1:
-            raise ConfigError(f"{source}: [run] {key} is a factor of reduction and must be "
-                              f"below 1 (e.g. 1e-8), found {value!r}")
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
     raw_boundaries = data.get("boundaries")
@@ -229,3 +252,97 @@ def load_case(path: str | Path) -> Case:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from error
     return parse_case(data, path)
+
+
+STEADY_EXAMPLE = """
+[mesh]
+file = "../../shared/meshes/su2/mesh_NACA0012_inv.su2"
+
+[physics]
+mach = 0.8
+aoa_deg = 1.25
+
+[boundaries]
+airfoil = "slip-wall"
+farfield = "farfield"
+
+[run]
+time_integrator = "newton-krylov"
+cfl = 10
+cfl_max = 1e5
+freeze_limiter = 1e-2
+iterations = 200
+residual_reduction = 1e-8
+"""
+
+EXPLICIT_EXAMPLE = """
+[mesh]
+file = "../data/naca0012_tri.msh"
+plan = "../out/demo/plan.npz"          # meshorder reorder ... --colour --hyperplanes
+
+[physics]
+mach = 0.63
+aoa_deg = 2.0
+
+[boundaries]
+airfoil = "slip-wall"
+farfield = { type = "farfield", vortex = true }
+
+[run]
+strategy = "colour"
+time_integrator = "rk4"
+cfl = 1.5
+iterations = 2000
+restart = "../out/naca0012/checkpoint.npz"   # continue a finished run
+
+[output]
+directory = "../out/naca0012"
+"""
+
+
+def _type_name(key: Key) -> str:
+    kinds = key.kind if isinstance(key.kind, tuple) else (key.kind,)
+    return "number" if float in kinds else {str: "string", int: "integer",
+                                               bool: "true/false"}[kinds[0]]
+
+
+def _allowed(key: Key) -> str:
+    if key.choices is not None:
+        return ", ".join(f"`{c}`" for c in key.choices)
+    if key.below_one:
+        return "0 < value < 1"
+    return "> 0" if key.positive else ""
+
+
+def case_reference() -> str:
+    """The case-file format as markdown, generated from :data:`SCHEMA` and the registries.
+
+    ``docs/case_format.md`` is this text (a test keeps them equal).
+    """
+    lines = ["# Case files (`gpusolver run case.toml`)", "",
+             "Generated from `gpusolver.io.case.SCHEMA` by `case_reference()`; do not edit.",
+             "Paths are relative to the case file. An unknown section, key, value or marker",
+             "stops the run before any work, naming the valid ones; numbers must be finite.",
+             ""]
+    for section, keys in SCHEMA.items():
+        lines += [f"## [{section}]", "", "| key | type | default | allowed | meaning |",
+                  "| --- | --- | --- | --- | --- |"]
+        for name, key in keys.items():
+            default = "required" if key.required else ("" if key.default is None
+                                                       else f"`{key.default}`")
+            lines.append(f"| `{name}` | {_type_name(key)} | {default} | {_allowed(key)} | "
+                         f"{key.help} |")
+        lines.append("")
+    lines += ["## [boundaries]", "",
+              "One entry per mesh marker: `marker = \"condition\"`, or a table",
+              "`marker = { type = \"condition\", option = value }`.", "",
+              "| condition | options | meaning |", "| --- | --- | --- |"]
+    for name, condition in CONDITIONS.items():
+        options = "; ".join(f"`{k}`: {v}" for k, v in condition.options.items())
+        doc = condition.summary or (condition.ghost.__doc__ or "").strip().splitlines()[0]
+        lines.append(f"| `{name}` | {options} | {doc} |")
+    lines += ["", "## Examples", "", "Steady, implicit (`cases/naca0012_transonic.toml`):", "",
+              "```toml", STEADY_EXAMPLE.strip(), "```", "",
+              "Explicit, restarted from a checkpoint:", "", "```toml",
+              EXPLICIT_EXAMPLE.strip(), "```", ""]
+    return "\n".join(lines)

@@ -34,6 +34,9 @@ class Condition:
         No-slip: the viscous flux uses the wall distance, not the ghost mirror.
     options : dict of str to str
         Extra keys a case file may give, with their meaning.
+    summary : str
+        One line for the case-file reference (default: the first line of ``ghost``'s
+        docstring).
     """
 
     name: str
@@ -41,6 +44,7 @@ class Condition:
     wall: bool = False
     viscous_wall: bool = False
     options: dict[str, str] = field(default_factory=dict)
+    summary: str = ""
 
 
 def _register(name: str, **kwargs):
@@ -168,4 +172,5 @@ def pressure_outlet(gas: Gas, w, normal, params):
 
 CONDITIONS["periodic"] = Condition(
     "periodic", supersonic_outflow,
-    options={"partner": "marker whose faces are the translated copies of these"})
+    options={"partner": "marker whose faces are the translated copies of these"},
+    summary="Periodic pair: the ghost is the state at the partner marker's matching face.")
