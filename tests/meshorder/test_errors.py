@@ -4,8 +4,18 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from meshorder import CellBlock, Mesh, MeshReadError, Topology, TopologyError, read_mesh
+from meshorder import (
+    CellBlock,
+    Mesh,
+    MeshorderError,
+    MeshReadError,
+    Topology,
+    TopologyError,
+    read_mesh,
+)
 
 from .conftest import make_square
 
@@ -102,3 +112,38 @@ def test_no_volume_cells(tmp_path):
 def test_cell_referring_to_missing_point():
     with pytest.raises(TopologyError, match=r"element 0 refers to point \[0, 1, 99\]"):
         Mesh.from_blocks(SQUARE, [("triangle", np.array([[0, 1, 99]]), None)])
+
+
+DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "data"
+
+
+def test_truncated_gmsh_file_names_the_open_section(tmp_path):
+    data = (DATA / "couette_tri_50.msh").read_bytes()
+    path = tmp_path / "cut.msh"
+    path.write_bytes(data[:len(data) // 2])
+    with pytest.raises(MeshReadError, match=r"cut.msh: truncated\? \$\w+ opens at byte \d+ "
+                                            r"but never closes"):
+        read_mesh(path)
+
+
+def test_empty_file_and_folder_say_so(tmp_path):
+    (tmp_path / "empty.msh").write_bytes(b"")
+    with pytest.raises(MeshReadError, match="empty.msh: empty file"):
+        read_mesh(tmp_path / "empty.msh")
+    (tmp_path / "folder.msh").mkdir()
+    with pytest.raises(MeshReadError, match="folder.msh: is a folder"):
+        read_mesh(tmp_path / "folder.msh")
+
+
+@settings(max_examples=30, deadline=None)
+@given(cut=st.floats(0.0, 1.0), flips=st.lists(st.integers(0, 10**9), max_size=4))
+def test_damaged_gmsh_files_read_or_fail_with_a_meshorder_error(tmp_path_factory, cut, flips):
+    data = bytearray((DATA / "couette_tri_50.msh").read_bytes())
+    for position in flips:
+        data[position % len(data)] ^= 0x55
+    path = tmp_path_factory.mktemp("damaged") / "mesh.msh"
+    path.write_bytes(bytes(data[:int(cut * len(data))]))
+    try:
+        read_mesh(path)
+    except MeshorderError as error:
+        assert str(path) in str(error) or "cell" in str(error)

@@ -34,10 +34,37 @@ def read(path: Path) -> Mesh:
             warnings.simplefilter("ignore")
             raw = meshio.read(path)
     except (Exception, SystemExit) as exc:  # many types; its CGNS reader even calls sys.exit
+        hint = _gmsh_truncation(path)
+        if hint:
+            raise MeshReadError(f"{path}: truncated? {hint}") from None
+        if isinstance(exc, SystemExit):
+            raise MeshReadError(f"{path}: not a readable {path.suffix or 'mesh'} file (meshio "
+                                "gave up on it)") from None
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MeshReadError(
             f"{path}: not a readable mesh ({type(exc).__name__}: {reason})") from None
     return from_meshio(raw, str(path))
+
+
+#: gmsh sections that a mesh file must close.
+_GMSH_SECTIONS = ("MeshFormat", "Nodes", "Elements")
+
+
+def _gmsh_truncation(path: Path) -> str | None:
+    """For a gmsh file meshio could not read: which section is opened but never closed."""
+    if path.suffix.lower() != ".msh":
+        return None
+    with open(path, "rb") as f:
+        data = f.read()
+    size = len(data)
+    for section in _GMSH_SECTIONS:
+        start = data.find(b"$" + section.encode())
+        if start < 0:
+            return f"no ${section} section in its {size} bytes"
+        if data.find(b"$End" + section.encode(), start) < 0:
+            return (f"${section} opens at byte {start} but never closes before the end of "
+                    f"the file ({size} bytes)")
+    return None
 
 
 def from_meshio(raw: meshio.Mesh, source: str) -> Mesh:

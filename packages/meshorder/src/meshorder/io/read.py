@@ -54,8 +54,12 @@ def read_mesh(path: str | Path, *, mesh_size_factor: float = 1.0) -> Mesh:
         If it holds no volume cells, or a degenerate or inverted cell.
     """
     path = Path(path)
+    if path.is_dir():
+        raise MeshReadError(f"{path}: is a folder, not a mesh file")
     if not path.is_file():
         raise MeshReadError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise MeshReadError(f"{path}: empty file")
     reader = READERS.get(path.suffix.lower())
     if reader is gmsh_model.read_geo:
         return reader(path, mesh_size_factor=mesh_size_factor)
