@@ -181,3 +181,34 @@ def test_geometry_options_on_the_wrong_geometry_are_usage_errors(tmp_path, geome
     assert main(["generate", geometry, str(out), "--cells", "1000", *option]) == 2
     assert "applies to" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_reorder_writes_every_output_or_none_and_keeps_what_was_there(tmp_path, monkeypatch,
+                                                                       capsys):
+    from meshorder.cli import reorder as reorder_cli
+    from meshorder.errors import MeshWriteError
+
+    mesh = tmp_path / "square.msh"
+    make_square(mesh)
+    plan, out = tmp_path / "plan.npz", tmp_path / "out.vtu"
+    plan.write_bytes(b"the user's old plan")
+
+    def failing_write(*args, **kwargs):
+        raise MeshWriteError(f"{args[1]}: cannot write this format: disk on fire")
+
+    monkeypatch.setattr(reorder_cli, "write_mesh", failing_write)
+    assert main(["reorder", str(mesh), str(plan), "--write-mesh", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{out}: cannot write this format" in err and ".out." not in err
+    assert plan.read_bytes() == b"the user's old plan" and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.npz", "square.msh"]
+
+
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_reorder_refuses_unwritable_outputs_before_any_work(tmp_path, where, capsys):
+    mesh = tmp_path / "square.msh"
+    make_square(mesh)
+    (tmp_path / "afile").write_text("x")
+    target = tmp_path / "afile" / "plan.npz" if where == "under-a-file" else tmp_path
+    assert main(["reorder", str(mesh), str(target), "--quiet"]) == 1
+    assert "not a" in capsys.readouterr().err

@@ -95,3 +95,29 @@ def test_vtu_from_meshio_reads(tmp_path):
     topo = Topology(mesh)
     assert topo.interior.sum() == 1 and topo.n_faces == 7
     assert topo.marker_names[int(topo.face_marker[~topo.interior][0])] == "unmarked"
+
+
+@pytest.mark.parametrize("name", ["naca0012_tri.msh", "wing_prisms.msh"])
+def test_su2_written_in_plan_order_reads_back_with_its_markers(tmp_path, name):
+    from pathlib import Path
+
+    from meshorder import write_mesh
+    from meshorder.geometry import signed_measures
+    from meshorder.pipeline import make_plan
+
+    mesh = read_mesh(Path(__file__).resolve().parents[2] / "data" / name)
+    plan = make_plan(mesh)
+    out = tmp_path / "reordered.su2"
+    write_mesh(mesh, out, cell_order=plan.cell_order, node_order=plan.node_order)
+    back = read_mesh(out)
+    assert sorted(back.marker_names.values()) == sorted(mesh.marker_names.values())
+    counts = {mesh.marker_names[m]: int(sum((k == m).sum() for k in mesh.facet_markers))
+              for m in mesh.marker_names}
+    assert {back.marker_names[m]: int(sum((k == m).sum() for k in back.facet_markers))
+            for m in back.marker_names} == counts
+    assert [(b.type, len(b)) for b in back.cells] == [(b.type, len(b)) for b in mesh.cells]
+    np.testing.assert_allclose(back.points[:, :mesh.dim], mesh.points[plan.node_order, :mesh.dim])
+    volumes = [np.sort(signed_measures(m.points, b)) for m in (mesh, back) for b in m.cells]
+    half = len(volumes) // 2
+    for a, b in zip(volumes[:half], volumes[half:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

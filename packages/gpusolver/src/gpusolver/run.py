@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from gpusolver.monitors.history import History
 from gpusolver.solvers.fv.discretisation import check_markers
 from gpusolver.solvers.fv.solver import Solver
 from meshorder import Topology, read_mesh
+from meshorder.atomic import check_writable
 
 
 @dataclass(frozen=True)
@@ -61,24 +61,6 @@ def build_solver(case: Case) -> Solver:
     return solver
 
 
-def check_output_directory(path: Path) -> None:
-    """Fail before any work if ``path`` cannot become a writable directory (nothing made).
-
-    Raises
-    ------
-    ConfigError
-        If ``path`` or one of its parents is a file, or the nearest existing folder is
-        not writable.
-    """
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ConfigError(f"output directory {path}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"output directory {path}: {existing} is not writable")
-
-
 def run_case(case: Case, progress: bool = True) -> RunResult:
     """Run ``case``: up to ``iterations`` steps from free stream (or from its restart file).
 
@@ -96,7 +78,10 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
         At the first non-finite or non-physical state; the last checkpoint stays.
     """
     out = case.output_directory
-    check_output_directory(out)
+    try:
+        check_writable(out, folder=True)
+    except OSError as error:
+        raise ConfigError(f"output directory {out}: {error.strerror}") from None
     solver = build_solver(case)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def check_writable(target: str | Path, *, folder: bool = False) -> None:
+    """Raise ``OSError`` naming ``target`` unless it can be written (nothing is created).
+
+    ``target`` is a file to write (``folder=False``: it must not be a folder) or a folder
+    to create or write into; the nearest existing parent must be a writable folder.
+    """
+    target = Path(target)
+    if target.exists() and target.is_dir() != folder:
+        reason = "is a folder, not a file" if target.is_dir() else "is a file, not a folder"
+        raise OSError(errno.EEXIST, reason, str(target))
+    existing = target if folder else target.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OSError(errno.ENOTDIR, f"{existing} is a file, not a folder", str(target))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OSError(errno.EACCES, f"{existing} is not writable", str(target))
 
 
 @contextmanager

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 import meshio
 
-from ..errors import MeshWriteError
+from ..atomic import atomic_path, check_writable
+from ..errors import MeshWriteError, UsageError
 from ..faceorder import FACE_ORDERS
 from ..io import write_mesh
 from ..options import positive_int
@@ -57,8 +59,13 @@ def _check_writable_format(path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder reorder``."""
+    outputs = [args.out, *([args.write_mesh] if args.write_mesh else [])]
     if args.write_mesh:
         _check_writable_format(args.write_mesh)
+        if Path(args.write_mesh).resolve() == Path(args.out).resolve():
+            raise UsageError(f"--write-mesh {args.write_mesh} is the plan's own path")
+    for path in outputs:
+        check_writable(path)
     options = PlanOptions(
         cells=args.cells, faces=args.faces, nodes=args.nodes, colour=args.colour,
         hyperplanes=args.hyperplanes or args.renumber_by_level,
@@ -67,9 +74,16 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed, cluster_size=args.cluster_size)
     mesh = load_mesh(args)
     plan = make_plan(mesh, options, progress=not args.quiet)
-    if args.write_mesh:
-        write_mesh(mesh, args.write_mesh, cell_order=plan.cell_order, node_order=plan.node_order)
-    plan.save(args.out)
+    with contextlib.ExitStack() as stack:  # every output or none: renamed together at the end
+        temporary = [stack.enter_context(atomic_path(path)) for path in outputs]
+        plan.save(temporary[0])
+        if args.write_mesh:
+            try:
+                write_mesh(mesh, temporary[1], cell_order=plan.cell_order,
+                           node_order=plan.node_order)
+            except MeshWriteError as error:  # name the user's path, not the temporary one
+                reason = str(error).split(": ", 1)[-1]
+                raise MeshWriteError(f"{args.write_mesh}: {reason}") from None
     if not args.quiet:
         native = plan.metrics["native"]
         rows = [(k, native[k], plan.metrics[k]) for k in SHOWN_METRICS]

@@ -150,3 +150,38 @@ def read(path: Path) -> Mesh:
     blocks = [(name, conn, None) for name, conn in volume]
     blocks += [(name, conn, marks) for name, conn, marks in facets]
     return Mesh.from_blocks(points, blocks, names, str(path))
+
+
+def write(path: Path, points: np.ndarray, cells: list[tuple[str, np.ndarray]],
+          markers: list[tuple[str, list[tuple[str, np.ndarray]]]]) -> None:
+    """Write an SU2 mesh: volume ``cells`` (type, nodes) and named boundary ``markers``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    points : numpy.ndarray
+        ``(n, 2)`` or ``(n, 3)`` coordinates; the dimension of the file is their width.
+    cells : list of (str, numpy.ndarray)
+        meshio cell type name and ``(m, k)`` node ids, in the order to write.
+    markers : list of (str, list of (str, numpy.ndarray))
+        Marker name and its facets: (type name, node ids) per facet type.
+    """
+    code = {name: c for c, (name, _) in SU2_TYPES.items()}
+    with open(path, "w") as f:
+        f.write(f"NDIME= {points.shape[1]}\n")
+        f.write(f"NELEM= {sum(len(nodes) for _, nodes in cells)}\n")
+        index = 0
+        for kind, nodes in cells:
+            for row in nodes:
+                f.write(f"{code[kind]} {' '.join(map(str, row))} {index}\n")
+                index += 1
+        f.write(f"NPOIN= {len(points)}\n")
+        for i, p in enumerate(points):
+            f.write(" ".join(repr(float(x)) for x in p) + f" {i}\n")
+        f.write(f"NMARK= {len(markers)}\n")
+        for name, facets in markers:
+            f.write(f"MARKER_TAG= {name}\n")
+            f.write(f"MARKER_ELEMS= {sum(len(nodes) for _, nodes in facets)}\n")
+            for kind, nodes in facets:
+                for row in nodes:
+                    f.write(f"{code[kind]} {' '.join(map(str, row))}\n")

@@ -12,6 +12,7 @@ from ..atomic import atomic_path
 from ..errors import MeshWriteError
 from ..mesh import Mesh
 from ..permutation import check_permutation, inverse
+from . import su2
 
 
 def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = None,
@@ -62,6 +63,16 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
         tags.append(np.array([file_marker[int(m)] for m in markers[order]], np.int64))
     field_data = {mesh.marker_names[m]: np.array([file_marker[m], mesh.dim - 1])
                   for m in marker_ids}
+    if file_format is None and path.suffix.lower() == ".su2":  # meshio 5.3.5's writer fails
+        name_of = {file_marker[m]: mesh.marker_names[m] for m in marker_ids}
+        markers: dict[str, list] = {name_of[f]: [] for f in sorted(name_of)}
+        for block, tag in zip(blocks[len(mesh.cells):], tags[len(mesh.cells):], strict=True):
+            for f in np.unique(tag):
+                markers[name_of[int(f)]].append((block.type, block.data[tag == f]))
+        with atomic_path(path) as tmp:
+            su2.write(tmp, points, [(b.type, b.data) for b in blocks[:len(mesh.cells)]],
+                      list(markers.items()))
+        return
     if file_format is None and path.suffix.lower() == ".msh":
         file_format = "gmsh22"  # meshio's 4.1 writer drops physical groups
     is_gmsh = (file_format or "").startswith("gmsh")
