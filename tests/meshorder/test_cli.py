@@ -212,3 +212,10 @@ def test_reorder_refuses_unwritable_outputs_before_any_work(tmp_path, where, cap
     target = tmp_path / "afile" / "plan.npz" if where == "under-a-file" else tmp_path
     assert main(["reorder", str(mesh), str(target), "--quiet"]) == 1
     assert "not a" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["figure.foo", "figure"])
+def test_plot_refuses_an_image_format_it_cannot_write_before_work(tmp_path, name, capsys):
+    assert main(["plot", "missing.msh", "missing.npz", "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert name in err and ".png" in err and "Traceback" not in err

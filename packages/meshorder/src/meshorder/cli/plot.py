@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from ..atomic import check_writable
+from ..errors import UsageError
 from ..plan import Plan
 from ..plot import plot_plan
 from ..topology import Topology
@@ -22,8 +25,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _check_image_format(path: str) -> None:
+    """Fail before any work unless matplotlib can write an image with this extension."""
+    from matplotlib.figure import Figure
+
+    supported = Figure().canvas.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in supported:
+        found = f"extension {suffix!r}" if suffix else "no extension"
+        raise UsageError(f"-o {path}: {found}; expected one of "
+                         f"{', '.join('.' + s for s in sorted(supported))}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder plot``."""
+    _check_image_format(args.output)
+    check_writable(args.output)
     plan = Plan.load(args.plan)
     mesh = load_mesh(args)
     plan.check_mesh(mesh.digest(), args.mesh)
