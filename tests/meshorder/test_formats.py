@@ -121,3 +121,17 @@ def test_su2_written_in_plan_order_reads_back_with_its_markers(tmp_path, name):
     half = len(volumes) // 2
     for a, b in zip(volumes[:half], volumes[half:], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("suffix", [".vtu", ".vtk", ".xdmf", ".msh", ".su2"])
+def test_marker_names_survive_every_written_format(tmp_path, suffix, capsys):
+    from pathlib import Path
+
+    from meshorder import write_mesh
+
+    mesh = read_mesh(Path(__file__).resolve().parents[2] / "data" / "naca0012_tri.msh")
+    out = tmp_path / f"copy{suffix}"
+    write_mesh(mesh, out)
+    back = read_mesh(out)
+    assert sorted(back.marker_names.values()) == ["airfoil", "farfield"]
+    assert "Warning" not in capsys.readouterr().out

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import meshio
 import numpy as np
@@ -89,9 +91,34 @@ def _facet_dim(raw: meshio.Mesh) -> int:
     return max(dims, default=0) - 1
 
 
+def named_marker_key(names: dict[int, str]) -> str:
+    """A cell-data name that carries the marker names: ``marker[1=wall;2=far%20field]``.
+
+    Formats without field data (VTU, VTK, XDMF) keep array names, so the names survive
+    a write and a read.
+
+    Examples
+    --------
+    >>> key = named_marker_key({1: "wall", 2: "far field"})
+    >>> key, parse_named_marker_key(key)
+    ('marker[1=wall;2=far%20field]', {1: 'wall', 2: 'far field'})
+    """
+    return "marker[" + ";".join(f"{i}={quote(n, safe='')}" for i, n in sorted(names.items())) + "]"
+
+
+def parse_named_marker_key(key: str) -> dict[int, str] | None:
+    """The names of :func:`named_marker_key`, or None for any other key."""
+    match = re.fullmatch(r"marker\[(.*)\]", key)
+    if match is None:
+        return None
+    pairs = (item.split("=", 1) for item in match.group(1).split(";") if "=" in item)
+    return {int(i): unquote(n) for i, n in pairs if i.isdigit()}
+
+
 def _marker_key(raw: meshio.Mesh) -> str | None:
     facet_dim = _facet_dim(raw)
-    for key in MARKER_KEYS:
+    named = [k for k in raw.cell_data if parse_named_marker_key(k) is not None]
+    for key in [*named, *MARKER_KEYS]:
         data = raw.cell_data.get(key)
         if data is None:
             continue
@@ -105,6 +132,9 @@ def _marker_key(raw: meshio.Mesh) -> str | None:
 def _marker_names(raw: meshio.Mesh, key: str | None) -> dict[int, str]:
     if key is None:
         return {}
+    named = parse_named_marker_key(key)
+    if named is not None:
+        return named
     if key == "gmsh:geometrical":
         prefix = "curve" if _facet_dim(raw) == 1 else "surface"
         tags = set()

@@ -13,6 +13,7 @@ from ..errors import MeshWriteError
 from ..mesh import Mesh
 from ..permutation import check_permutation, inverse
 from . import su2
+from .meshio_reader import named_marker_key
 
 
 def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = None,
@@ -46,8 +47,9 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
     check_permutation(node_order, mesh.n_points, "node order")
     new_node = inverse(node_order)
     points = mesh.points[node_order]
-    if mesh.dim == 2 and np.all(points[:, 2] == points[0, 2]):
-        points = points[:, :2]
+    planar = path.suffix.lower() in (".msh", ".su2") or (file_format or "").startswith("gmsh")
+    if mesh.dim == 2 and planar and np.all(points[:, 2] == points[0, 2]):
+        points = points[:, :2]  # VTU and friends want three coordinates
     marker_ids = sorted(mesh.marker_names)
     file_marker = {m: i + 1 for i, m in enumerate(marker_ids)}
     cell_rank = inverse(cell_order)
@@ -76,7 +78,8 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
     if file_format is None and path.suffix.lower() == ".msh":
         file_format = "gmsh22"  # meshio's 4.1 writer drops physical groups
     is_gmsh = (file_format or "").startswith("gmsh")
-    keys = ("gmsh:physical", "gmsh:geometrical") if is_gmsh else ("marker",)
+    names = {file_marker[m]: mesh.marker_names[m] for m in marker_ids}
+    keys = ("gmsh:physical", "gmsh:geometrical") if is_gmsh else (named_marker_key(names),)
     out = meshio.Mesh(points, blocks, cell_data={k: tags for k in keys}, field_data=field_data)
     with atomic_path(path) as tmp:
         try:
