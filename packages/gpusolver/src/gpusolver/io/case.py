@@ -250,7 +250,10 @@ def load_case(path: str | Path) -> Case:
     except OSError as error:
         raise ConfigError(f"cannot read case file {path}: {error.strerror}") from error
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from error
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a TOML case file (binary data); see "
+                          "docs/case_format.md") from None
     return parse_case(data, path)
 
 
