@@ -162,3 +162,22 @@ def test_damaged_plan_files_give_one_line_errors(tmp_path, damage):
     with pytest.raises(PlanError, match="plan.npz: not a"):
         Plan.load(path)
     assert meshorder_main(["info", str(path)]) == 1
+
+
+def test_temporaries_of_killed_writers_are_removed_by_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    from meshorder.atomic import atomic_path
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = tmp_path / f".plan.{dead.stdout.strip()}.abcd1234.npz"
+    alive = tmp_path / f".plan.{os.getpid()}.efgh5678.npz"  # a writer still running
+    other = tmp_path / ".notes.txt"
+    for path in (stale, alive, other):
+        path.write_text("x")
+    with atomic_path(tmp_path / "plan.npz") as tmp:
+        tmp.write_text("new plan")
+    assert not stale.exists() and alive.exists() and other.exists()
+    assert (tmp_path / "plan.npz").read_text() == "new plan"

@@ -29,6 +29,32 @@ def check_writable(target: str | Path, *, folder: bool = False) -> None:
         raise OSError(errno.EACCES, f"{existing} is not writable", str(target))
 
 
+def remove_stale_temporaries(target: Path) -> list[Path]:
+    """Delete the temporary files that killed writers of ``target`` left behind.
+
+    :func:`atomic_path` names its temporary ``.<stem>.<pid>.<random><suffix>``; one
+    whose process no longer runs is stale (``kill -9`` gives a writer no chance to
+    clean up). Returns the removed paths.
+    """
+    removed = []
+    for path in target.parent.glob(f".{target.stem}.*{target.suffix}"):
+        pid = path.name[len(target.stem) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to ``target``; rename it over ``target`` on success.
@@ -39,7 +65,8 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix,
+    remove_stale_temporaries(target)
+    fd, name = tempfile.mkstemp(prefix=f".{target.stem}.{os.getpid()}.", suffix=target.suffix,
                                 dir=target.parent)
     os.close(fd)
     umask = os.umask(0)

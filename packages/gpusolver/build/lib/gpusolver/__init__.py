@@ -1,0 +1,27 @@
+"""gpusolver: CFD solvers on plan-ordered Structure-of-Arrays data, on the GPU or the CPU.
+
+This package consumes meshes and plans from :mod:`meshorder`. The finite-volume
+solver lives in :mod:`gpusolver.solvers.fv`; ``gpusolver run case.toml`` drives it.
+"""
+
+from gpusolver.errors import ConfigError, GpusolverError, SolverDivergedError
+from meshorder import Mesh
+from meshorder.plan import Plan
+
+__version__ = "0.1.0"
+
+
+def load_plan_for(mesh: Mesh, path: str) -> Plan:
+    """Load the plan at ``path`` and check that it was made for ``mesh``.
+
+    Raises
+    ------
+    meshorder.PlanError
+        If the file is not a valid plan or belongs to another mesh.
+    """
+    plan = Plan.load(path)
+    plan.check_mesh(mesh.digest(), mesh.source)
+    return plan
+
+
+__all__ = ["ConfigError", "GpusolverError", "SolverDivergedError", "__version__", "load_plan_for"]

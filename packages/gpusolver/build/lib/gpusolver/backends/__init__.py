@@ -1,0 +1,160 @@
+"""Array backends: ``numpy`` (the reference, runs anywhere) and ``cupy`` (CUDA).
+
+A backend bundles the array module with the few operations NumPy and CuPy spell
+differently: unbuffered scatter (atomic on the GPU) and host transfer. CuPy is
+imported only when the ``cupy`` backend is asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpusolver.errors import ConfigError
+
+BACKENDS = ("auto", "numpy", "cupy")
+
+#: Precision name -> dtype (a setting of the backend, not a kernel copy).
+PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array module plus its scatter and transfer operations.
+
+    Attributes
+    ----------
+    name : str
+        ``"numpy"`` or ``"cupy"``.
+    xp : module
+        ``numpy`` or ``cupy``.
+    scatter : dict of str to callable
+        ``scatter[op](out, index, values)`` combines ``values`` into ``out[..., index]``
+        with ``op`` in ``add``, ``min``, ``max``, duplicates included (atomics on the GPU).
+    """
+
+    name: str
+    xp: Any
+    scatter: dict[str, Callable]
+
+    @property
+    def sparse(self):
+        """``scipy.sparse`` or ``cupyx.scipy.sparse``."""
+        if self.name == "cupy":
+            import cupyx.scipy.sparse
+            return cupyx.scipy.sparse
+        import scipy.sparse
+        return scipy.sparse
+
+    def splu(self, matrix):
+        """Sparse LU factorisation of a CSC ``matrix`` (SuperLU on the CPU; on CuPy the
+        factors' triangular solves run on the GPU); its ``solve(rhs)`` inverts it."""
+        if self.name == "cupy":
+            from cupyx.scipy.sparse.linalg import splu
+        else:
+            from scipy.sparse.linalg import splu
+        return splu(matrix)
+
+    def asarray(self, array, dtype=None):
+        """Copy a host array to this backend (no copy when already there)."""
+        return self.xp.asarray(array, dtype=dtype)
+
+    def to_host(self, array) -> np.ndarray:
+        """The array as a NumPy array."""
+        return array.get() if hasattr(array, "get") else np.asarray(array)
+
+    def median_seconds(self, work: Callable[[], object], repeats: int, warmup: int = 2
+                       ) -> float:
+        """Median seconds of ``work()`` over ``repeats`` runs after ``warmup`` runs.
+
+        CUDA events around each run on CuPy (device time, launches included); the wall
+        clock around a synchronised run on NumPy. The one timing helper of the benchmarks.
+        """
+        times = []
+        for _ in range(warmup + repeats):
+            if self.name == "cupy":
+                start, stop = self.xp.cuda.Event(), self.xp.cuda.Event()
+                start.record()
+                work()
+                stop.record()
+                stop.synchronize()
+                times.append(self.xp.cuda.get_elapsed_time(start, stop) / 1e3)
+            else:
+                start_s = time.perf_counter()
+                work()
+                times.append(time.perf_counter() - start_s)
+        return float(np.median(times[warmup:]))
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (no-op on the CPU)."""
+        if self.name == "cupy":
+            self.xp.cuda.Device().synchronize()
+
+
+def _row_by_row(combine_row: Callable) -> Callable:
+    """Scatter ``values[..., k]`` into ``out[..., index[k]]`` one leading row at a time."""
+    def scatter(out, index, values):
+        rows_out = out.reshape(-1, out.shape[-1])
+        rows_values = values.reshape(-1, values.shape[-1])
+        for row, value in zip(rows_out, rows_values, strict=True):
+            combine_row(row, index, value)
+    return scatter
+
+
+def _numpy_scatter() -> dict[str, Callable]:
+    def add_row(row, index, value):
+        row += np.bincount(index, value, minlength=len(row))
+
+    return {"add": _row_by_row(add_row), "min": _row_by_row(np.minimum.at),
+            "max": _row_by_row(np.maximum.at)}
+
+
+def _cupy_scatter() -> dict[str, Callable]:
+    from gpusolver.backends import cuda
+
+    # One launch for all rows; not cupy.minimum.at / maximum.at, which round float64 to
+    # about float32 precision (backends/scatter.cu).
+    return {op: functools.partial(cuda.scatter, op) for op in ("add", "min", "max")}
+
+
+def array_module(like):
+    """``numpy`` or ``cupy``, whichever ``like`` belongs to."""
+    if isinstance(like, np.ndarray | np.generic | float | int):
+        return np
+    import cupy
+    return cupy.get_array_module(like)
+
+
+def cupy_available() -> bool:
+    """True when CuPy imports and sees a CUDA device."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def get_backend(name: str = "auto") -> Backend:
+    """The backend called ``name``; ``auto`` picks ``cupy`` when a GPU is usable.
+
+    Examples
+    --------
+    >>> get_backend("numpy").name
+    'numpy'
+    """
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}")
+    if name == "auto":
+        name = "cupy" if cupy_available() else "numpy"
+    if name == "numpy":
+        return Backend("numpy", np, _numpy_scatter())
+    if not cupy_available():
+        raise ConfigError("backend 'cupy' asked for but CuPy or a CUDA device is missing; "
+                          "install cupy-cuda13x or use backend = 'numpy'")
+    import cupy
+    return Backend("cupy", cupy, _cupy_scatter())

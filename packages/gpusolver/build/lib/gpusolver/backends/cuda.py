@@ -1,0 +1,72 @@
+"""CUDA sources shipped as ``.cu`` files, compiled lazily by CuPy, and their launch helpers.
+
+With :mod:`gpusolver.backends` the one place that imports CuPy; nothing runs at import time.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+SUFFIX = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32"}
+
+
+@cache
+def _module(package: str, filename: str):
+    import cupy
+
+    source = resources.files(package).joinpath(filename).read_text()
+    return cupy.RawModule(code=source, options=("-std=c++17",))
+
+
+def load_kernel(package: str, filename: str, name: str, dtype: np.dtype):
+    """The compiled ``<name>_<f32|f64>`` kernel of the ``.cu`` file ``filename`` of ``package``."""
+    return _module(package, filename).get_function(f"{name}_{SUFFIX[np.dtype(dtype)]}")
+
+
+def check(array, dtype, what: str) -> None:
+    """Raise unless ``array`` has ``dtype`` and is C-contiguous (what kernels expect)."""
+    if array.dtype != dtype:
+        raise TypeError(f"{what} has dtype {array.dtype}, expected {np.dtype(dtype)}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{what} must be C-contiguous")
+
+
+def grid(n: int, block: int) -> tuple[int]:
+    """Blocks of ``block`` threads covering ``n`` items."""
+    return ((n + block - 1) // block,)
+
+
+def scatter(op: str, out, index, values, block: int = 256) -> None:
+    """``out[..., index[k]] (op)= values[..., k]`` with duplicates, on CuPy arrays, exactly.
+
+    Parameters
+    ----------
+    op : {"add", "min", "max"}
+    out : cupy.ndarray
+        C-contiguous, ``(..., n_out)``.
+    index : cupy.ndarray
+        int64 ``(m,)``.
+    values : cupy.ndarray
+        ``(..., m)`` with the leading shape and dtype of ``out``; a slice along the
+        last axis is used in place, other layouts are copied first.
+    """
+    check(out, out.dtype, "out")
+    check(index, np.int64, "index")
+    if values.dtype != out.dtype:
+        raise TypeError(f"values have dtype {values.dtype}, expected {out.dtype}")
+    n_out, m = out.shape[-1], index.shape[0]
+    if m == 0:
+        return
+    rows = values.reshape(-1, m)
+    if rows.shape[0] * n_out != out.size:
+        raise ValueError(f"values {values.shape} and out {out.shape} differ in leading shape")
+    if rows.strides[1] != rows.itemsize:
+        rows = rows.copy()  # C-contiguous
+    row_stride = rows.strides[0] // rows.itemsize if rows.shape[0] > 1 else m
+    load_kernel(__package__, "scatter.cu", f"scatter_{op}", out.dtype)(
+        grid(rows.shape[0] * m, block), (block,),
+        (out, index, rows, np.int64(m), np.int64(rows.shape[0]), np.int64(n_out),
+         np.int64(row_stride)))

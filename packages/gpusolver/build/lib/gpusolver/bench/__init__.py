@@ -1,0 +1,1 @@
+"""Flux-kernel and solver benchmarks (``gpusolver bench``, ``gpusolver bench-flux``)."""

@@ -1,0 +1,116 @@
+"""``gpusolver bench``: the finite-volume solver per ordering x strategy x precision.
+
+For each cell ordering a plan (greedy faces; face colours where the ``colour`` strategy
+needs them) is made; then, per precision and strategy:
+
+- the face-flux kernel (Rusanov, 5 variables) is timed, and its achieved bandwidth
+  under the minimum-bytes model divided by the copy bandwidth measured in the same run;
+- optionally the full second-order residual (Roe, least squares, Venkatakrishnan, far
+  field on every marker) on the CuPy backend, per evaluation and per RK4 stage;
+- optionally the same residual on the NumPy backend, for the GPU/CPU ratio.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusolver.backends import PRECISIONS
+from gpusolver.bench.flux import cell_orders, device_and_topology, time_kernel
+from gpusolver.bench.reference import GAMMA, random_state
+from gpusolver.integrators import STAGES
+from gpusolver.layout.faces import FaceLayout
+from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
+from gpusolver.solvers.fv import face_kernels as kernels
+from gpusolver.solvers.fv.accumulate import STRATEGIES as SOLVER_STRATEGIES
+from meshorder import Mesh
+from meshorder.pipeline import PlanOptions, make_plan
+
+#: Columns of the markdown table.
+COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kernel_ms", "gb_s",
+           "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms",
+           "rk_stage_ms", "cpu_residual_ms", "gpu_vs_cpu")
+
+
+def _solver(mesh, topology, plan, strategy, precision, backend) -> Solver:
+    names = np.unique(topology.face_marker[topology.face_marker >= 0])
+    boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
+    solver = Solver(mesh, Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0), boundaries,
+                    scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
+                    stepping=Stepping("rk4"), plan=plan, strategy=strategy, backend=backend,
+                    precision=precision, topology=topology)
+    w = solver.primitive()
+    w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
+    solver.set_primitive(w)
+    return solver
+
+
+def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[str],
+                         precisions: list[str], repeats: int = 20,
+                         residual_orderings: tuple[str, ...] = (), cpu: bool = False,
+                         log=print) -> list[dict]:
+    """Rows of the solver benchmark on ``mesh`` (see the module docstring)."""
+    import cupy
+
+    device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
+    orders = cell_orders(mesh, topology, orderings, log)
+    state64 = random_state(mesh.n_cells, np.random.default_rng(0))
+    rows, cpu_ms = [], {}
+    for name, (order, _) in orders.items():
+        colour = "colour" in strategies
+        plan = make_plan(mesh, PlanOptions(cells=name, colour=colour), topology=topology,
+                         cell_order=order)
+        tables = {}  # host tables of this plan's faces, shared by precisions and strategies
+        for precision in precisions:
+            dtype = PRECISIONS[precision]
+            faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
+            minimum = faces.minimum_bytes(mesh.n_cells)
+            state = cupy.asarray(state64.astype(dtype))
+            for strategy in strategies:
+                runner = kernels.FaceFlux(faces, mesh.n_cells, strategy, plan.colour_order,
+                                          plan.colour_offsets, tables=tables)
+                residual = cupy.zeros_like(state)
+                seconds = time_kernel(cupy, lambda r=runner, s=state, out=residual:
+                                      r(s, out, GAMMA), repeats)
+                row = {"device": device, "mesh": mesh.source.split("/")[-1],
+                       "cells": mesh.n_cells, "faces": faces.n_faces, "ordering": name,
+                       "strategy": strategy, "precision": precision,
+                       "kernel_ms": seconds * 1e3, "gb_s": minimum / seconds / 1e9,
+                       "copy_gb_s": copy_gbs, "ratio_to_copy": minimum / seconds / 1e9 / copy_gbs,
+                       "colours": len(plan.colour_offsets) - 1 if colour else None,
+                       "extra_mb": runner.extra_bytes() / 1e6}
+                if strategy == "block-colour":
+                    row["block_colours"] = runner.blocks.n_block_colours
+                if name in residual_orderings and strategy in SOLVER_STRATEGIES:
+                    row |= _residual_times(mesh, topology, plan, strategy, precision, repeats,
+                                           cpu, cpu_ms)
+                rows.append(row)
+                log(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in row.items() if k not in ("device", "copy_gb_s")))
+    for row in rows:
+        row["speedup_vs_native"] = _native_ms(rows, row, row["strategy"]) / row["kernel_ms"]
+        row["speedup_vs_native_atomic"] = _native_ms(rows, row, "atomic") / row["kernel_ms"]
+    return rows
+
+
+def _native_ms(rows: list[dict], row: dict, strategy: str) -> float:
+    """Kernel time of ``strategy`` in the native order, in ``row``'s precision (NaN if absent)."""
+    native = [r["kernel_ms"] for r in rows if r["ordering"] == "native"
+              and r["precision"] == row["precision"] and r["strategy"] == strategy]
+    return native[0] if native else np.nan
+
+
+def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms) -> dict:
+    solver = _solver(mesh, topology, plan, strategy, precision, "cupy")
+    timed = max(3, repeats // 4)
+    residual_s = solver.backend.median_seconds(lambda: solver.rate(solver.u), timed, warmup=1)
+    stages = STAGES[solver.stepping.integrator]
+    step_s = solver.backend.median_seconds(solver.step, timed, warmup=1)
+    out = {"residual_ms": residual_s * 1e3, "rk_stage_ms": step_s / stages * 1e3}
+    if cpu:
+        if precision not in cpu_ms:
+            reference = _solver(mesh, topology, plan, "atomic", precision, "numpy")
+            evaluate = lambda: reference.rate(reference.u)  # noqa: E731
+            cpu_ms[precision] = reference.backend.median_seconds(evaluate, 1, warmup=1) * 1e3
+        out |= {"cpu_residual_ms": cpu_ms[precision],
+                "gpu_vs_cpu": cpu_ms[precision] / out["residual_ms"]}
+    return out

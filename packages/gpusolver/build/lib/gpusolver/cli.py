@@ -1,0 +1,195 @@
+"""``gpusolver`` command line. Subcommands: ``run``, ``bench``, ``bench-flux``.
+
+Exit codes: 0 success, 1 bad input (mesh, plan, case file), 2 usage, 3 the
+solution diverged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+
+from gpusolver import __version__
+from gpusolver.backends import PRECISIONS, cupy_available
+from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
+from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
+from gpusolver.bench.solver import run_solver_benchmark
+from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
+from gpusolver.io.case import load_case
+from gpusolver.run import run_case
+from gpusolver.solvers.fv.face_kernels import STRATEGIES
+from meshorder import MeshorderError, read_mesh
+from meshorder.generate import GEOMETRIES, generate
+from meshorder.options import non_negative_int, positive_int
+from meshorder.report import table, write_results
+
+COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
+           "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Argument parser of the ``gpusolver`` command."""
+    parser = argparse.ArgumentParser(prog="gpusolver", description="GPU CFD solvers and benchmarks")
+    parser.add_argument("--version", action="version", version=f"gpusolver {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run a case file (TOML)")
+    r.add_argument("case", help="case file, e.g. case.toml")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    b = sub.add_parser("bench", help="time the FV kernels and residual per ordering, "
+                       "strategy and precision")
+    _mesh_source(b)
+    b.add_argument("--orderings", default="native,rcm,metis,random")
+    b.add_argument("--strategies", default=",".join(STRATEGIES))
+    b.add_argument("--precisions", default="fp32,fp64")
+    b.add_argument("--residual-orderings", default="native,rcm",
+                   help="orderings for which the full residual is timed too ('' for none)")
+    b.add_argument("--cpu", action="store_true",
+                   help="also time the NumPy residual on one CPU core, for the GPU/CPU ratio "
+                   "(the benchmark itself needs a GPU)")
+    b.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
+    b.add_argument("--json", default=None)
+    b.add_argument("--markdown", default=None)
+    p = sub.add_parser("bench-flux", help="time the face-flux kernel under every ordering")
+    _mesh_source(p)
+    p.add_argument("--orderings", default=",".join(default_orderings()))
+    p.add_argument("--precisions", default="fp32,fp64")
+    p.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
+    p.add_argument("--no-check", action="store_true", help="skip the NumPy comparison")
+    p.add_argument("--json", default=None)
+    p.add_argument("--markdown", default=None)
+    return parser
+
+
+def _mesh_source(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mesh", help="mesh file")
+    source.add_argument("--generate", metavar="GEOMETRY:CELLS", type=geometry_and_cells,
+                        help="mesh a reference geometry first, e.g. wing:10000000")
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="gmsh threads when generating")
+    parser.add_argument("--prism-layers", type=non_negative_int, default=None,
+                        help="wing only: prism layers when generating (default 5; 0: none)")
+
+
+def geometry_and_cells(text: str) -> tuple[str, int]:
+    """An argparse type: ``GEOMETRY:CELLS`` with a known geometry and a positive count."""
+    name, _, cells = text.partition(":")
+    if name not in GEOMETRIES:
+        raise argparse.ArgumentTypeError(f"unknown geometry {name!r}; valid: "
+                                         f"{', '.join(sorted(GEOMETRIES))}")
+    return name, positive_int(cells)
+
+
+def load_bench_mesh(args: argparse.Namespace):
+    """The mesh of ``--mesh`` or ``--generate``."""
+    if args.generate:
+        name, cells = args.generate
+        options = {"threads": args.threads} if name in ("box", "wing") else {}
+        if name == "wing" and args.prism_layers is not None:
+            options["prism_layers"] = args.prism_layers
+        mesh = timed(f"meshing {name} with gmsh", lambda: generate(name, None, int(cells),
+                                                                     **options))
+        return dataclasses.replace(mesh, source=f"{name}_{cells}")
+    return timed(f"reading {args.mesh}", lambda: read_mesh(args.mesh))
+
+
+def timed(label: str, work):
+    """Run ``work()``, print how long it took, return its result."""
+    start = time.perf_counter()
+    result = work()
+    print(f"{label}: {time.perf_counter() - start:.1f} s", flush=True)
+    return result
+
+
+def names(value: str, valid, what: str) -> list[str]:
+    """The comma-separated ``value`` as a list; exits (usage error) on a name not in ``valid``."""
+    chosen = value.split(",")
+    unknown = sorted(set(chosen) - set(valid))
+    if unknown:
+        raise UsageError(f"unknown {what} {', '.join(unknown)}; valid: {', '.join(valid)}")
+    return chosen
+
+
+def need_gpu(command: str) -> None:
+    """Stop before any work when no CUDA GPU with CuPy is usable."""
+    if not cupy_available():
+        raise GpusolverError(f"{command} times CUDA kernels and needs a CUDA GPU with CuPy "
+                             "(cupy-cuda13x); none is usable on this machine")
+
+
+def bench_flux(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench-flux``."""
+    precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    orderings = names(args.orderings, valid_orderings(), "ordering(s)")
+    need_gpu("gpusolver bench-flux")
+    mesh = load_bench_mesh(args)
+    rows = run_benchmark(mesh, orderings=orderings, precisions=precisions,
+                         repeats=args.repeats, check=not args.no_check,
+                         log=lambda s: print(s, flush=True))
+    text = table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
+    print(text)
+    write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench``."""
+    strategies = names(args.strategies, STRATEGIES, "strategy(ies)")
+    precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    orderings = names(args.orderings, valid_orderings(), "ordering(s)")
+    residual_orderings = (names(args.residual_orderings, valid_orderings(), "ordering(s)")
+                          if args.residual_orderings else [])
+    need_gpu("gpusolver bench")
+    mesh = load_bench_mesh(args)
+    rows = run_solver_benchmark(
+        mesh, orderings=orderings, strategies=strategies,
+        precisions=precisions, repeats=args.repeats,
+        residual_orderings=tuple(residual_orderings),
+        cpu=args.cpu, log=lambda s: print(s, flush=True))
+    text = table(SOLVER_COLUMNS, [[r.get(c, "") for c in SOLVER_COLUMNS] for r in rows])
+    print(text)
+    write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver run``."""
+    case = load_case(args.case)
+    start = time.perf_counter()
+    result = run_case(case, progress=not args.quiet)
+    solver = result.solver
+    status = {None: "", True: "converged: ", False: "not converged: "}[result.converged]
+    if result.interrupted:
+        status = "interrupted: "
+    loads = ""
+    if solver.has_loads:
+        total = solver.wall_forces()["total"]
+        loads = f"; CL {total.lift:.5f}, CD {total.drag:.5f}"
+    target = case.run["residual_reduction"]
+    goal = f" (residual_reduction {target:g})" if target is not None else ""
+    print(f"{status}{solver.iteration} iterations in {time.perf_counter() - start:.1f} s"
+          f"{goal}{loads}")
+    for path in result.files:
+        print(f"wrote {path}")
+    return 130 if result.interrupted else 0
+
+
+COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"gpusolver: usage: {exc}", file=sys.stderr)
+        return 2
+    except SolverDivergedError as exc:
+        print(f"gpusolver: diverged: {exc}", file=sys.stderr)
+        return 3
+    except (MeshorderError, GpusolverError) as exc:
+        print(f"gpusolver: error: {exc}", file=sys.stderr)
+        return 1

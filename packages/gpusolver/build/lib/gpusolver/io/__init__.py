@@ -1,0 +1,1 @@
+"""Case files, outputs (VTU, CSV) and checkpoints."""

@@ -1,0 +1,351 @@
+"""Case files (TOML): strict parsing into typed settings.
+
+Every section and key is checked before any work: an unknown key or value stops
+the run with a message that lists what is valid. Paths are relative to the case
+file's folder.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpusolver.backends import BACKENDS, PRECISIONS
+from gpusolver.errors import ConfigError
+from gpusolver.integrators import IMPLICIT, INTEGRATORS
+from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
+from gpusolver.physics.boundary import CONDITIONS
+from gpusolver.physics.fluxes import FLUXES
+from gpusolver.physics.gas import Gas
+from gpusolver.solvers.fv.accumulate import STRATEGIES
+from gpusolver.solvers.fv.discretisation import BoundarySpec, Scheme
+from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
+from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
+
+EQUATIONS = ("euler", "navier-stokes")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One allowed key: its type, allowed values, default, whether required, and its meaning."""
+
+    kind: type | tuple[type, ...]
+    choices: tuple | None = None
+    default: Any = None
+    required: bool = False
+    positive: bool = False
+    below_one: bool = False
+    help: str = ""
+
+
+NUMBER = (int, float)
+
+#: Section -> key -> :class:`Key`. ``boundaries`` is free-form (marker names).
+SCHEMA: dict[str, dict[str, Key]] = {
+    "mesh": {
+        "file": Key(str, required=True, help="mesh file, relative to the case file"),
+        "plan": Key(str, help="plan of `meshorder reorder` (default: made at start, rcm)"),
+    },
+    "physics": {
+        "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
+        "mach": Key(NUMBER, required=True, positive=True, help="free-stream Mach number"),
+        "aoa_deg": Key(NUMBER, default=0.0,
+                       help="angle of attack (x-y plane in 2D, x-z plane in 3D)"),
+        "reynolds": Key(NUMBER, positive=True,
+                        help="Reynolds number per unit length (navier-stokes)"),
+        "gamma": Key(NUMBER, default=1.4, positive=True, help="ratio of specific heats"),
+        "prandtl": Key(NUMBER, default=0.72, positive=True, help="Prandtl number"),
+        "temperature_ref": Key(NUMBER, default=288.15, positive=True,
+                               help="free-stream temperature in K (Sutherland's law)"),
+        "reference_area": Key(NUMBER, default=1.0, positive=True,
+                              help="area (length in 2D) the force coefficients divide by"),
+    },
+    "scheme": {
+        "flux": Key(str, tuple(FLUXES), "roe", help="Riemann flux"),
+        "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
+        "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
+        "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
+        "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
+                                 help="the limiter's K: larger limits less"),
+        "venkatakrishnan_cap": Key(NUMBER, default=Scheme.venkatakrishnan_cap, positive=True,
+                                   help="caps the limiter's threshold at (cap x free-stream "
+                                        "value)^2, so it acts on huge far-field cells"),
+    },
+    "run": {
+        "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
+        "precision": Key(str, tuple(PRECISIONS), "fp64", help="floating-point precision"),
+        "strategy": Key(str, tuple(STRATEGIES), "atomic",
+                        help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
+        "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
+                               help="explicit Runge-Kutta, or implicit for steady states"),
+        "cfl": Key(NUMBER, default=1.0, positive=True,
+                   help="CFL number (implicit: the first one)"),
+        "cfl_max": Key(NUMBER, positive=True,
+                       help="implicit: ramp the CFL number with the residual's fall up to this"),
+        "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
+                              help="implicit: freeze the limiter once the residual has fallen "
+                                   "by this factor and stalled"),
+        "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
+                              help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
+        "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
+                              help="newton-krylov: most GMRES vectors per step"),
+        "local_time_step": Key(bool, default=True,
+                               help="each cell at its own step (steady states)"),
+        "iterations": Key(int, default=200, positive=True, help="most steps of this run"),
+        "residual_reduction": Key(NUMBER, positive=True, below_one=True,
+                                  help="stop once the RMS density residual has fallen by this "
+                                       "factor from the first step's"),
+        "restart": Key(str, help="checkpoint.npz to continue from (history is appended)"),
+    },
+    "output": {
+        "directory": Key(str, default="out", help="output folder, relative to the case file"),
+        "checkpoint_every": Key(int, default=100, positive=True,
+                                help="steps between checkpoints"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A validated case.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The case file.
+    mesh_file, plan_file, restart : pathlib.Path or None
+    gas : Gas
+        Without ``dim``: the mesh decides it (see :meth:`gas_for`).
+    scheme : Scheme
+    stepping : Stepping
+    boundaries : dict of str to BoundarySpec
+    run : dict
+        ``backend``, ``precision``, ``strategy``, ``iterations``, ``residual_reduction``
+        (stop once the RMS density residual has fallen by this factor; None: never).
+    output_directory : pathlib.Path
+    checkpoint_every : int
+    reference_area : float
+    """
+
+    path: Path
+    mesh_file: Path
+    plan_file: Path | None
+    restart: Path | None
+    physics: dict
+    scheme: Scheme
+    stepping: Stepping
+    boundaries: dict[str, BoundarySpec]
+    run: dict
+    output_directory: Path
+    checkpoint_every: int
+    reference_area: float
+
+    def gas_for(self, dim: int) -> Gas:
+        """The gas and free stream for a mesh of dimension ``dim``."""
+        p = self.physics
+        reynolds = p["reynolds"] if p["equations"] == "navier-stokes" else None
+        return Gas(dim=dim, mach=float(p["mach"]), aoa_deg=float(p["aoa_deg"]),
+                   gamma=float(p["gamma"]), reynolds=reynolds, prandtl=float(p["prandtl"]),
+                   temperature_ref=float(p["temperature_ref"]))
+
+
+def _check_value(where: str, key: Key, value: Any) -> Any:
+    kinds = key.kind if isinstance(key.kind, tuple) else (key.kind,)
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise ConfigError(f"{where}: expected {names}, found {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a finite number, found {value!r}")
+    if key.choices is not None and value not in key.choices:
+        raise ConfigError(f"{where}: unknown value {value!r}; valid: "
+                          f"{', '.join(map(str, key.choices))}")
+    if key.positive and value <= 0:
+        raise ConfigError(f"{where}: must be positive, found {value!r}")
+    if key.below_one and value >= 1:
+        raise ConfigError(f"{where} is a factor of reduction and must be below 1 (e.g. 1e-8), "
+                          f"found {value!r}")
+    return value
+
+
+def _section(data: dict, name: str, source: str) -> dict:
+    given = data.get(name, {})
+    if not isinstance(given, dict):
+        raise ConfigError(f"{source}: [{name}] must be a table")
+    schema = SCHEMA[name]
+    unknown = sorted(set(given) - set(schema))
+    if unknown:
+        raise ConfigError(f"{source}: [{name}] unknown key(s) {', '.join(unknown)}; valid: "
+                          f"{', '.join(schema)}")
+    values = {}
+    for key, spec in schema.items():
+        if key in given:
+            values[key] = _check_value(f"{source}: [{name}] {key}", spec, given[key])
+        elif spec.required:
+            raise ConfigError(f"{source}: [{name}] {key} is required")
+        else:
+            values[key] = spec.default
+    return values
+
+
+def parse_case(data: dict, path: Path) -> Case:
+    """Validate a parsed TOML document; ``path`` locates relative paths and errors."""
+    source = str(path)
+    unknown = sorted(set(data) - set(SCHEMA) - {"boundaries"})
+    if unknown:
+        raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}; valid: "
+                          f"{', '.join([*SCHEMA, 'boundaries'])}")
+    sections = {name: _section(data, name, source) for name in SCHEMA}
+    physics = sections["physics"]
+    if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
+        raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
+    raw_boundaries = data.get("boundaries")
+    if not isinstance(raw_boundaries, dict) or not raw_boundaries:
+        raise ConfigError(f"{source}: [boundaries] must map each marker to one of "
+                          f"{', '.join(CONDITIONS)}")
+    boundaries = {marker: BoundarySpec.parse(marker, value)
+                  for marker, value in raw_boundaries.items()}
+    base = path.parent
+
+    def resolve(value):
+        return None if value is None else (base / value)
+
+    run, scheme, output = sections["run"], sections["scheme"], sections["output"]
+    return Case(
+        path=path, mesh_file=resolve(sections["mesh"]["file"]),
+        plan_file=resolve(sections["mesh"]["plan"]), restart=resolve(run["restart"]),
+        physics=physics,
+        scheme=Scheme(scheme["flux"], scheme["order"], scheme["gradient"], scheme["limiter"],
+                      float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"])),
+        stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
+                          _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
+                          run["preconditioner"], run["krylov_vectors"]),
+        boundaries=boundaries,
+        run={k: run[k] for k in ("backend", "precision", "strategy", "iterations",
+                                 "residual_reduction")},
+        output_directory=resolve(output["directory"]),
+        checkpoint_every=output["checkpoint_every"],
+        reference_area=float(physics["reference_area"]),
+    )
+
+
+def _float_or_none(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def load_case(path: str | Path) -> Case:
+    """Read and validate the case file at ``path``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the file and the offending section, key or value.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as error:
+        raise ConfigError(f"cannot read case file {path}: {error.strerror}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a TOML case file (binary data); see "
+                          "docs/case_format.md") from None
+    return parse_case(data, path)
+
+
+STEADY_EXAMPLE = """
+[mesh]
+file = "../../shared/meshes/su2/mesh_NACA0012_inv.su2"
+
+[physics]
+mach = 0.8
+aoa_deg = 1.25
+
+[boundaries]
+airfoil = "slip-wall"
+farfield = "farfield"
+
+[run]
+time_integrator = "newton-krylov"
+cfl = 10
+cfl_max = 1e5
+freeze_limiter = 1e-2
+iterations = 200
+residual_reduction = 1e-8
+"""
+
+EXPLICIT_EXAMPLE = """
+[mesh]
+file = "../data/naca0012_tri.msh"
+plan = "../out/demo/plan.npz"          # meshorder reorder ... --colour --hyperplanes
+
+[physics]
+mach = 0.63
+aoa_deg = 2.0
+
+[boundaries]
+airfoil = "slip-wall"
+farfield = { type = "farfield", vortex = true }
+
+[run]
+strategy = "colour"
+time_integrator = "rk4"
+cfl = 1.5
+iterations = 2000
+restart = "../out/naca0012/checkpoint.npz"   # continue a finished run
+
+[output]
+directory = "../out/naca0012"
+"""
+
+
+def _type_name(key: Key) -> str:
+    kinds = key.kind if isinstance(key.kind, tuple) else (key.kind,)
+    return "number" if float in kinds else {str: "string", int: "integer",
+                                               bool: "true/false"}[kinds[0]]
+
+
+def _allowed(key: Key) -> str:
+    if key.choices is not None:
+        return ", ".join(f"`{c}`" for c in key.choices)
+    if key.below_one:
+        return "0 < value < 1"
+    return "> 0" if key.positive else ""
+
+
+def case_reference() -> str:
+    """The case-file format as markdown, generated from :data:`SCHEMA` and the registries.
+
+    ``docs/case_format.md`` is this text (a test keeps them equal).
+    """
+    lines = ["# Case files (`gpusolver run case.toml`)", "",
+             "Generated from `gpusolver.io.case.SCHEMA` by `case_reference()`; do not edit.",
+             "Paths are relative to the case file. An unknown section, key, value or marker",
+             "stops the run before any work, naming the valid ones; numbers must be finite.",
+             ""]
+    for section, keys in SCHEMA.items():
+        lines += [f"## [{section}]", "", "| key | type | default | allowed | meaning |",
+                  "| --- | --- | --- | --- | --- |"]
+        for name, key in keys.items():
+            default = "required" if key.required else ("" if key.default is None
+                                                       else f"`{key.default}`")
+            lines.append(f"| `{name}` | {_type_name(key)} | {default} | {_allowed(key)} | "
+                         f"{key.help} |")
+        lines.append("")
+    lines += ["## [boundaries]", "",
+              "One entry per mesh marker: `marker = \"condition\"`, or a table",
+              "`marker = { type = \"condition\", option = value }`.", "",
+              "| condition | options | meaning |", "| --- | --- | --- |"]
+    for name, condition in CONDITIONS.items():
+        options = "; ".join(f"`{k}`: {v}" for k, v in condition.options.items())
+        doc = condition.summary or (condition.ghost.__doc__ or "").strip().splitlines()[0]
+        lines.append(f"| `{name}` | {options} | {doc} |")
+    lines += ["", "## Examples", "", "Steady, implicit (`cases/naca0012_transonic.toml`):", "",
+              "```toml", STEADY_EXAMPLE.strip(), "```", "",
+              "Explicit, restarted from a checkpoint:", "", "```toml",
+              EXPLICIT_EXAMPLE.strip(), "```", ""]
+    return "\n".join(lines)

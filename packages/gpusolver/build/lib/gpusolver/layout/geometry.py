@@ -1,0 +1,157 @@
+"""Finite-volume geometry in plan order: cells, faces, boundary ranges.
+
+Built once on the host with NumPy, then copied to a backend. Faces are interior
+first, then boundary faces grouped by marker (the plan's order); the ``colour``
+strategy permutes the interior faces so that each colour is contiguous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from gpusolver.layout.faces import face_geometry
+from meshorder import Mesh, Topology
+from meshorder.colouring import colour_items
+from meshorder.geometry import signed_measures
+from meshorder.plan import Plan
+
+
+@dataclass(frozen=True)
+class FVGeometry:
+    """Cell and face arrays of one mesh in one plan's order.
+
+    Attributes
+    ----------
+    dim : int
+    volume : array
+        ``(n_cells,)`` cell volumes (areas in 2D).
+    centroid : array
+        ``(dim, n_cells)``.
+    left, right : array
+        ``(n_faces,)`` int64 cells of each face; ``right`` is -1 on the boundary.
+    normal : array
+        ``(dim, n_faces)`` unit normals pointing out of the left cell.
+    area : array
+        ``(n_faces,)``.
+    face_centre : array
+        ``(dim, n_faces)``.
+    n_interior : int
+        Faces ``[0, n_interior)`` are interior.
+    markers : dict of str to (int, int)
+        Marker name -> ``(first, end)`` range of its boundary faces.
+    cell_order : numpy.ndarray
+        Host array, new -> old cell numbers (for output in the file's order).
+    interior_colours : numpy.ndarray
+        Offsets of the interior face colours (``[0, n_interior]`` when uncoloured).
+    boundary_nodes : numpy.ndarray
+        Host array ``(n_faces - n_interior, k)``: mesh nodes of each boundary face
+        (``-1`` pads triangles among quadrilaterals), for walking a wall's surface.
+    """
+
+    dim: int
+    volume: np.ndarray
+    centroid: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    normal: np.ndarray
+    area: np.ndarray
+    face_centre: np.ndarray
+    n_interior: int
+    markers: dict[str, tuple[int, int]]
+    cell_order: np.ndarray
+    interior_colours: np.ndarray
+    boundary_nodes: np.ndarray
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells."""
+        return len(self.volume)
+
+    @property
+    def n_faces(self) -> int:
+        """Number of faces."""
+        return len(self.area)
+
+    def to(self, backend, dtype) -> FVGeometry:
+        """Copy the arrays to ``backend``: floats as ``dtype``, indices as int64."""
+        changes = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if (f.name in ("cell_order", "interior_colours", "boundary_nodes")
+                    or not isinstance(value, np.ndarray)):
+                continue
+            kind = dtype if value.dtype.kind == "f" else np.int64
+            changes[f.name] = backend.asarray(value, dtype=kind)
+        return replace(self, **changes)
+
+    def permute_interior(self, order: np.ndarray, colour_offsets: np.ndarray) -> FVGeometry:
+        """Reorder interior faces by ``order`` (new -> old), recording colour offsets."""
+        full = np.concatenate([order, np.arange(self.n_interior, self.n_faces)])
+        return replace(
+            self, left=self.left[full], right=self.right[full], normal=self.normal[:, full],
+            area=self.area[full], face_centre=self.face_centre[:, full],
+            interior_colours=np.asarray(colour_offsets, dtype=np.int64))
+
+
+def cell_volumes(mesh: Mesh) -> np.ndarray:
+    """Volume (area in 2D) of every cell, in the file's order."""
+    return np.concatenate([signed_measures(mesh.points, block) for block in mesh.cells])
+
+
+def build_geometry(mesh: Mesh, topology: Topology, plan: Plan) -> FVGeometry:
+    """Lay out the geometry of ``mesh`` in ``plan``'s cell and face order.
+
+    Raises
+    ------
+    meshorder.PlanError
+        If the plan was made for another mesh.
+    """
+    plan.check_mesh(mesh.digest(), mesh.source)
+    dim = mesh.dim
+    normal, area = face_geometry(mesh, topology)
+    nodes = topology.face_nodes
+    valid = nodes >= 0
+    corner_sum = np.einsum("fk,fkd->fd", valid, mesh.points[np.maximum(nodes, 0)])
+    face_centre = corner_sum / valid.sum(axis=1, keepdims=True)
+    order, cells = plan.face_order, plan.cell_order
+    return FVGeometry(
+        dim=dim,
+        volume=cell_volumes(mesh)[cells],
+        centroid=np.ascontiguousarray(mesh.centroids()[cells, :dim].T),
+        left=plan.face_cells[:, 0].astype(np.int64),
+        right=plan.face_cells[:, 1].astype(np.int64),
+        normal=np.ascontiguousarray(normal[:dim, order]),
+        area=area[order],
+        face_centre=np.ascontiguousarray(face_centre[order, :dim].T),
+        n_interior=plan.n_interior_faces,
+        markers=plan.boundary_ranges(),
+        cell_order=np.asarray(cells),
+        interior_colours=np.array([0, plan.n_interior_faces], dtype=np.int64),
+        boundary_nodes=nodes[order[plan.n_interior_faces:]],
+    )
+
+
+def colour_interior(geometry: FVGeometry, plan: Plan) -> FVGeometry:
+    """Permute interior faces into face colour classes (boundary faces stay).
+
+    The plan's colouring when it has one (``meshorder reorder --colour``); otherwise
+    the faces are coloured here, with meshorder's colouring.
+    """
+    interior = np.arange(geometry.n_interior)
+    if len(plan.colour_order):
+        colour_of = np.empty(plan.n_faces, dtype=np.int64)
+        colour_of[plan.colour_order] = np.repeat(np.arange(len(plan.colour_offsets) - 1),
+                                                 np.diff(plan.colour_offsets))
+        colour_of = colour_of[interior]
+    else:
+        colouring = colour_items(geometry.left[interior], geometry.right[interior],
+                                 geometry.n_cells)
+        colour_of = np.empty(len(interior), dtype=np.int64)
+        colour_of[colouring.order] = np.repeat(np.arange(colouring.n_colours),
+                                               np.diff(colouring.offsets))
+    order = interior[np.argsort(colour_of, kind="stable")]
+    counts = np.bincount(colour_of)
+    offsets = np.concatenate([[0], np.cumsum(counts[counts > 0])])
+    return geometry.permute_interior(order, offsets)

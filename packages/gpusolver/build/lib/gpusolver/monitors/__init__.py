@@ -1,0 +1,1 @@
+"""What a run watches: wall loads, Cp and the residual history."""

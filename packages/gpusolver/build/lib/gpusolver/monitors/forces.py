@@ -1,0 +1,127 @@
+"""Loads on walls: force coefficients per marker and surface pressure coefficients.
+
+Both are integrated on the host from the boundary face fluxes of one residual
+(``flux``: ``(n_vars, n_boundary_faces)``, times area), whose momentum part on a wall
+is the pressure force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusolver.layout.geometry import FVGeometry
+from gpusolver.physics.gas import Gas
+
+
+@dataclass(frozen=True)
+class Forces:
+    """Integrated wall forces of one marker (or all walls).
+
+    Attributes
+    ----------
+    force : numpy.ndarray
+        Force on the body, non-dimensional (free-stream rho = 1, c = 1).
+    lift, drag : float
+        Coefficients over the reference area.
+    """
+
+    force: np.ndarray
+    lift: float
+    drag: float
+
+
+def _coefficients(gas: Gas, force: np.ndarray, q_area: float) -> Forces:
+    return Forces(force, float(force @ gas.lift_direction) / q_area,
+                  float(force @ gas.flow_direction) / q_area)
+
+
+def wall_forces(flux: np.ndarray, host: FVGeometry, gas: Gas, markers: list[str],
+                reference_area: float) -> dict[str, Forces]:
+    """Forces on every wall marker of ``markers``, and ``"total"``.
+
+    The free-stream pressure is subtracted, so a closed body in uniform flow feels none.
+    """
+    ni = host.n_interior
+    p_inf = 1.0 / gas.gamma
+    q_area = gas.dynamic_pressure * reference_area
+    result = {}
+    total = np.zeros(gas.dim)
+    for name in markers:
+        first, end = host.markers[name]
+        faces = slice(first - ni, end - ni)
+        force = (flux[1:-1, faces] - p_inf * host.normal[:, first:end]
+                 * host.area[first:end]).sum(axis=1)
+        total += force
+        result[name] = _coefficients(gas, force, q_area)
+    result["total"] = _coefficients(gas, total, q_area)
+    return result
+
+
+def surface_walk(edges: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order 2-D wall edges along their chains; the arc length of each edge's midpoint.
+
+    Each chain starts at its node of largest ``x`` (an airfoil's trailing edge, or the
+    downstream end of an open wall) and goes first along the edge whose other node lies
+    higher (the upper surface of an airfoil). Several chains (a main element and a flap)
+    follow one another; the arc length restarts at 0 on each.
+
+    Parameters
+    ----------
+    edges : numpy.ndarray
+        ``(m, 2)`` node ids of the wall's edges.
+    points : numpy.ndarray
+        ``(n_points, >= 2)`` node coordinates.
+
+    Returns
+    -------
+    order : numpy.ndarray
+        Edge indices in walking order.
+    arc : numpy.ndarray
+        Arc length at the midpoint of each edge of ``order``.
+
+    Examples
+    --------
+    >>> square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    >>> order, arc = surface_walk(np.array([[0, 1], [2, 3], [1, 2], [3, 0]]), square)
+    >>> order.tolist(), arc.tolist()
+    ([2, 1, 3, 0], [0.5, 1.5, 2.5, 3.5])
+    """
+    by_node: dict[int, list[int]] = {}
+    for e, (a, b) in enumerate(edges):
+        by_node.setdefault(int(a), []).append(e)
+        by_node.setdefault(int(b), []).append(e)
+    used = np.zeros(len(edges), dtype=bool)
+    order, arc = [], []
+    while not used.all():
+        nodes = np.unique(edges[~used])
+        ends = [n for n in nodes if sum(not used[e] for e in by_node[n]) == 1]
+        candidates = np.array(ends if ends else nodes)
+        node = int(candidates[np.argmax(points[candidates, 0])])
+        first = [e for e in by_node[node] if not used[e]]
+        other = [int(edges[e][0] if edges[e][1] == node else edges[e][1]) for e in first]
+        edge = first[int(np.argmax(points[other, 1]))]
+        length = 0.0
+        while edge is not None:
+            used[edge] = True
+            a, b = (int(n) for n in edges[edge])
+            step = float(np.linalg.norm(points[b, :2] - points[a, :2]))
+            order.append(edge)
+            arc.append(length + 0.5 * step)
+            length += step
+            node = b if a == node else a
+            edge = next((e for e in by_node[node] if not used[e]), None)
+    return np.array(order, dtype=np.int64), np.array(arc)
+
+
+def surface_pressure(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
+    first, end = host.markers[marker]
+    ni = host.n_interior
+    momentum = flux[1:-1, first - ni:end - ni]
+    normal, area = host.normal[:, first:end], host.area[first:end]
+    pressure = (momentum * normal).sum(axis=0) / area
+    cp = (pressure - 1.0 / gas.gamma) / gas.dynamic_pressure
+    return host.face_centre[:, first:end], cp

@@ -1,0 +1,1 @@
+"""Gas model, Riemann fluxes, boundary conditions, exact solutions (NumPy and CuPy code)."""

@@ -1,0 +1,176 @@
+"""Boundary conditions as ghost states, registered by the name used in case files.
+
+A condition maps the interior primitive state at a boundary face ``w`` (``(n_vars,
+m)``) and the outward unit normal ``n`` to a ghost state; the face flux is then the
+ordinary numerical flux between the two. ``periodic`` is handled by the
+discretisation (its ghost is the state at the partner face).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpusolver.backends import array_module
+from gpusolver.physics.gas import Gas, stack
+from meshorder.registry import Registry
+
+#: Condition name -> :class:`Condition`.
+CONDITIONS: Registry = Registry("boundary condition")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A boundary condition.
+
+    Attributes
+    ----------
+    name : str
+    ghost : callable
+        ``ghost(gas, w, normal, params) -> w_ghost``.
+    wall : bool
+        Forces and Cp are reported on markers with wall conditions.
+    viscous_wall : bool
+        No-slip: the viscous flux uses the wall distance, not the ghost mirror.
+    options : dict of str to str
+        Extra keys a case file may give, with their meaning.
+    summary : str
+        One line for the case-file reference (default: the first line of ``ghost``'s
+        docstring).
+    """
+
+    name: str
+    ghost: Callable
+    wall: bool = False
+    viscous_wall: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+    summary: str = ""
+
+
+def _register(name: str, **kwargs):
+    def add(function):
+        CONDITIONS[name] = Condition(name, function, **kwargs)
+        return function
+    return add
+
+
+def _with_velocity(w, velocity):
+    return stack(w, [w[:1], velocity, w[-1:]])
+
+
+def _mirror(w, normal):
+    un = (w[1:-1] * normal).sum(axis=0)
+    return _with_velocity(w, w[1:-1] - 2.0 * un * normal)
+
+
+@_register("slip-wall", wall=True)
+def slip_wall(gas: Gas, w, normal, params):
+    """Inviscid wall: the normal velocity is mirrored, density and pressure kept."""
+    return _mirror(w, normal)
+
+
+@_register("symmetry")
+def symmetry(gas: Gas, w, normal, params):
+    """Symmetry plane: a mirror image of the interior."""
+    return _mirror(w, normal)
+
+
+def _wall_velocity(gas: Gas, w, params):
+    xp = array_module(w)
+    velocity = params.get("velocity", [0.0] * gas.dim)
+    return xp.asarray(velocity, dtype=w.dtype)[:, None] + 0.0 * w[1:-1]
+
+
+_WALL_OPTIONS = {"velocity": "wall velocity vector, default 0"}
+
+
+@_register("no-slip-adiabatic", wall=True, viscous_wall=True, options=_WALL_OPTIONS)
+def no_slip_adiabatic(gas: Gas, w, normal, params):
+    """No-slip wall without heat flux: velocity reflected about the wall velocity."""
+    return _with_velocity(w, 2.0 * _wall_velocity(gas, w, params) - w[1:-1])
+
+
+@_register("no-slip-isothermal", wall=True, viscous_wall=True,
+           options=_WALL_OPTIONS | {"temperature": "wall temperature / free-stream, default 1"})
+def no_slip_isothermal(gas: Gas, w, normal, params):
+    """No-slip wall at a fixed temperature (ghost temperature mirrored about it)."""
+    xp = array_module(w)
+    wall_t = params.get("temperature", 1.0)
+    temperature = xp.maximum(2.0 * wall_t - gas.temperature(w), 0.5 * wall_t)
+    rho = gas.gamma * w[-1] / temperature
+    return stack(w, [rho[None], 2.0 * _wall_velocity(gas, w, params) - w[1:-1], w[-1:]])
+
+
+def _free_stream_like(gas: Gas, w):
+    xp = array_module(w)
+    return xp.asarray(gas.free_stream, dtype=w.dtype)[:, None] + 0.0 * w
+
+
+def characteristic_ghost(gas: Gas, w, normal, outside):
+    """Ghost state of a characteristic far field with the outside primitive state ``outside``.
+
+    Linearised about the interior state (Blazek sec. 8.4): the outgoing acoustic
+    invariant ``p + rho0 c0 u.n`` comes from the interior and the incoming
+    ``p - rho0 c0 u.n`` from outside; entropy and tangential velocity are upwinded
+    (outside where the flow enters, interior where it leaves). Supersonic inflow takes
+    the outside state, supersonic outflow the interior. Unlike Riemann invariants with
+    the local sound speed, an entropy wave leaves without reflecting a pressure wave.
+    """
+    xp = array_module(w)
+    rho0, c0 = w[0], gas.sound_speed(w)
+    impedance = rho0 * c0
+    un_in = (w[1:-1] * normal).sum(axis=0)
+    un_out = (outside[1:-1] * normal).sum(axis=0)
+    pressure = 0.5 * (w[-1] + outside[-1] + impedance * (un_in - un_out))
+    un = 0.5 * (un_in + un_out) + (w[-1] - outside[-1]) / (2.0 * impedance)
+    outflow = un_in > 0
+    upstream = xp.where(outflow, w, outside)
+    un_up = xp.where(outflow, un_in, un_out)
+    subsonic = stack(w, [(upstream[0] + (pressure - upstream[-1]) / (c0 * c0))[None],
+                         upstream[1:-1] + (un - un_up) * normal, pressure[None]])
+    supersonic = xp.abs(un_in) >= c0
+    return xp.where(supersonic, upstream, subsonic)
+
+
+@_register("farfield", options={
+    "vortex": "true: add to the free stream the point vortex of the current lift (2-D, "
+              "subsonic), default false",
+    "centre": "position of that vortex, default [0.25, 0] (quarter chord)"})
+def farfield(gas: Gas, w, normal, params):
+    """Characteristic far field about the free stream (:func:`characteristic_ghost`).
+
+    With ``vortex = true`` the discretisation passes the vortex-corrected outside
+    state instead (:mod:`gpusolver.physics.vortex_farfield`).
+    """
+    return characteristic_ghost(gas, w, normal, _free_stream_like(gas, w))
+
+
+@_register("supersonic-inflow")
+def supersonic_inflow(gas: Gas, w, normal, params):
+    """Every variable imposed: the free stream."""
+    return _free_stream_like(gas, w)
+
+
+@_register("supersonic-outflow")
+def supersonic_outflow(gas: Gas, w, normal, params):
+    """Every variable extrapolated from the interior."""
+    return w
+
+
+@_register("pressure-outlet", options={"pressure": "static pressure / free-stream, default 1"})
+def pressure_outlet(gas: Gas, w, normal, params):
+    """Subsonic outlet: static pressure imposed, the rest extrapolated.
+
+    Where the outflow is supersonic everything is extrapolated.
+    """
+    xp = array_module(w)
+    pressure = params.get("pressure", 1.0) / gas.gamma
+    un = (w[1:-1] * normal).sum(axis=0)
+    subsonic = un < gas.sound_speed(w)
+    return stack(w, [w[:-1], xp.where(subsonic, pressure + 0.0 * w[-1], w[-1])[None]])
+
+
+CONDITIONS["periodic"] = Condition(
+    "periodic", supersonic_outflow,
+    options={"partner": "marker whose faces are the translated copies of these"},
+    summary="Periodic pair: the ghost is the state at the partner marker's matching face.")

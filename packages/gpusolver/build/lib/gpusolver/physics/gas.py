@@ -1,0 +1,162 @@
+"""Perfect gas: conserved/primitive conversions, free stream and Sutherland's law.
+
+Variables are non-dimensional: free-stream density 1, free-stream sound speed 1
+(so free-stream pressure ``1/gamma`` and temperature ``T = gamma p / rho = 1``),
+reference length 1 (the chord), free-stream speed ``mach``.
+
+Arrays are ``[variable, ...]``: conserved ``U = (rho, rho u_1..u_d, rho E)``,
+primitive ``W = (rho, u_1..u_d, p)``. Every function works on NumPy and CuPy arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusolver.backends import array_module
+
+#: Sutherland's constant of air (K).
+SUTHERLAND_K = 110.4
+
+
+@dataclass(frozen=True)
+class Gas:
+    """Gas properties and the free stream.
+
+    Attributes
+    ----------
+    dim : int
+        2 or 3.
+    mach : float
+        Free-stream Mach number.
+    aoa_deg : float
+        Angle of attack: the free stream lies in the x-y plane in 2D and the x-z plane
+        in 3D.
+    gamma : float
+        Ratio of specific heats.
+    reynolds : float or None
+        Reynolds number per unit length; None for inviscid flow.
+    prandtl : float
+    temperature_ref : float
+        Free-stream temperature in K, for Sutherland's law.
+    """
+
+    dim: int
+    mach: float
+    aoa_deg: float = 0.0
+    gamma: float = 1.4
+    reynolds: float | None = None
+    prandtl: float = 0.72
+    temperature_ref: float = 288.15
+
+    @property
+    def n_vars(self) -> int:
+        """Number of conserved variables, ``dim + 2``."""
+        return self.dim + 2
+
+    @property
+    def flow_direction(self) -> np.ndarray:
+        """Unit vector of the free stream."""
+        a = math.radians(self.aoa_deg)
+        return np.array([math.cos(a), math.sin(a)] if self.dim == 2
+                        else [math.cos(a), 0.0, math.sin(a)])
+
+    @property
+    def lift_direction(self) -> np.ndarray:
+        """Unit vector normal to the free stream, in its plane, pointing 'up'."""
+        a = math.radians(self.aoa_deg)
+        return np.array([-math.sin(a), math.cos(a)] if self.dim == 2
+                        else [-math.sin(a), 0.0, math.cos(a)])
+
+    @property
+    def free_stream(self) -> np.ndarray:
+        """Primitive free-stream state ``(rho, u, p)``."""
+        return np.concatenate([[1.0], self.mach * self.flow_direction, [1.0 / self.gamma]])
+
+    @property
+    def dynamic_pressure(self) -> float:
+        """``rho u^2 / 2`` of the free stream."""
+        return 0.5 * self.mach**2
+
+    @property
+    def mu_ref(self) -> float:
+        """Free-stream viscosity ``mach / reynolds`` (0 for inviscid flow)."""
+        return 0.0 if self.reynolds is None else self.mach / self.reynolds
+
+    def viscosity(self, temperature):
+        """Sutherland's law, non-dimensional: ``mu(T)`` with ``mu(1) = mu_ref``."""
+        s = SUTHERLAND_K / self.temperature_ref
+        return self.mu_ref * temperature**1.5 * (1.0 + s) / (temperature + s)
+
+    def conductivity(self, mu):
+        """Heat conductivity ``mu cp / Pr`` with ``cp = 1 / (gamma - 1)``."""
+        return mu / ((self.gamma - 1.0) * self.prandtl)
+
+    def temperature(self, w):
+        """``T = gamma p / rho`` of primitive states."""
+        return self.gamma * w[-1] / w[0]
+
+    def sound_speed(self, w):
+        """``c = sqrt(gamma p / rho)`` of primitive states."""
+        return (self.gamma * w[-1] / w[0]) ** 0.5
+
+    def to_primitive(self, u):
+        """Primitive states of conserved states ``u``."""
+        rho = u[0]
+        velocity = u[1:-1] / rho
+        kinetic = 0.5 * rho * (velocity * velocity).sum(axis=0)
+        pressure = (self.gamma - 1.0) * (u[-1] - kinetic)
+        return stack(u, [rho[None], velocity, pressure[None]])
+
+    def to_conserved(self, w):
+        """Conserved states of primitive states ``w``."""
+        rho, velocity, p = w[0], w[1:-1], w[-1]
+        energy = p / (self.gamma - 1.0) + 0.5 * rho * (velocity * velocity).sum(axis=0)
+        return stack(w, [rho[None], rho * velocity, energy[None]])
+
+    def total_enthalpy(self, w):
+        """``H = (E + p) / rho`` of primitive states."""
+        rho, velocity, p = w[0], w[1:-1], w[-1]
+        return self.gamma / (self.gamma - 1.0) * p / rho + 0.5 * (velocity * velocity).sum(axis=0)
+
+    def euler_flux(self, w, normal):
+        """Physical flux ``F(W) . n`` (not scaled by area) of primitive states."""
+        rho, velocity, p = w[0], w[1:-1], w[-1]
+        un = (velocity * normal).sum(axis=0)
+        return stack(w, [(rho * un)[None], rho * velocity * un + p * normal,
+                               (rho * self.total_enthalpy(w) * un)[None]])
+
+    def euler_flux_jvp(self, w, du, normal):
+        """``(dF/dU . n) du``: the flux Jacobian at primitive states ``w`` times ``du``.
+
+        ``du`` is a change of the conserved variables; the result is linear in it.
+
+        Examples
+        --------
+        >>> gas = Gas(dim=2, mach=0.5)
+        >>> w = gas.free_stream[:, None]
+        >>> n = np.array([[0.6], [0.8]])
+        >>> du = 1e-7 * np.array([[1.0], [0.5], [-0.2], [2.0]])
+        >>> exact = gas.euler_flux_jvp(w, du, n)
+        >>> after = gas.to_primitive(gas.to_conserved(w) + du)
+        >>> change = gas.euler_flux(after, n) - gas.euler_flux(w, n)
+        >>> bool(np.allclose(change, exact, rtol=1e-5, atol=1e-13))
+        True
+        """
+        rho, velocity, p = w[0], w[1:-1], w[-1]
+        d_rho, d_momentum, d_energy = du[0], du[1:-1], du[-1]
+        un = (velocity * normal).sum(axis=0)
+        d_p = (self.gamma - 1.0) * (d_energy - (velocity * d_momentum).sum(axis=0)
+                                    + 0.5 * (velocity * velocity).sum(axis=0) * d_rho)
+        d_un = ((d_momentum * normal).sum(axis=0) - un * d_rho) / rho
+        energy = p / (self.gamma - 1.0) + 0.5 * rho * (velocity * velocity).sum(axis=0)
+        return stack(w, [(rho * d_un + un * d_rho)[None],
+                         d_momentum * un + rho * velocity * d_un + d_p * normal,
+                         ((d_energy + d_p) * un + (energy + p) * d_un)[None]])
+
+
+def stack(like, parts):
+    """Concatenate ``parts`` along axis 0 with the array module of ``like``."""
+    return array_module(like).concatenate(parts, axis=0)

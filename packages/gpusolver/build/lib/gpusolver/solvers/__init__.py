@@ -1,0 +1,1 @@
+"""The systems an integrator advances: finite volume (``fv``) today."""

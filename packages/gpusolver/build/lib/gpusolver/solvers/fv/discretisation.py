@@ -1,0 +1,446 @@
+"""The cell-centred finite-volume residual: reconstruction, fluxes, boundaries, viscosity.
+
+``residual(U)`` returns, for every cell, the net flux into it: ``V dU/dt``.
+Everything here is array code that runs on NumPy and CuPy alike; the accumulation
+strategy decides how face values reach cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from gpusolver.errors import ConfigError
+from gpusolver.layout.geometry import FVGeometry
+from gpusolver.physics.boundary import CONDITIONS, Condition, characteristic_ghost
+from gpusolver.physics.fluxes import get_flux
+from gpusolver.physics.gas import Gas, stack
+from gpusolver.physics.vortex_farfield import DEFAULT_CENTRE, PointVortexFarField
+from gpusolver.solvers.fv.accumulate import make_accumulator
+from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS, neighbour_offsets, venkatakrishnan
+
+#: Safety factor on the viscous spectral radius in the time step.
+VISCOUS_FACTOR = 4.0
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """Spatial discretisation options.
+
+    Attributes
+    ----------
+    flux : str
+        A name in :data:`gpusolver.physics.fluxes.FLUXES`.
+    order : int
+        1 (cell values on faces) or 2 (limited linear reconstruction).
+    gradient : str
+        ``least-squares`` or ``green-gauss``.
+    limiter : str
+        ``venkatakrishnan`` or ``none``.
+    venkatakrishnan_k : float
+        The limiter's ``K``: larger limits less.
+    venkatakrishnan_cap : float
+        Caps the limiter's threshold ``eps^2 = (K h)^3`` at ``(cap W_ref)^2`` per
+        primitive variable (``W_ref``: free-stream density, sound speed, pressure), so
+        that it stays active on cells much larger than the reference length; see
+        :func:`limiter_threshold`.
+    """
+
+    flux: str = "roe"
+    order: int = 2
+    gradient: str = "least-squares"
+    limiter: str = "venkatakrishnan"
+    venkatakrishnan_k: float = 5.0
+    venkatakrishnan_cap: float = 0.3
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` on an unknown name or order."""
+        get_flux(self.flux)
+        GRADIENTS.lookup(self.gradient)
+        if self.limiter not in LIMITERS:
+            raise ConfigError(f"unknown limiter {self.limiter!r}; valid: {', '.join(LIMITERS)}")
+        if self.order not in (1, 2):
+            raise ConfigError(f"order must be 1 or 2, not {self.order!r}")
+
+
+@dataclass(frozen=True)
+class BoundarySpec:
+    """The condition on one marker, with its options (from the case file)."""
+
+    condition: Condition
+    params: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, marker: str, value) -> BoundarySpec:
+        """From a case-file value: a condition name or a table with ``type`` and options."""
+        table = {"type": value} if isinstance(value, str) else dict(value)
+        name = table.pop("type", None)
+        if name not in CONDITIONS:
+            raise ConfigError(f"boundary {marker!r}: unknown condition {name!r}; valid: "
+                              f"{', '.join(CONDITIONS)}")
+        condition = CONDITIONS[name]
+        unknown = set(table) - set(condition.options)
+        if unknown:
+            valid = ", ".join(condition.options) or "none"
+            raise ConfigError(f"boundary {marker!r} ({name}): unknown option(s) "
+                              f"{', '.join(sorted(unknown))}; valid: {valid}")
+        return cls(condition, table)
+
+
+class WaveSpeeds(NamedTuple):
+    """Per-face wave speeds: convective ``|u.n| + c`` and viscous (``None``: inviscid)."""
+
+    convective: object
+    viscous: object = None
+
+
+class BoundaryFaces(NamedTuple):
+    """One marker's faces as the discretisation sees them."""
+
+    faces: slice
+    spec: BoundarySpec
+    partner: object = None  # periodic: the partner face of each face (device array)
+    outside: PointVortexFarField | None = None  # vortex-corrected far field
+
+
+def _vortex_flag(marker: str, params: dict) -> bool:
+    value = params.get("vortex", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"boundary {marker!r}: vortex must be true or false, not {value!r}")
+    return value
+
+
+def _vortex_centre(marker: str, params: dict) -> tuple[float, float]:
+    centre = params.get("centre", DEFAULT_CENTRE)
+    if (not isinstance(centre, list | tuple) or len(centre) != 2
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in centre)):
+        raise ConfigError(f"boundary {marker!r}: centre must be two numbers [x, y], "
+                          f"not {centre!r}")
+    return float(centre[0]), float(centre[1])
+
+
+def check_markers(markers, boundaries: dict[str, BoundarySpec]) -> None:
+    """Every mesh marker needs a condition and every condition a marker."""
+    missing = [m for m in markers if m not in boundaries]
+    unknown = [m for m in boundaries if m not in markers]
+    if missing or unknown:
+        parts = []
+        if unknown:
+            parts.append(f"unknown marker(s) {', '.join(unknown)}")
+        if missing:
+            parts.append(f"no condition for marker(s) {', '.join(missing)}")
+        raise ConfigError(f"boundaries: {'; '.join(parts)}; the mesh has markers: "
+                          f"{', '.join(markers)}")
+
+
+def periodic_partners(geometry: FVGeometry, marker: str, partner: str) -> np.ndarray:
+    """For each face of ``marker``, the matching face of ``partner`` (global face index).
+
+    Faces match when their centres coincide after the translation between the
+    two markers' mean face centres.
+    """
+    a0, a1 = geometry.markers[marker]
+    b0, b1 = geometry.markers[partner]
+    if a1 - a0 != b1 - b0:
+        raise ConfigError(f"periodic {marker!r} has {a1 - a0} faces but {partner!r} has {b1 - b0}")
+    ca, cb = geometry.face_centre[:, a0:a1], geometry.face_centre[:, b0:b1]
+    shift = cb.mean(axis=1) - ca.mean(axis=1)
+    distance, match = cKDTree(cb.T).query((ca + shift[:, None]).T)
+    scale = np.sqrt(geometry.area[a0:a1].min()) if geometry.dim == 3 else geometry.area[a0:a1].min()
+    if distance.max() > 1e-6 * scale or len(np.unique(match)) != len(match):
+        raise ConfigError(f"periodic {marker!r} and {partner!r}: faces do not match by a "
+                          "translation")
+    return b0 + match
+
+
+def limiter_threshold(volume: np.ndarray, dim: int, gas: Gas, scheme: Scheme) -> np.ndarray:
+    """Venkatakrishnan's ``eps^2`` per primitive variable and cell, ``(n_vars, n_cells)``.
+
+    ``(K h)^3`` with ``h = V^(1/dim)`` grows without bound with the cell size, so on
+    the huge far-field cells of a real mesh (hundreds of chords out) the limiter
+    switches off and a disturbance reaching them is reconstructed unlimited: second
+    order then diverges within a few iterations where first order runs. The threshold
+    is capped at ``(cap W_ref)^2`` with ``W_ref`` the free-stream scale of each
+    variable (density 1, speed of sound 1 for the velocity, pressure ``1/gamma``),
+    so it is unchanged on cells smaller than ``(cap W_ref)^(2/3) / K``.
+
+    Examples
+    --------
+    >>> gas = Gas(dim=2, mach=0.5)
+    >>> eps2 = limiter_threshold(np.array([1e-6, 1e4]), 2, gas, Scheme())
+    >>> eps2[:, 0].tolist() == [(5.0 * 1e-3) ** 3] * 4, float(eps2[0, 1]), float(eps2[-1, 1])
+    ... # doctest: +ELLIPSIS
+    (True, 0.09, 0.0459...)
+    """
+    h = volume ** (1.0 / dim)
+    reference = np.concatenate([[1.0], np.ones(dim), [1.0 / gas.gamma]])
+    cap = (scheme.venkatakrishnan_cap * reference[:, None]) ** 2
+    return np.minimum((scheme.venkatakrishnan_k * h[None]) ** 3, cap)
+
+
+class Discretisation:
+    """Residual and time-step ingredients of one mesh, scheme and set of boundaries.
+
+    Parameters
+    ----------
+    host : FVGeometry
+        Geometry as NumPy arrays (plan order, colour-permuted for ``colour``).
+    gas : Gas
+    scheme : Scheme
+    boundaries : dict of str to BoundarySpec
+        One entry per mesh marker.
+    strategy : str
+        ``atomic``, ``colour`` or ``reduce``.
+    backend : Backend
+    dtype : numpy dtype
+        float32 or float64, for every floating-point array.
+    """
+
+    def __init__(self, host: FVGeometry, gas: Gas, scheme: Scheme,
+                 boundaries: dict[str, BoundarySpec], strategy: str, backend, dtype):
+        scheme.check()
+        check_markers(list(host.markers), boundaries)
+        self.gas, self.scheme, self.backend, self.dtype = gas, scheme, backend, np.dtype(dtype)
+        self.geometry = g = host.to(backend, dtype)
+        self.accumulator = make_accumulator(strategy, g, host, backend)
+        self.flux = get_flux(scheme.flux)
+        self.viscous = gas.reynolds is not None
+        xp = backend.xp
+        ni = host.n_interior
+        self.n_interior = ni
+        self.offset_left = backend.asarray(host.face_centre - host.centroid[:, host.left], dtype)
+        offset_right = np.zeros_like(host.face_centre)
+        offset_right[:, :ni] = host.face_centre[:, :ni] - host.centroid[:, host.right[:ni]]
+        self.offset_right = backend.asarray(offset_right, dtype)
+        self.needs_gradient = scheme.order == 2 or self.viscous
+        if self.needs_gradient:
+            self.gradient = GRADIENTS.lookup(scheme.gradient)(host, g, self.accumulator)
+        self.epsilon2 = backend.asarray(limiter_threshold(host.volume, host.dim, gas, scheme),
+                                        dtype)
+        self.boundaries = []
+        for name, (first, end) in host.markers.items():
+            spec = boundaries[name]
+            partner = None
+            if spec.condition.name == "periodic":
+                if spec.params.get("partner") not in host.markers:
+                    raise ConfigError(f"periodic boundary {name!r} needs partner = one of "
+                                      f"{', '.join(host.markers)}")
+                partner = xp.asarray(periodic_partners(host, name, spec.params["partner"]))
+            outside = None
+            if spec.condition.name == "farfield" and _vortex_flag(name, spec.params):
+                centre = _vortex_centre(name, spec.params)
+                outside = PointVortexFarField(gas, host.face_centre[:2, first:end], centre,
+                                              backend=backend, dtype=self.dtype)
+            self.boundaries.append(BoundaryFaces(slice(first, end), spec, partner, outside))
+        #: Clockwise circulation of the body, for vortex-corrected far fields.
+        self.circulation = 0.0
+        self.wall_markers = [name for name, spec in boundaries.items() if spec.condition.wall]
+        if self.viscous:
+            self._setup_viscous(host)
+        self.boundary_flux = None
+        #: Limiter values ``(n_vars, n_cells)`` of the last residual (None: unlimited).
+        self.limiter_values = None
+        #: When set, the residual uses these limiter values instead of computing them
+        #: (frozen limiter: Newton-Krylov products, and late convergence).
+        self.frozen_limiter = None
+
+    def _setup_viscous(self, host: FVGeometry) -> None:
+        """Centroid of the cell across each face: the mirror image on the boundary."""
+        ni = host.n_interior
+        d = neighbour_offsets(host)
+        normal_distance = (d[:, ni:] * host.normal[:, ni:]).sum(axis=0)
+        d[:, ni:] = 2.0 * normal_distance * host.normal[:, ni:]
+        for face_range, _, partner, _ in self.boundaries:
+            if partner is not None:
+                p = self.backend.to_host(partner)
+                own = host.face_centre[:, face_range] - host.centroid[:, host.left[face_range]]
+                d[:, face_range] = own - (host.face_centre[:, p] - host.centroid[:, host.left[p]])
+        length = np.sqrt((d * d).sum(axis=0))
+        self.tangent = self.backend.asarray(d / length, self.dtype)
+        self.inverse_length = self.backend.asarray(1.0 / length, self.dtype)
+
+    # ------------------------------------------------------------------ states
+    def ghost_states(self, w_face):
+        """Ghost states of every boundary face from the interior face states."""
+        xp = self.backend.xp
+        g = self.geometry
+        ni = self.n_interior
+        ghosts = xp.empty_like(w_face[:, ni:])
+        for face_range, spec, partner, outside in self.boundaries:
+            local = slice(face_range.start - ni, face_range.stop - ni)
+            if partner is not None:
+                ghosts[:, local] = w_face[:, partner]
+            elif outside is not None:
+                ghosts[:, local] = characteristic_ghost(self.gas, w_face[:, face_range],
+                                                        g.normal[:, face_range],
+                                                        outside.primitive(self.circulation))
+            else:
+                ghosts[:, local] = spec.condition.ghost(self.gas, w_face[:, face_range],
+                                                        g.normal[:, face_range], spec.params)
+        return ghosts
+
+    def face_states(self, w):
+        """Left and right (ghost on the boundary) states of every face, plus gradients.
+
+        Returns
+        -------
+        w_left, w_right : array
+            ``(n_vars, n_faces)`` reconstructed states.
+        w_cell_right : array
+            ``(n_vars, n_faces)`` unreconstructed right states (ghosts of cell values).
+        gradient : array or None
+        """
+        xp = self.backend.xp
+        g, ni = self.geometry, self.n_interior
+        w_cell_left = w[:, g.left]
+        w_cell_right = xp.concatenate([w[:, g.right[:ni]], self.ghost_states(w_cell_left)],
+                                      axis=1)
+        if not self.needs_gradient:
+            return w_cell_left, w_cell_right, w_cell_right, None
+        neighbour = w_cell_right.copy()
+        neighbour[:, ni:] = 0.5 * (w_cell_left[:, ni:] + w_cell_right[:, ni:])
+        gradient = self.gradient(w_cell_left, neighbour)
+        if self.scheme.order == 1:
+            return w_cell_left, w_cell_right, w_cell_right, gradient
+        if self.scheme.limiter == "venkatakrishnan":
+            phi = self.frozen_limiter
+            if phi is None:
+                phi = venkatakrishnan(w, gradient, w_cell_left, neighbour, self.offset_left,
+                                      self.offset_right, self.epsilon2, self.accumulator)
+            self.limiter_values = phi
+            limited = gradient * phi[:, None, :]
+        else:
+            limited = gradient
+        w_left = w_cell_left + (limited[:, :, g.left] * self.offset_left[None]).sum(axis=1)
+        w_right_inner = w[:, g.right[:ni]] + (limited[:, :, g.right[:ni]]
+                                              * self.offset_right[None, :, :ni]).sum(axis=1)
+        w_left = self._positive(w_left, w_cell_left)
+        w_right_inner = self._positive(w_right_inner, w_cell_right[:, :ni])
+        w_right = xp.concatenate([w_right_inner, self.ghost_states(w_left)], axis=1)
+        return w_left, w_right, w_cell_right, gradient
+
+    def _positive(self, reconstructed, cell):
+        """Fall back to the cell value where reconstruction made rho or p non-positive."""
+        bad = (reconstructed[0] <= 0) | (reconstructed[-1] <= 0)
+        return self.backend.xp.where(bad[None], cell, reconstructed)
+
+    # ------------------------------------------------------------------ residual
+    def face_fluxes(self, u):
+        """Numerical flux times area of every face, ``(n_vars, n_faces)``."""
+        g = self.geometry
+        w = self.gas.to_primitive(u)
+        w_left, w_right, w_cell_right, gradient = self.face_states(w)
+        flux = self.flux(self.gas, w_left, w_right, g.normal)
+        if self.viscous:
+            flux = flux - self.viscous_flux(w, w_cell_right, gradient)
+        return flux * g.area
+
+    def residual(self, u):
+        """Net flux into every cell, ``V dU/dt``, ``(n_vars, n_cells)``.
+
+        Keeps the boundary face fluxes in :attr:`boundary_flux` for forces.
+        """
+        flux = self.face_fluxes(u)
+        self.boundary_flux = flux[:, self.n_interior:]
+        return self.accumulator.combine(-flux, flux)
+
+    def viscous_flux(self, w, w_cell_right, gradient):
+        """Viscous flux ``(0, tau . n, u . tau . n + k grad T . n)`` per unit area."""
+        xp = self.backend.xp
+        gas, g = self.gas, self.geometry
+        dim = g.dim
+        gamma = gas.gamma
+        w_left = w[:, g.left]
+        w_right = w_cell_right
+
+        def temperature_gradient(grad, state):
+            return gamma * (grad[-1] / state[0] - state[-1] * grad[0] / state[0] ** 2)
+
+        grad_left, grad_right = self._side_gradients(gradient)
+        t = self.tangent
+        inv_len = self.inverse_length
+
+        def corrected(grad_l, grad_r, value_l, value_r):
+            mean = 0.5 * (grad_l + grad_r)
+            along = (mean * t).sum(axis=0)
+            return mean + ((value_r - value_l) * inv_len - along) * t
+
+        velocity_left, velocity_right = w_left[1:-1], w_right[1:-1]
+        grad_u = xp.stack([corrected(grad_left[1 + i], grad_right[1 + i],
+                                     velocity_left[i], velocity_right[i]) for i in range(dim)])
+        t_left, t_right = gas.temperature(w_left), gas.temperature(w_right)
+        grad_t = corrected(temperature_gradient(grad_left, w_left),
+                           temperature_gradient(grad_right, w_right), t_left, t_right)
+        t_face = 0.5 * (t_left + t_right)
+        mu = gas.viscosity(t_face)
+        divergence = sum(grad_u[i, i] for i in range(dim))
+        n = g.normal
+        stress_n = stack(n, [(mu * ((grad_u[i] * n).sum(axis=0) + (grad_u[:, i] * n).sum(axis=0)
+                                    - 2.0 / 3.0 * divergence * n[i]))[None]
+                             for i in range(dim)])
+        velocity_face = 0.5 * (velocity_left + velocity_right)
+        heat = gas.conductivity(mu) * (grad_t * n).sum(axis=0)
+        energy = (velocity_face * stress_n).sum(axis=0) + heat
+        zero = 0.0 * energy
+        return stack(n, [zero[None], stress_n, energy[None]])
+
+    def _side_gradients(self, gradient):
+        """Cell gradients on both sides of each face; the left one mirrors to the ghost."""
+        g, ni = self.geometry, self.n_interior
+        grad_left = gradient[:, :, g.left]
+        grad_right = grad_left.copy()
+        grad_right[:, :, :ni] = gradient[:, :, g.right[:ni]]
+        for face_range, _, partner, _ in self.boundaries:
+            if partner is not None:
+                grad_right[:, :, face_range] = gradient[:, :, g.left[partner]]
+        return grad_left, grad_right
+
+    # ------------------------------------------------------------------ time step
+    def _mean_face_states(self, u):
+        """Primitive states on faces: the mean of the two cells (the cell on the boundary)."""
+        g, ni = self.geometry, self.n_interior
+        w = self.gas.to_primitive(u)
+        w_face = w[:, g.left]
+        w_face[:, :ni] = 0.5 * (w_face[:, :ni] + w[:, g.right[:ni]])
+        return w_face
+
+    def spectral_radius(self, u, speeds: WaveSpeeds | None = None):
+        """``sum_f (|u.n| + c + 4 lambda_v) A_f`` per cell: ``V / dt`` at CFL 1."""
+        area = self.geometry.area
+        speed = self.face_spectral_radius(u, viscous_factor=VISCOUS_FACTOR, speeds=speeds) * area
+        return self.accumulator.combine(speed, speed)
+
+    def face_wave_speeds(self, u) -> WaveSpeeds:
+        """Convective ``|u.n| + c`` and viscous ``lambda_v`` speeds per face.
+
+        ``lambda_v = max(4/3, gamma/Pr) mu / (rho |d|)`` with ``|d|`` the distance
+        between the two centroids (twice the wall distance on the boundary); ``None``
+        for inviscid flow. States are the means of the two cells.
+        """
+        xp = self.backend.xp
+        g, gas = self.geometry, self.gas
+        w_face = self._mean_face_states(u)
+        convective = xp.abs((w_face[1:-1] * g.normal).sum(axis=0)) + gas.sound_speed(w_face)
+        viscous = None
+        if self.viscous:
+            mu = gas.viscosity(gas.temperature(w_face))
+            diffusivity = max(4.0 / 3.0, gas.gamma / gas.prandtl) * mu / w_face[0]
+            viscous = diffusivity * self.inverse_length
+        return WaveSpeeds(convective, viscous)
+
+    def face_spectral_radius(self, u, omega: float = 1.0, viscous_factor: float = 2.0,
+                             speeds: WaveSpeeds | None = None):
+        """``omega (|u.n| + c) + viscous_factor lambda_v`` per face.
+
+        The defaults are the dissipation of the LU-SGS operator at ``omega = 1``;
+        ``speeds`` (from :meth:`face_wave_speeds` of the same ``u``) saves computing
+        them again.
+        """
+        speeds = self.face_wave_speeds(u) if speeds is None else speeds
+        radius = omega * speeds.convective
+        if speeds.viscous is not None:
+            radius = radius + viscous_factor * speeds.viscous
+        return radius

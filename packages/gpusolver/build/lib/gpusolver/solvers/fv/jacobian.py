@@ -1,0 +1,122 @@
+"""First-order flux Jacobians, the assembled implicit operator and its LU factorisation.
+
+The implicit operator of a pseudo-time step is ``M = V / dt - dR/dU``. Its
+first-order part is assembled face by face from the Jacobians of the numerical
+flux times area with respect to the two cells' conserved states, ``J_L = dF/dU_L``
+and ``J_R = dF/dU_R``, taken by one-sided finite differences of the scheme's own
+flux function (Roe, Rusanov, AUSMPW+) and boundary conditions, so the operator
+matches the discretisation, boundary ghosts included (no lagged boundaries):
+
+    M_ii = V_i / dt_i + sum_{f: i left} J_L - sum_{f: i right} J_R
+    M_ij = J_R (i left of f, j right),   M_ji = -J_L.
+
+Viscous flux adds ``lambda_v A`` to the diagonal and ``-lambda_v A`` off it (the
+thin-layer spectral radius). :class:`SparseLU` inverts ``M`` exactly: the
+Newton-Krylov preconditioner that brings transonic airfoils down ten orders in a
+few dozen steps, where block Gauss-Seidel sweeps and threshold ILU of the same
+matrix were tried and did not (the sweeps do not contract at large CFL numbers,
+SuperLU's ILU meets zero pivots).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusolver.solvers.fv.discretisation import Discretisation
+
+
+def _perturbation(u_side, k: int, dtype):
+    """Finite-difference steps of variable ``k`` on one side of each face."""
+    eps = np.sqrt(np.finfo(dtype).eps)
+    return eps * (1.0 + abs(u_side[k]))
+
+
+def face_jacobians(d: Discretisation, u):
+    """``J_L, J_R``: ``(n_vars, n_vars, n_faces)`` Jacobians of the first-order flux x area.
+
+    ``J[:, k, f]`` is the change of face ``f``'s flux per unit change of conserved
+    variable ``k`` of its left (right) cell. On boundary faces the ghost state follows
+    the left cell through its boundary condition, and ``J_R`` is zero.
+    """
+    xp = d.backend.xp
+    g, gas, ni = d.geometry, d.gas, d.n_interior
+    u_left = u[:, g.left]
+    u_right = u[:, g.right[:ni]]
+
+    def flux(ul, ur_interior):
+        wl = gas.to_primitive(ul)
+        wr = xp.concatenate([gas.to_primitive(ur_interior), d.ghost_states(wl)], axis=1)
+        return d.flux(gas, wl, wr, g.normal) * g.area
+
+    base = flux(u_left, u_right)
+    n_vars = u.shape[0]
+    jac_left = xp.empty((n_vars, n_vars, g.n_faces), dtype=u.dtype)
+    jac_right = xp.zeros_like(jac_left)
+    for k in range(n_vars):
+        h = _perturbation(u_left, k, d.dtype)
+        shifted = u_left.copy()
+        shifted[k] += h
+        jac_left[:, k] = (flux(shifted, u_right) - base) / h
+        h = _perturbation(u_right, k, d.dtype)
+        shifted = u_right.copy()
+        shifted[k] += h
+        jac_right[:, k, :ni] = (flux(u_left, shifted) - base)[:, :ni] / h
+    return jac_left, jac_right
+
+
+def implicit_operator(d: Discretisation, u, dt, speeds=None):
+    """``M = V / dt - dR/dU`` of the first-order scheme as a sparse CSR matrix.
+
+    Unknowns are numbered cell-major (``cell * n_vars + variable``), so each cell's
+    block is contiguous and an incomplete factorisation keeps the coupling of its
+    variables. The matrix lives on the discretisation's backend (SciPy or CuPy).
+    """
+    xp = d.backend.xp
+    g = d.geometry
+    n_vars, n_cells, ni = u.shape[0], g.n_cells, d.n_interior
+    jac_left, jac_right = face_jacobians(d, u)
+    if d.viscous:
+        speeds = d.face_wave_speeds(u) if speeds is None else speeds
+        viscous = (speeds.viscous * g.area)[None, None]
+        eye = xp.eye(n_vars, dtype=u.dtype)[:, :, None]
+        jac_left = jac_left + eye * viscous
+        jac_right = jac_right - eye * viscous
+        jac_right[:, :, ni:] = 0.0
+    diagonal = xp.zeros((n_vars, n_vars, n_cells), dtype=u.dtype)
+    diagonal[xp.arange(n_vars), xp.arange(n_vars)] = xp.broadcast_to(g.volume / dt, (n_cells,))
+    d.accumulator.combine(jac_left, -jac_right, out=diagonal)
+    left, right = g.left[:ni], g.right[:ni]
+    # (row cell, column cell, block): diagonal, then M_ij = J_R and M_ji = -J_L per face
+    rows = xp.concatenate([xp.arange(n_cells), left, right])
+    cols = xp.concatenate([xp.arange(n_cells), right, left])
+    blocks = xp.concatenate([diagonal, jac_right[:, :, :ni], -jac_left[:, :, :ni]], axis=2)
+    k = xp.arange(n_vars)
+    row_index = rows[None, None] * n_vars + k[:, None, None]
+    col_index = cols[None, None] * n_vars + k[None, :, None]
+    row_index, col_index = xp.broadcast_to(row_index, blocks.shape), \
+        xp.broadcast_to(col_index, blocks.shape)
+    size = n_vars * n_cells
+    return d.backend.sparse.coo_matrix((blocks.ravel(), (row_index.ravel(), col_index.ravel())),
+                             shape=(size, size)).tocsr()
+
+
+class SparseLU:
+    """Exact inverse of the first-order implicit operator by a sparse LU factorisation.
+
+    SuperLU factorises :func:`implicit_operator` on the CPU (COLAMD ordering); on CuPy
+    the triangular solves then run on the GPU (``cupyx.scipy.sparse.linalg.splu``).
+    Fill-in grows quickly in 3D: meant for 2D and moderate meshes.
+    """
+
+    def __init__(self, discretisation: Discretisation):
+        self.discretisation = discretisation
+
+    def operator(self, u, dt, speeds=None):
+        """The factorisation's solve at the state ``u``, as a map of ``(n_vars, n_cells)``."""
+        d = self.discretisation
+        factors = d.backend.splu(implicit_operator(d, u, dt, speeds).tocsc())
+        shape = u.shape
+
+        def solve(rhs):
+            return factors.solve(rhs.T.reshape(-1)).reshape(shape[::-1]).T
+        return solve

@@ -1,0 +1,335 @@
+"""The explicit finite-volume solver: state, time stepping, forces, divergence checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusolver.backends import PRECISIONS, get_backend
+from gpusolver.errors import ConfigError, SolverDivergedError
+from gpusolver.integrators import IMPLICIT, INTEGRATORS
+from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
+from gpusolver.layout.geometry import build_geometry, colour_interior
+from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
+from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
+from gpusolver.physics.gas import Gas
+from gpusolver.physics.vortex_farfield import circulation_of_lift
+from gpusolver.solvers.fv.accumulate import STRATEGIES
+from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.jacobian import SparseLU
+from gpusolver.solvers.fv.lusgs import LUSGS
+from meshorder import Mesh, Topology
+from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.plan import Plan
+
+
+@dataclass(frozen=True)
+class Stepping:
+    """Time-stepping options.
+
+    Attributes
+    ----------
+    integrator : str
+        ``rk4`` or ``ssprk3`` (explicit), ``lusgs`` or ``newton-krylov`` (implicit, for
+        steady states).
+    cfl : float
+        The CFL number (implicit: the first one, see ``cfl_max``).
+    local_time_step : bool
+        Each cell at its own stable step (steady problems) or one global step.
+    cfl_max : float or None
+        Implicit only: the CFL number grows with the fall of the residual (switched
+        evolution relaxation, ``cfl (r_1 / r_n)``) up to this; None keeps ``cfl``.
+    freeze_limiter : float or None
+        Freeze the limiter for good once the density residual has fallen by at least
+        this factor and then stalled for :data:`STALL_STEPS` steps (limiter chatter);
+        None never freezes.
+    preconditioner : str
+        Newton-Krylov only: ``lu`` (sparse LU of the first-order operator) or
+        ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
+    krylov_vectors : int
+        Newton-Krylov only: most Krylov vectors per step.
+    """
+
+    integrator: str = "rk4"
+    cfl: float = 1.0
+    local_time_step: bool = True
+    cfl_max: float | None = None
+    freeze_limiter: float | None = None
+    preconditioner: str = "lu"
+    krylov_vectors: int = DEFAULT_KRYLOV_VECTORS
+
+
+#: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
+PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
+                   "lusgs": lambda lusgs: lusgs}
+
+
+#: Each failed implicit step is retried this many times, the CFL number divided by
+#: :data:`CFL_BACKOFF` each time, before the run is declared diverged.
+RETRIES = 6
+CFL_BACKOFF = 10.0
+
+#: The residual has stalled when it has not reached a new low (by 10%) in this many steps.
+STALL_STEPS = 10
+
+
+class Solver:
+    """Cell-centred finite-volume solver on one mesh and plan.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    gas : Gas
+    boundaries : dict of str to BoundarySpec or str or dict
+        Condition per marker name (case-file values are accepted).
+    scheme : Scheme, optional
+    stepping : Stepping, optional
+    plan : Plan, optional
+        Must belong to ``mesh``; when omitted one is made with meshorder's defaults
+        (plus face colours for the ``colour`` strategy).
+    strategy : str
+        ``atomic``, ``colour`` or ``reduce``.
+    backend : str
+        ``auto``, ``numpy`` or ``cupy``.
+    precision : str
+        ``fp64`` or ``fp32``.
+    reference_area : float
+        Area (length in 2D) that force coefficients are divided by.
+    topology : Topology, optional
+        Reused when given.
+
+    Examples
+    --------
+    >>> from meshorder.testing import grid_mesh
+    >>> solver = Solver(grid_mesh(4, 4), Gas(dim=2, mach=0.5),
+    ...                 {"left": "farfield", "right": "farfield",
+    ...                  "bottom": "farfield", "top": "farfield"}, backend="numpy")
+    >>> bool(solver.step().max() < 1e-12)
+    True
+    """
+
+    def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, scheme: Scheme | None = None,
+                 stepping: Stepping | None = None, plan: Plan | None = None,
+                 strategy: str = "atomic", backend: str = "auto", precision: str = "fp64",
+                 reference_area: float = 1.0, topology: Topology | None = None):
+        if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
+            raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
+                              f"(gpusolver bench); the solver runs: {', '.join(STRATEGIES)}")
+        STRATEGIES.lookup(strategy)
+        if precision not in PRECISIONS:
+            raise ConfigError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+        self.stepping = stepping or Stepping()
+        implicit = self.stepping.integrator in IMPLICIT
+        self.integrator = None if implicit else INTEGRATORS.lookup(self.stepping.integrator)
+        topology = topology or Topology(mesh)
+        if plan is None:
+            plan = make_plan(mesh, PlanOptions(colour=strategy == "colour"), topology=topology)
+        host = build_geometry(mesh, topology, plan)
+        if strategy == "colour":
+            host = colour_interior(host, plan)
+        specs = {name: value if isinstance(value, BoundarySpec) else BoundarySpec.parse(name, value)
+                 for name, value in boundaries.items()}
+        self.mesh, self.gas, self.plan, self.host = mesh, gas, plan, host
+        self.backend = get_backend(backend)
+        self.dtype = np.dtype(PRECISIONS[precision])
+        self.discretisation = Discretisation(host, gas, scheme or Scheme(), specs, strategy,
+                                             self.backend, self.dtype)
+        self.lusgs = LUSGS(self.discretisation, host, plan=plan) if implicit else None
+        self.newton = None
+        if self.stepping.integrator == "newton-krylov":
+            if self.stepping.preconditioner not in PRECONDITIONERS:
+                raise ConfigError(f"unknown preconditioner {self.stepping.preconditioner!r}; "
+                                  f"valid: {', '.join(PRECONDITIONERS)}")
+            self.newton = NewtonKrylov(
+                self.discretisation, PRECONDITIONERS[self.stepping.preconditioner](self.lusgs),
+                max_vectors=self.stepping.krylov_vectors)
+        #: The CFL number of the next step (implicit steps ramp it, see Stepping).
+        self.cfl = self.stepping.cfl
+        #: RMS density residual of the first step (the reference of ramps and stops).
+        self.first_residual: float | None = None
+        self._best_residual, self._since_best = np.inf, 0  # stall detection
+        self.reference_area = reference_area
+        self.iteration = 0
+        self.time = 0.0
+        self.u = self._uniform(gas.free_stream)
+        self._wall_flux = None
+        self._forces = None  # wall_forces() of the current _wall_flux, once computed
+
+    # ------------------------------------------------------------------ state
+    def _uniform(self, primitive: np.ndarray):
+        w = np.repeat(np.asarray(primitive, dtype=np.float64)[:, None], self.host.n_cells, axis=1)
+        return self.backend.asarray(self.gas.to_conserved(w), self.dtype)
+
+    def set_primitive(self, w: np.ndarray) -> None:
+        """Set the state from primitive values ``(n_vars, n_cells)`` in the file's cell order."""
+        w = np.asarray(w, dtype=np.float64)[:, self.host.cell_order]
+        self.u = self.backend.asarray(self.gas.to_conserved(w), self.dtype)
+
+    def set_conserved(self, u: np.ndarray) -> None:
+        """Set the state from conserved values in the file's cell order (exactly)."""
+        self.u = self.backend.asarray(np.asarray(u)[:, self.host.cell_order], self.dtype)
+
+    def conserved(self) -> np.ndarray:
+        """Conserved state ``(n_vars, n_cells)`` on the host, in the file's cell order."""
+        out = np.empty((self.gas.n_vars, self.host.n_cells), dtype=self.dtype)
+        out[:, self.host.cell_order] = self.backend.to_host(self.u)
+        return out
+
+    def primitive(self) -> np.ndarray:
+        """Primitive state ``(rho, u, p)`` on the host, in the file's cell order."""
+        return self.gas.to_primitive(self.conserved().astype(np.float64))
+
+    def centroids(self) -> np.ndarray:
+        """Cell centroids ``(dim, n_cells)`` in the file's cell order."""
+        out = np.empty_like(self.host.centroid)
+        out[:, self.host.cell_order] = self.host.centroid
+        return out
+
+    # ------------------------------------------------------------------ stepping
+    def rate(self, u):
+        """``dU/dt = R(U) / V``."""
+        return self.discretisation.residual(u) / self.discretisation.geometry.volume
+
+    def time_step(self, u, speeds=None, cfl: float | None = None):
+        """Per-cell (local) or global time step at the CFL number ``cfl`` (default: current).
+
+        ``speeds``: the face wave speeds of ``u``, if already computed.
+        """
+        d = self.discretisation
+        cfl = self.cfl if cfl is None else cfl
+        dt = cfl * d.geometry.volume / d.spectral_radius(u, speeds)
+        return dt if self.stepping.local_time_step else dt.min()
+
+    def step(self, dt=None) -> np.ndarray:
+        """Advance one step; return the RMS of ``dU/dt`` per variable (before the step).
+
+        Parameters
+        ----------
+        dt : float, optional
+            Global time step; by default from the CFL number.
+
+        Raises
+        ------
+        SolverDivergedError
+            If the new state is non-finite or has non-positive density or pressure
+            (implicit steps first retry with smaller CFL numbers).
+        """
+        with np.errstate(all="ignore"):  # a bad state ends in one SolverDivergedError
+            return self._step(dt)
+
+    def _step(self, dt):
+        if self.lusgs is not None:
+            u_new, r0, wall_flux = self._implicit_step(dt)
+        else:
+            dt = self.time_step(self.u) if dt is None else dt
+            first: dict = {}
+
+            def rate(u):
+                r = self.rate(u)
+                first.setdefault("wall_flux", self.discretisation.boundary_flux)
+                return r
+
+            u_new, r0 = self.integrator(self.u, rate, dt)
+            wall_flux = first["wall_flux"]
+            self._check(u_new, self.iteration + 1)
+        self.iteration += 1
+        self.u = u_new
+        self._wall_flux = wall_flux
+        self._forces = None
+        if any(b.outside is not None for b in self.discretisation.boundaries):
+            lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
+            self.discretisation.circulation = circulation_of_lift(self.gas, lift)
+        if not self.stepping.local_time_step:
+            self.time += float(dt)
+        xp = self.backend.xp
+        norms = self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
+        self._adapt(float(norms[0]))
+        return norms
+
+    def _implicit_step(self, dt):
+        """One LU-SGS or Newton-Krylov step; retried at smaller CFL numbers if it fails."""
+        d = self.discretisation
+        speeds = d.face_wave_speeds(self.u)  # for dt and the diagonal
+        residual = d.residual(self.u)
+        wall_flux = d.boundary_flux
+        solve = self.newton or self.lusgs
+        for attempt in range(RETRIES + 1):
+            step_dt = self.time_step(self.u, speeds) if dt is None else dt
+            u_new = self.u + solve(self.u, residual, step_dt, speeds)
+            if dt is not None or attempt == RETRIES or not bool(self._bad(u_new).any()):
+                break
+            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+        self._check(u_new, self.iteration + 1)
+        return u_new, residual / d.geometry.volume, wall_flux
+
+    def _adapt(self, density_residual: float) -> None:
+        """Ramp the CFL number and freeze the limiter as the residual falls (implicit)."""
+        if self.first_residual is None:
+            self.first_residual = density_residual
+        if self.lusgs is None:
+            return
+        fall = density_residual / max(self.first_residual, 1e-300)
+        cfl_max = self.stepping.cfl_max
+        if cfl_max is not None:
+            ramped = self.stepping.cfl / max(fall, 1e-300)
+            self.cfl = min(cfl_max, max(self.cfl, ramped) if fall < 1 else ramped)
+        if density_residual < 0.9 * self._best_residual:
+            self._best_residual, self._since_best = density_residual, 0
+        else:
+            self._since_best += 1
+        freeze = self.stepping.freeze_limiter
+        d = self.discretisation
+        stalled = self._since_best >= STALL_STEPS
+        if freeze is not None and fall <= freeze and stalled and d.frozen_limiter is None:
+            d.frozen_limiter = d.limiter_values
+
+    def advance_to(self, final_time: float) -> None:
+        """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""
+        while self.time < final_time * (1 - 1e-12):
+            dt = min(float(self.time_step(self.u).min()), final_time - self.time)
+            self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
+
+    def _bad(self, u):
+        """Cells whose state is non-finite or has non-positive density or pressure."""
+        xp = self.backend.xp
+        w = self.gas.to_primitive(u)
+        return ~xp.isfinite(u).all(axis=0) | (w[0] <= 0) | (w[-1] <= 0)
+
+    def _check(self, u, iteration: int) -> None:
+        xp = self.backend.xp
+        bad = self._bad(u)
+        if bool(bad.any()):
+            new = int(xp.argmax(bad))
+            cell = int(self.host.cell_order[new])
+            where = ", ".join(f"{x:.4g}" for x in self.host.centroid[:, new])
+            raise SolverDivergedError(
+                f"iteration {iteration}: the solution at cell {cell} (centroid {where}) is "
+                "non-finite or has non-positive density or pressure; lower the CFL number or "
+                "use order = 1 to start", iteration, cell)
+
+    # ------------------------------------------------------------------ loads
+    @property
+    def has_loads(self) -> bool:
+        """True once a step has been taken (wall forces and Cp are then known)."""
+        return self._wall_flux is not None
+
+    def wall_forces(self) -> dict[str, Forces]:
+        """Forces on every wall marker, and ``"total"``, at the start of the last step.
+
+        Computed once per step (the circulation update, the history and the progress
+        bar all ask for them): one device-to-host copy of the wall fluxes.
+        """
+        if self._forces is None:
+            self._forces = self._integrate_wall_forces()
+        return self._forces
+
+    def _integrate_wall_forces(self) -> dict[str, Forces]:
+        flux = self.backend.to_host(self._wall_flux).astype(np.float64)
+        return wall_forces(flux, self.host, self.gas, self.discretisation.wall_markers,
+                           self.reference_area)
+
+    def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
+        flux = self.backend.to_host(self._wall_flux).astype(np.float64)
+        return surface_pressure(flux, self.host, self.gas, marker)

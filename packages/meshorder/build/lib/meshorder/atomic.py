@@ -1,0 +1,53 @@
+"""Write files atomically: a temporary file in the target folder, then a rename."""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def check_writable(target: str | Path, *, folder: bool = False) -> None:
+    """Raise ``OSError`` naming ``target`` unless it can be written (nothing is created).
+
+    ``target`` is a file to write (``folder=False``: it must not be a folder) or a folder
+    to create or write into; the nearest existing parent must be a writable folder.
+    """
+    target = Path(target)
+    if target.exists() and target.is_dir() != folder:
+        reason = "is a folder, not a file" if target.is_dir() else "is a file, not a folder"
+        raise OSError(errno.EEXIST, reason, str(target))
+    existing = target if folder else target.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OSError(errno.ENOTDIR, f"{existing} is a file, not a folder", str(target))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OSError(errno.EACCES, f"{existing} is not writable", str(target))
+
+
+@contextmanager
+def atomic_path(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``target``; rename it over ``target`` on success.
+
+    The temporary file keeps ``target``'s suffix so that writers choosing a format
+    by extension still work. On any exception it is removed and ``target`` is left
+    as it was.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix,
+                                dir=target.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,56 @@
+"""``meshorder`` command line: reorder, info, compare, plot.
+
+Exit codes: 0 success, 1 bad input (one-line reason, no traceback), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from .. import __version__
+from ..errors import MeshorderError, MeshWarning, UsageError
+from . import bench, compare, generate, info, plot, reorder
+
+SUBCOMMANDS = (reorder, info, compare, plot, generate, bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with one sub-parser per subcommand module."""
+    parser = argparse.ArgumentParser(
+        prog="meshorder",
+        description="Read a mesh, build its topology and write a GPU-friendly reordering plan.")
+    parser.add_argument("--version", action="version", version=f"meshorder {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, MeshWarning):
+        print(f"meshorder: warning: {message}", file=sys.stderr)
+    else:
+        warnings._showwarnmsg_impl(
+            warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    warnings.showwarning = _show_warning
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"meshorder: usage: {exc}", file=sys.stderr)
+        return 2
+    except MeshorderError as exc:
+        print(f"meshorder: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"meshorder: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("meshorder: interrupted", file=sys.stderr)
+        return 130

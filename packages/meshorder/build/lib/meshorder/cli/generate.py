@@ -1,0 +1,49 @@
+"""``meshorder generate NAME OUT --cells N``: the reference geometries, meshed by gmsh."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import UsageError
+from ..generate import GEOMETRIES, generate
+from ..io import read_mesh
+from ..options import non_negative_int, positive_int
+from ..progress import activity
+
+#: Options that only some geometries take: option -> those geometries.
+GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),
+                    "threads": ("box", "wing")}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the subcommand."""
+    p = sub.add_parser("generate", help="mesh a reference geometry at a chosen size",
+                       description="Mesh one of the reference papers' geometries with gmsh "
+                                   "(named markers, gmsh 4.1 binary .msh).")
+    p.add_argument("geometry", choices=sorted(GEOMETRIES))
+    p.add_argument("out", help="output .msh file")
+    p.add_argument("--cells", type=positive_int, required=True,
+                   help="target number of cells (about)")
+    p.add_argument("--kind", choices=["quad", "tri"], default=None,
+                   help="couette only: quads or triangles")
+    p.add_argument("--threads", type=positive_int, default=None,
+                   help="3D only: gmsh threads (parallel meshing numbers cells in thread order)")
+    p.add_argument("--prism-layers", type=non_negative_int, default=None,
+                   help="wing only: prism layers on the wall (default 5; 0: tetrahedra only)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``meshorder generate``."""
+    options = {k: v for k, v in (("kind", args.kind), ("threads", args.threads),
+                                 ("prism_layers", args.prism_layers)) if v is not None}
+    for option in options:
+        if args.geometry not in GEOMETRY_OPTIONS[option]:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} applies to {', '.join(GEOMETRY_OPTIONS[option])} only, "
+                             f"not {args.geometry}")
+    with activity(f"meshing {args.geometry}"):
+        path = generate(args.geometry, args.out, args.cells, **options)
+    mesh = read_mesh(path)
+    print(f"{path}: {mesh.n_cells} cells, markers {', '.join(sorted(mesh.marker_names.values()))}")
+    return 0

@@ -1,0 +1,62 @@
+"""``meshorder info FILE``: describe a mesh or a plan."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from ..plan import Plan
+from ..report import table
+from ..topology import Topology
+from .common import add_mesh_argument, load_mesh
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the subcommand."""
+    p = sub.add_parser("info", help="describe a mesh or a plan",
+                       description="Summarise a mesh (cells, markers, faces, components) or a "
+                                   "plan file (.npz: parameters and metrics).")
+    add_mesh_argument(p, "file")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``meshorder info``."""
+    if Path(args.file).suffix.lower() == ".npz":
+        _plan_info(Plan.load(args.file))
+    else:
+        _mesh_info(args)
+    return 0
+
+
+def _mesh_info(args: argparse.Namespace) -> None:
+    mesh = load_mesh(args, "file")
+    topology = Topology(mesh)
+    report = topology.report()
+    print(f"{mesh.source}: {mesh.dim}D mesh, digest {mesh.digest()[:16]}")
+    print(table(["cell type", "count"], [(b.type, len(b)) for b in mesh.cells]))
+    boundary = ~topology.interior
+    markers = topology.face_marker[boundary]
+    rows = [(name, int(np.count_nonzero(markers == key)))
+            for key, name in sorted(topology.marker_names.items())]
+    print(table(["boundary marker", "faces"], rows))
+    print(table(["quantity", "value"], list(report.items())))
+    if report["components"] > 1:
+        print(f"note: the mesh has {report['components']} disconnected components")
+    if report["unreferenced_points"]:
+        print(f"note: {report['unreferenced_points']} points are used by no cell")
+
+
+def _plan_info(plan: Plan) -> None:
+    print(f"plan format {plan.format_version}, {plan.created_by}, mesh digest "
+          f"{plan.mesh_digest[:16]}")
+    print(f"{plan.n_cells} cells, {plan.n_faces} faces ({plan.n_interior_faces} interior)")
+    print(table(["parameter", "value"], list(plan.parameters.items())))
+    shown = [(k, v) for k, v in plan.metrics.items() if not isinstance(v, dict)]
+    print(table(["metric", "value"], shown))
+    ranges = plan.boundary_ranges()
+    if ranges:
+        print(table(["boundary marker", "faces"], [(k, f"{a}..{b - 1}")
+                                                   for k, (a, b) in ranges.items()]))

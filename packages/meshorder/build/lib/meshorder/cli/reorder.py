@@ -1,0 +1,98 @@
+"""``meshorder reorder IN OUT``: compute a plan and save it (optionally the reordered mesh)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+
+import meshio
+
+from ..atomic import atomic_path, check_writable
+from ..errors import MeshWriteError, UsageError
+from ..faceorder import FACE_ORDERS
+from ..io import write_mesh
+from ..options import positive_int
+from ..orderings import ORDERINGS
+from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
+from ..report import table
+from .common import add_mesh_argument, load_mesh
+
+SHOWN_METRICS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
+                 "sectors_per_warp_fp64")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the subcommand."""
+    p = sub.add_parser("reorder", help="compute and save a reordering plan",
+                       description="Compute cell, face (and node) orders, colourings and "
+                                   "LU-SGS hyperplanes, and save them as a plan (.npz).")
+    add_mesh_argument(p)
+    p.add_argument("out", help="plan file to write (.npz)")
+    p.add_argument("--cells", choices=sorted(ORDERINGS), default=DEFAULT_CELLS,
+                   help=f"cell ordering (default {DEFAULT_CELLS})")
+    p.add_argument("--faces", choices=sorted(FACE_ORDERS), default=DEFAULT_FACES,
+                   help=f"face ordering (default {DEFAULT_FACES})")
+    p.add_argument("--nodes", choices=sorted(ORDERINGS), default=None,
+                   help="node ordering for cell-vertex schemes; also orders and colours edges")
+    p.add_argument("--colour", "--color", action="store_true", help="colour faces (and edges)")
+    p.add_argument("--hyperplanes", action="store_true", help="compute LU-SGS wavefront levels")
+    p.add_argument("--renumber-by-level", action="store_true",
+                   help="renumber cells level by level (keeps the LU-SGS sweep exactly)")
+    p.add_argument("--seed-markers", default=None, metavar="A,B",
+                   help="boundary markers seeding the 'layers' ordering (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (random, metis)")
+    p.add_argument("--cluster-size", type=positive_int, default=256,
+                   help="cells per METIS cluster")
+    p.add_argument("--write-mesh", metavar="FILE", default=None,
+                   help="also write the reordered mesh (any format meshio writes)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(run=run)
+
+
+def _check_writable_format(path: str) -> None:
+    """Fail before any work if meshio cannot write this extension."""
+    if Path(path).suffix.lower() not in meshio.extension_to_filetypes:
+        raise MeshWriteError(f"{path}: meshio cannot write files with extension "
+                             f"{Path(path).suffix!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``meshorder reorder``."""
+    outputs = [args.out, *([args.write_mesh] if args.write_mesh else [])]
+    if args.write_mesh:
+        _check_writable_format(args.write_mesh)
+        if Path(args.write_mesh).resolve() == Path(args.out).resolve():
+            raise UsageError(f"--write-mesh {args.write_mesh} is the plan's own path")
+    for path in outputs:
+        check_writable(path)
+    options = PlanOptions(
+        cells=args.cells, faces=args.faces, nodes=args.nodes, colour=args.colour,
+        hyperplanes=args.hyperplanes or args.renumber_by_level,
+        renumber_by_level=args.renumber_by_level,
+        seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
+        seed=args.seed, cluster_size=args.cluster_size)
+    mesh = load_mesh(args)
+    plan = make_plan(mesh, options, progress=not args.quiet)
+    with contextlib.ExitStack() as stack:  # every output or none: renamed together at the end
+        temporary = [stack.enter_context(atomic_path(path)) for path in outputs]
+        plan.save(temporary[0])
+        if args.write_mesh:
+            try:
+                write_mesh(mesh, temporary[1], cell_order=plan.cell_order,
+                           node_order=plan.node_order)
+            except MeshWriteError as error:  # name the user's path, not the temporary one
+                reason = str(error).split(": ", 1)[-1]
+                raise MeshWriteError(f"{args.write_mesh}: {reason}") from None
+    if not args.quiet:
+        native = plan.metrics["native"]
+        rows = [(k, native[k], plan.metrics[k]) for k in SHOWN_METRICS]
+        extra = [(k, v) for k, v in plan.metrics.items()
+                 if k not in SHOWN_METRICS and k not in ("timings", "native")]
+        print(f"{mesh.source}: {mesh.n_cells} cells, {plan.n_faces} faces -> {args.out}")
+        print(table(["metric", "native", f"{args.cells}+{args.faces}"], rows))
+        if extra:
+            print(table(["metric", "value"], extra))
+        timings = plan.metrics["timings"]
+        print("time: " + ", ".join(f"{k} {v:.2f}s" for k, v in timings.items()))
+    return 0

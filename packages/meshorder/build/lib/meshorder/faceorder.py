@@ -1,0 +1,69 @@
+"""Face orders that follow a cell order, registered by name.
+
+Interior faces come first; boundary faces follow, grouped by marker (in marker
+id order) so that one boundary condition is one contiguous range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .graph import bfs_levels
+from .registry import Registry
+from .topology import Topology
+
+FaceOrder = Callable[..., np.ndarray]
+FACE_ORDERS: Registry[FaceOrder] = Registry("face order")
+_register = FACE_ORDERS.register
+get_face_order = FACE_ORDERS.lookup
+
+
+def _low_high(topology: Topology, cell_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    left = cell_rank[topology.face_cells[:, 0]]
+    right = np.where(topology.interior, cell_rank[topology.face_cells[:, 1]], left)
+    return np.minimum(left, right), np.maximum(left, right)
+
+
+def _boundary_group(topology: Topology) -> np.ndarray:
+    """Sort key placing interior faces (-1) before boundary faces grouped by marker."""
+    return np.where(topology.interior, -1, topology.face_marker)
+
+
+@_register("greedy")
+def greedy_faces(topology: Topology, cell_rank: np.ndarray, **_: object) -> np.ndarray:
+    """Faces sorted by their lower-numbered cell in the new order, then the higher one.
+
+    Parameters
+    ----------
+    topology : Topology
+    cell_rank : numpy.ndarray
+        New index of each old cell (the inverse of the cell order).
+
+    Returns
+    -------
+    numpy.ndarray
+        Face permutation new -> old.
+    """
+    low, high = _low_high(topology, cell_rank)
+    return np.lexsort((high, low, _boundary_group(topology))).astype(np.int64)
+
+
+@_register("layered")
+def layered_faces(topology: Topology, cell_rank: np.ndarray, *,
+                  seed_cells: np.ndarray | None = None, **_: object) -> np.ndarray:
+    """Faces grouped by the boundary-distance layer of their cells, then greedy.
+
+    A face belongs to the lower layer of its two cells, layers being BFS distance
+    from ``seed_cells`` (default: every boundary cell). Within a layer faces are
+    sorted by their lower then higher cell in the new order.
+    """
+    seeds = topology.boundary_cells() if seed_cells is None else seed_cells
+    layer = bfs_levels(topology.cell_graph, seeds)
+    layer = np.where(layer < 0, layer.max() + 1, layer)
+    left = layer[topology.face_cells[:, 0]]
+    right = np.where(topology.interior, layer[topology.face_cells[:, 1]], left)
+    low, high = _low_high(topology, cell_rank)
+    return np.lexsort((high, low, np.minimum(left, right),
+                       _boundary_group(topology))).astype(np.int64)

@@ -1,0 +1,213 @@
+"""The in-memory mesh: points, volume cells by type, boundary facets with markers."""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .celltypes import CELL_TYPES, FACET_TYPES, linear_type
+from .errors import MeshWarning, TopologyError
+
+
+@dataclass(frozen=True)
+class CellBlock:
+    """Cells of one linear type.
+
+    Attributes
+    ----------
+    type : str
+        Linear cell type name (a key of :data:`meshorder.celltypes.CELL_TYPES`).
+    nodes : numpy.ndarray
+        ``(n, corners)`` int64 corner node indices.
+    """
+
+    type: str
+    nodes: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A volume mesh with marked boundary facets.
+
+    Volume cells are numbered globally in block order: the cells of ``cells[0]``
+    first, then those of ``cells[1]`` and so on. Boundary facets likewise.
+    Build meshes with :meth:`from_blocks`, which validates and orients cells.
+
+    Attributes
+    ----------
+    points : numpy.ndarray
+        ``(n_points, 3)`` float64 coordinates (z is zero or constant in 2D).
+    cells : list of CellBlock
+        Volume cells (2D: triangles and quads; 3D: tetra, hexahedron, wedge, pyramid).
+    facets : list of CellBlock
+        Boundary facets (lines in 2D; triangles and quads in 3D).
+    facet_markers : list of numpy.ndarray
+        Marker id of each facet, one array per facet block.
+    marker_names : dict of int to str
+        Name of each marker id.
+    source : str
+        Where the mesh came from (a path, or a description).
+    """
+
+    points: np.ndarray
+    cells: list[CellBlock]
+    facets: list[CellBlock] = field(default_factory=list)
+    facet_markers: list[np.ndarray] = field(default_factory=list)
+    marker_names: dict[int, str] = field(default_factory=dict)
+    source: str = "<memory>"
+
+    @property
+    def dim(self) -> int:
+        """Spatial dimension of the volume cells (2 or 3)."""
+        return CELL_TYPES[self.cells[0].type].dim
+
+    @property
+    def n_cells(self) -> int:
+        """Number of volume cells."""
+        return sum(len(b) for b in self.cells)
+
+    @property
+    def n_points(self) -> int:
+        """Number of points."""
+        return len(self.points)
+
+    @property
+    def n_facets(self) -> int:
+        """Number of boundary facets."""
+        return sum(len(b) for b in self.facets)
+
+    def block_offsets(self) -> np.ndarray:
+        """Global index of the first cell of each block, plus the total at the end."""
+        return np.concatenate([[0], np.cumsum([len(b) for b in self.cells])]).astype(np.int64)
+
+    def cell_node_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """Corner nodes of every cell in global order as ``(offsets, nodes)``."""
+        counts = np.concatenate(
+            [np.full(len(b), CELL_TYPES[b.type].corners, np.int64) for b in self.cells]
+        )
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        nodes = np.concatenate([b.nodes.ravel() for b in self.cells])
+        return offsets, nodes
+
+    def centroids(self) -> np.ndarray:
+        """Vertex-average centroid of every cell, ``(n_cells, 3)``."""
+        return np.concatenate([self.points[b.nodes].mean(axis=1) for b in self.cells])
+
+    def all_facet_markers(self) -> np.ndarray:
+        """Marker id of every facet in global facet order."""
+        if not self.facet_markers:
+            return np.zeros(0, np.int64)
+        return np.concatenate(self.facet_markers).astype(np.int64)
+
+    def digest(self) -> str:
+        """SHA-256 of points, cells, facets and markers: identifies this exact mesh."""
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(self.points, np.float64).tobytes())
+        for tag, blocks in (("cells", self.cells), ("facets", self.facets)):
+            for b in blocks:
+                h.update(f"{tag}:{b.type}:{len(b)}".encode())
+                h.update(np.ascontiguousarray(b.nodes, np.int64).tobytes())
+        for m in self.facet_markers:
+            h.update(np.ascontiguousarray(m, np.int64).tobytes())
+        for key in sorted(self.marker_names):
+            h.update(f"{key}={self.marker_names[key]}".encode())
+        return h.hexdigest()
+
+    @classmethod
+    def from_blocks(
+        cls,
+        points: np.ndarray,
+        blocks: list[tuple[str, np.ndarray, np.ndarray | None]],
+        marker_names: dict[int, str] | None = None,
+        source: str = "<memory>",
+    ) -> Mesh:
+        """Build a validated mesh from raw typed blocks.
+
+        The highest dimension present gives the volume cells; blocks one dimension
+        lower are boundary facets; anything else (points, lines in 3D) is ignored
+        with one :class:`~meshorder.errors.MeshWarning`. Higher-order cells keep
+        their corner vertices. Cells are checked for degeneracy and inversion and
+        oriented positively (see :func:`meshorder.geometry.orient_cells`).
+
+        Parameters
+        ----------
+        points : numpy.ndarray
+            ``(n, 2)`` or ``(n, 3)`` coordinates.
+        blocks : list of (type name, connectivity, markers or None)
+            meshio type names are accepted, higher-order ones included.
+        marker_names : dict of int to str, optional
+            Names of facet marker ids.
+        source : str
+            Description used in error messages.
+
+        Returns
+        -------
+        Mesh
+
+        Raises
+        ------
+        TopologyError
+            If there are no volume cells, or a cell is degenerate or inverted.
+        """
+        from .geometry import orient_cells  # geometry needs Mesh; import here
+
+        points = np.asarray(points, dtype=np.float64)
+        if points.ndim != 2 or points.shape[1] not in (2, 3):
+            raise TopologyError(f"{source}: points must have shape (n, 2) or (n, 3)")
+        if points.shape[1] == 2:
+            points = np.column_stack([points, np.zeros(len(points))])
+        typed = []
+        for name, conn, markers in blocks:
+            ctype = linear_type(name)
+            conn = np.asarray(conn)
+            typed.append((name, ctype, conn, markers))
+        dims = [c.dim for _, c, conn, _ in typed if c is not None and c.dim >= 2 and len(conn)]
+        if not dims:
+            raise TopologyError(f"{source}: the mesh has no volume cells (triangles, quads, "
+                                "tetrahedra, hexahedra, wedges or pyramids)")
+        dim = max(dims)
+        cells: dict[str, list[np.ndarray]] = {}
+        facets: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        ignored: dict[str, int] = {}
+        for name, ctype, conn, markers in typed:
+            if not len(conn):
+                continue
+            if ctype is not None and ctype.dim == dim:
+                cells.setdefault(ctype.name, []).append(conn[:, : ctype.corners])
+            elif ctype is not None and ctype.name in FACET_TYPES[dim]:
+                marks = np.zeros(len(conn), np.int64) if markers is None else markers
+                facets.setdefault(ctype.name, []).append((conn[:, : ctype.corners], marks))
+            else:
+                ignored[name] = ignored.get(name, 0) + len(conn)
+        if ignored:
+            what = ", ".join(f"{n} {t}" for t, n in ignored.items())
+            warnings.warn(f"{source}: ignored {what} (not {dim}D cells or their facets)",
+                          MeshWarning, stacklevel=2)
+        cell_blocks = [CellBlock(t, _as_index(np.concatenate(c), points, source))
+                       for t, c in cells.items()]
+        facet_blocks = [CellBlock(t, _as_index(np.concatenate([c for c, _ in f]), points, source))
+                        for t, f in facets.items()]
+        facet_markers = [np.concatenate([np.asarray(m, np.int64) for _, m in f])
+                         for f in facets.values()]
+        names = dict(marker_names or {})
+        for m in facet_markers:
+            for key in np.unique(m):
+                names.setdefault(int(key), f"marker_{key}")
+        mesh = cls(points, cell_blocks, facet_blocks, facet_markers, names, source)
+        return orient_cells(mesh)
+
+
+def _as_index(conn: np.ndarray, points: np.ndarray, source: str) -> np.ndarray:
+    """Check connectivity refers to existing points and return it as int64."""
+    conn = np.ascontiguousarray(conn, dtype=np.int64)
+    if conn.size and (conn.min() < 0 or conn.max() >= len(points)):
+        bad = int(np.argmax((conn < 0).any(axis=1) | (conn >= len(points)).any(axis=1)))
+        raise TopologyError(f"{source}: element {bad} refers to point "
+                            f"{conn[bad].tolist()} but there are {len(points)} points")
+    return conn

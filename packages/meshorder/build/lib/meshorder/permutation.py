@@ -1,0 +1,55 @@
+"""Permutations: the one place they are checked, inverted and composed.
+
+A permutation is stored as ``new -> old``: ``order[new_index] = old_index``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import PlanError
+
+
+def check_permutation(order: np.ndarray, n: int, what: str = "permutation") -> None:
+    """Raise :class:`PlanError` unless ``order`` is a permutation of ``range(n)``.
+
+    Examples
+    --------
+    >>> check_permutation(np.array([2, 0, 1]), 3)
+    >>> check_permutation(np.array([0, 0, 1]), 3)
+    Traceback (most recent call last):
+    ...
+    meshorder.errors.PlanError: permutation is not a permutation of 0..2: index 2 never appears
+    """
+    order = np.asarray(order)
+    if order.shape != (n,):
+        raise PlanError(f"{what} has shape {order.shape}, expected ({n},)")
+    if n == 0:
+        return
+    if not np.issubdtype(order.dtype, np.integer):
+        raise PlanError(f"{what} has dtype {order.dtype}, expected integers")
+    if order.min() < 0 or order.max() >= n:
+        raise PlanError(f"{what} has values outside 0..{n - 1}")
+    seen = np.zeros(n, dtype=bool)
+    seen[order] = True
+    if not seen.all():
+        missing = int(np.argmin(seen))
+        raise PlanError(f"{what} is not a permutation of 0..{n - 1}: index {missing} never appears")
+
+
+def inverse(order: np.ndarray) -> np.ndarray:
+    """Inverse permutation: ``inverse(order)[old] = new``.
+
+    Examples
+    --------
+    >>> inverse(np.array([2, 0, 1]))
+    array([1, 2, 0])
+    """
+    inv = np.empty(len(order), dtype=np.int64)
+    inv[order] = np.arange(len(order), dtype=np.int64)
+    return inv
+
+
+def order_by_keys(*keys: np.ndarray) -> np.ndarray:
+    """Stable order sorting by the first key, then the second, and so on (new -> old)."""
+    return np.lexsort(keys[::-1]).astype(np.int64)

@@ -1,0 +1,216 @@
+"""From a mesh to a plan: orderings, face order, colouring, hyperplanes, metrics."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import __version__
+from .colouring import colour_items
+from .faceorder import get_face_order
+from .hyperplanes import renumber_by_level, sweep_levels
+from .mesh import Mesh
+from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
+from .orderings import OrderingInput, get_ordering
+from .permutation import check_permutation, inverse
+from .plan import Plan
+from .progress import Steps
+from .topology import Topology, sorted_columns
+
+#: The default combination, chosen from the measurements in docs/benchmarks.md.
+DEFAULT_CELLS = "rcm"
+DEFAULT_FACES = "greedy"
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What to compute for a plan.
+
+    Attributes
+    ----------
+    cells : str
+        Cell ordering name (see :data:`meshorder.orderings.ORDERINGS`).
+    faces : str
+        Face ordering name (see :data:`meshorder.faceorder.FACE_ORDERS`).
+    nodes : str or None
+        Node ordering name for cell-vertex schemes; None numbers nodes by first
+        use in the new cell order and computes no edges.
+    colour : bool
+        Colour faces (and edges when ``nodes`` is set).
+    hyperplanes : bool
+        Compute LU-SGS forward and backward levels.
+    renumber_by_level : bool
+        Renumber cells level by level (keeps the sequential sweep exactly).
+    seed_markers : tuple of str or None
+        Boundary markers seeding ``layers`` (and layered faces); None means all.
+    seed : int
+        Random seed (``random``, ``metis``).
+    cluster_size : int
+        Target cells per METIS cluster.
+    """
+
+    cells: str = DEFAULT_CELLS
+    faces: str = DEFAULT_FACES
+    nodes: str | None = None
+    colour: bool = False
+    hyperplanes: bool = False
+    renumber_by_level: bool = False
+    seed_markers: tuple[str, ...] | None = None
+    seed: int = 0
+    cluster_size: int = 256
+
+    def as_dict(self) -> dict:
+        """JSON-ready parameters."""
+        d = dict(self.__dict__)
+        d["seed_markers"] = list(self.seed_markers) if self.seed_markers else None
+        return d
+
+
+def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.ndarray:
+    """Call the ordering ``name`` with the options it accepts."""
+    function = get_ordering(name)
+    accepted = inspect.signature(function).parameters
+    extra = {k: getattr(options, k) for k in ("seed", "cluster_size") if k in accepted}
+    return function(data, **extra)
+
+
+def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
+              topology: Topology | None = None, cell_order: np.ndarray | None = None,
+              progress: bool = False) -> Plan:
+    """Compute a plan for ``mesh``.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    options : PlanOptions, optional
+        Defaults to :class:`PlanOptions` ().
+    topology : Topology, optional
+        Reuse an existing topology of ``mesh``.
+    cell_order : numpy.ndarray, optional
+        A cell order computed elsewhere (new -> old); ``options.cells`` then only
+        labels it.
+    progress : bool
+        Show a progress bar on stderr for long runs.
+
+    Returns
+    -------
+    Plan
+        Validated; ``plan.metrics["timings"]`` holds each step's seconds and
+        ``plan.metrics["native"]`` the layout metrics of the file's own order.
+
+    Examples
+    --------
+    >>> from meshorder.testing import grid_mesh
+    >>> plan = make_plan(grid_mesh(3, 2), PlanOptions(cells="rcm", colour=True))
+    >>> plan.n_cells, plan.metrics["colours"] >= plan.metrics["max_faces_per_cell"]
+    (6, True)
+    """
+    options = options or PlanOptions()
+    if cell_order is None:
+        get_ordering(options.cells)  # fail before any work
+    else:
+        check_permutation(cell_order, mesh.n_cells, "cell order")
+    get_face_order(options.faces)
+    if options.nodes is not None:
+        get_ordering(options.nodes)
+    steps = Steps(total=7, show=progress)
+    try:
+        return _make_plan(mesh, options, topology, cell_order, steps)
+    finally:
+        steps.close()
+
+
+def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
+               given_order: np.ndarray | None, steps: Steps) -> Plan:
+    with steps.step("topology"):
+        topology = topology or Topology(mesh)
+        graph = topology.cell_graph
+        markers = (topology.marker_ids(list(options.seed_markers))
+                   if options.seed_markers else None)
+        seed_cells = topology.boundary_cells(markers)
+    with steps.step(f"cells:{options.cells}"):
+        if given_order is None:
+            data = OrderingInput(graph, mesh.centroids(), seed_cells)
+            cell_order = run_ordering(options.cells, data, options)
+        else:
+            cell_order = np.asarray(given_order, dtype=np.int64)
+        new_graph = renumber_graph(graph, cell_order)
+    levels = {}
+    if options.hyperplanes:
+        with steps.step("hyperplanes"):
+            forward, backward = sweep_levels(new_graph)
+            if options.renumber_by_level:
+                cell_order = cell_order[renumber_by_level(forward)]
+                new_graph = renumber_graph(graph, cell_order)
+                forward, backward = sweep_levels(new_graph)
+            levels = {"forward": forward, "backward": backward}
+    cell_rank = inverse(cell_order)
+    with steps.step(f"faces:{options.faces}"):
+        face_order = get_face_order(options.faces)(topology, cell_rank, seed_cells=seed_cells)
+        old = topology.face_cells[face_order]
+        face_cells = np.where(old >= 0, cell_rank[np.maximum(old, 0)], -1)
+        face_marker = topology.face_marker[face_order]
+    arrays: dict[str, np.ndarray] = {}
+    metrics: dict[str, float] = {}
+    if options.colour:
+        with steps.step("colour"):
+            colouring = colour_items(face_cells[:, 0], face_cells[:, 1], mesh.n_cells)
+            arrays |= {"colour_order": colouring.order, "colour_offsets": colouring.offsets}
+            metrics |= {"colours": colouring.n_colours, "colour_balance": colouring.balance(),
+                        "max_faces_per_cell": topology.max_faces_per_cell()}
+    for name, lv in levels.items():
+        arrays |= {f"{name}_order": lv.order, f"{name}_offsets": lv.offsets}
+        widths = lv.widths()
+        metrics |= {f"{name}_levels": lv.n_levels, f"{name}_min_width": int(widths.min()),
+                    f"{name}_mean_width": float(widths.mean())}
+    with steps.step("nodes"):
+        node_order = _node_order(mesh, topology, cell_order, options, arrays, metrics)
+    with steps.step("metrics"):
+        metrics |= layout_metrics(new_graph, face_cells)
+        metrics["native"] = layout_metrics(graph, topology.face_cells)
+    metrics["timings"] = steps.timings
+    plan = Plan(mesh_digest=mesh.digest(), parameters=options.as_dict(), metrics=metrics,
+                marker_names=dict(topology.marker_names), cell_order=cell_order,
+                node_order=node_order, face_order=face_order, face_cells=face_cells,
+                face_marker=face_marker, created_by=f"meshorder {__version__}", **arrays)
+    plan.validate()
+    return plan
+
+
+def _node_order(mesh: Mesh, topology: Topology, cell_order: np.ndarray, options: PlanOptions,
+                arrays: dict[str, np.ndarray], metrics: dict) -> np.ndarray:
+    """Node order, plus greedy edges (and their colouring) when a node ordering is asked."""
+    if options.nodes is None:
+        return first_touch_nodes(mesh, cell_order)
+    boundary = topology.face_nodes[~topology.interior].ravel()
+    boundary = boundary[boundary >= 0]
+    _, first = np.unique(boundary, return_index=True)
+    data = OrderingInput(topology.node_graph, mesh.points, boundary[np.sort(first)])
+    node_order = run_ordering(options.nodes, data, options)
+    rank = inverse(node_order)
+    edges = np.column_stack(sorted_columns(rank[topology.edges]))
+    edges = edges[np.lexsort((edges[:, 1], edges[:, 0]))]
+    arrays["edges"] = edges
+    node_metrics = matrix_metrics(renumber_graph(topology.node_graph, node_order))
+    metrics |= {f"node_{k}": v for k, v in node_metrics.items()}
+    metrics["edge_sectors_per_warp_fp64"] = sectors_per_warp(edges, 8)
+    if options.colour:
+        colouring = colour_items(edges[:, 0], edges[:, 1], mesh.n_points)
+        arrays |= {"edge_colour_order": colouring.order,
+                   "edge_colour_offsets": colouring.offsets}
+        metrics |= {"edge_colours": colouring.n_colours,
+                    "edge_colour_balance": colouring.balance()}
+    return node_order
+
+
+def first_touch_nodes(mesh: Mesh, cell_order: np.ndarray) -> np.ndarray:
+    """Nodes numbered by their first use walking cells in ``cell_order``; unused nodes last."""
+    offsets, nodes = mesh.cell_node_csr()
+    cell_rank = inverse(cell_order)
+    position = np.repeat(cell_rank, np.diff(offsets)) * np.diff(offsets).max() + (
+        np.arange(len(nodes)) - np.repeat(offsets[:-1], np.diff(offsets)))
+    first = np.full(mesh.n_points, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, nodes, position)
+    return np.argsort(first, kind="stable").astype(np.int64)

@@ -1,0 +1,208 @@
+"""The plan: orderings, face arrays, colours and levels for one mesh, saved as ``.npz``.
+
+The file holds only plain arrays plus one JSON string (no pickle). It records the
+format version, the meshorder version that wrote it, the parameters, and the
+digest of the mesh it belongs to; loading validates every array.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_path
+from .errors import PlanError
+from .permutation import check_permutation
+
+FORMAT_VERSION = 1
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+_NO_GROUPS = np.zeros(1, dtype=np.int64)
+
+#: Array fields, in file order.
+ARRAY_FIELDS = (
+    "cell_order", "node_order", "face_order", "face_cells", "face_marker",
+    "colour_order", "colour_offsets", "forward_order", "forward_offsets",
+    "backward_order", "backward_offsets", "edges", "edge_colour_order", "edge_colour_offsets",
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a solver needs about the layout of one mesh.
+
+    Permutations are new -> old. Face arrays are in the new face order and use
+    new cell numbers. Grouped data (colours, levels) is a flat order plus offsets;
+    an absent grouping has an empty order and offsets ``[0]``.
+
+    Attributes
+    ----------
+    mesh_digest : str
+        :meth:`meshorder.Mesh.digest` of the mesh the plan was made for.
+    parameters : dict
+        Options that produced the plan.
+    metrics : dict
+        Quality measures (see :mod:`meshorder.metrics`).
+    marker_names : dict of int to str
+        Boundary marker names.
+    cell_order, node_order, face_order : numpy.ndarray
+        Permutations new -> old (faces: old = the topology's native face index).
+    face_cells : numpy.ndarray
+        ``(n_faces, 2)`` left and right (or -1) cell of each face, new numbering.
+    face_marker : numpy.ndarray
+        Marker of each face, -1 for interior faces.
+    colour_order, colour_offsets : numpy.ndarray
+        Face colour classes (new face indices).
+    forward_order, forward_offsets, backward_order, backward_offsets : numpy.ndarray
+        LU-SGS hyperplanes (new cell indices).
+    edges : numpy.ndarray
+        ``(n_edges, 2)`` edges in the new edge order, new node numbering (node schemes).
+    edge_colour_order, edge_colour_offsets : numpy.ndarray
+        Edge colour classes.
+    """
+
+    mesh_digest: str
+    parameters: dict
+    metrics: dict
+    marker_names: dict[int, str]
+    cell_order: np.ndarray
+    node_order: np.ndarray
+    face_order: np.ndarray
+    face_cells: np.ndarray
+    face_marker: np.ndarray
+    colour_order: np.ndarray = field(default_factory=lambda: _EMPTY)
+    colour_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    forward_order: np.ndarray = field(default_factory=lambda: _EMPTY)
+    forward_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    backward_order: np.ndarray = field(default_factory=lambda: _EMPTY)
+    backward_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    edge_colour_order: np.ndarray = field(default_factory=lambda: _EMPTY)
+    edge_colour_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    format_version: int = FORMAT_VERSION
+    created_by: str = ""
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells."""
+        return len(self.cell_order)
+
+    @property
+    def n_faces(self) -> int:
+        """Number of faces."""
+        return len(self.face_order)
+
+    @property
+    def n_interior_faces(self) -> int:
+        """Interior faces come first; this is where boundary faces start."""
+        return int(np.count_nonzero(self.face_marker < 0))
+
+    def boundary_ranges(self) -> dict[str, tuple[int, int]]:
+        """Marker name -> ``(first, end)`` range of its faces in the new face order."""
+        ranges = {}
+        for marker in np.unique(self.face_marker[self.face_marker >= 0]):
+            where = np.flatnonzero(self.face_marker == marker)
+            ranges[self.marker_names[int(marker)]] = (int(where[0]), int(where[-1]) + 1)
+        return ranges
+
+    def check_mesh(self, digest: str, source: str = "the mesh") -> None:
+        """Raise :class:`PlanError` unless the plan was made for the mesh with ``digest``."""
+        if digest != self.mesh_digest:
+            raise PlanError(f"this plan was made for another mesh (plan digest "
+                            f"{self.mesh_digest[:12]}..., {source} has {digest[:12]}...); "
+                            "make a new plan with `meshorder reorder`")
+
+    def save(self, path: str | Path) -> None:
+        """Write the plan to ``path`` (``.npz``) through a temporary file and a rename."""
+        meta = {
+            "format_version": self.format_version, "created_by": self.created_by,
+            "mesh_digest": self.mesh_digest, "parameters": self.parameters,
+            "metrics": self.metrics,
+            "marker_names": {str(k): v for k, v in self.marker_names.items()},
+        }
+        arrays = {name: getattr(self, name) for name in ARRAY_FIELDS}
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Plan:
+        """Read and validate a plan.
+
+        Raises
+        ------
+        PlanError
+            If the file is not a plan, was written by a newer format, or is inconsistent.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                contents = {name: data[name] for name in data.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            reason = "truncated or corrupted?" if not isinstance(exc, OSError) else exc
+            raise PlanError(f"{path}: not a meshorder plan ({reason})") from None
+        try:
+            meta = json.loads(str(contents.pop("meta")))
+        except (KeyError, json.JSONDecodeError):
+            raise PlanError(f"{path}: not a meshorder plan (no metadata)") from None
+        version = meta.get("format_version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise PlanError(f"{path}: plan format {version!r} is newer than this meshorder "
+                            f"reads ({FORMAT_VERSION}); upgrade meshorder")
+        missing = [name for name in ARRAY_FIELDS if name not in contents]
+        if missing:
+            raise PlanError(f"{path}: plan lacks arrays {', '.join(missing)}")
+        plan = cls(
+            mesh_digest=meta["mesh_digest"], parameters=meta["parameters"],
+            metrics=meta["metrics"],
+            marker_names={int(k): v for k, v in meta["marker_names"].items()},
+            format_version=version, created_by=meta.get("created_by", ""),
+            **{name: contents[name] for name in ARRAY_FIELDS},
+        )
+        try:
+            plan.validate()
+        except PlanError as exc:
+            raise PlanError(f"{path}: {exc}") from None
+        return plan
+
+    def validate(self) -> None:
+        """Check shapes, ranges and that every permutation really is one."""
+        n, n_faces = self.n_cells, self.n_faces
+        check_permutation(self.cell_order, n, "cell_order")
+        check_permutation(self.node_order, len(self.node_order), "node_order")
+        check_permutation(self.face_order, n_faces, "face_order")
+        if self.face_cells.shape != (n_faces, 2) or self.face_marker.shape != (n_faces,):
+            raise PlanError(f"face arrays have shapes {self.face_cells.shape} and "
+                            f"{self.face_marker.shape}, expected ({n_faces}, 2) and ({n_faces},)")
+        if n_faces and (self.face_cells.min() < -1 or self.face_cells.max() >= n
+                        or self.face_cells[:, 0].min() < 0):
+            raise PlanError(f"face_cells holds cell ids outside 0..{n - 1}")
+        unknown = set(np.unique(self.face_marker[self.face_marker >= 0]).tolist()) - set(
+            self.marker_names)
+        if unknown:
+            raise PlanError(f"face_marker uses marker ids {sorted(unknown)} that have no name")
+        _check_groups(self.colour_order, self.colour_offsets, n_faces, "colour")
+        _check_groups(self.forward_order, self.forward_offsets, n, "forward level")
+        _check_groups(self.backward_order, self.backward_offsets, n, "backward level")
+        n_nodes = len(self.node_order)
+        if len(self.edges) and (self.edges.min() < 0 or self.edges.max() >= n_nodes):
+            raise PlanError(f"edges hold node ids outside 0..{n_nodes - 1}")
+        _check_groups(self.edge_colour_order, self.edge_colour_offsets, len(self.edges),
+                      "edge colour")
+
+    def replace(self, **changes: object) -> Plan:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def _check_groups(order: np.ndarray, offsets: np.ndarray, n: int, what: str) -> None:
+    """An absent grouping, or a permutation of ``0..n-1`` split by monotone offsets."""
+    if len(order) == 0 and np.array_equal(offsets, _NO_GROUPS):
+        return
+    check_permutation(order, n, f"{what} order")
+    if offsets[0] != 0 or offsets[-1] != n or np.any(np.diff(offsets) < 0):
+        raise PlanError(f"{what} offsets must rise from 0 to {n}")

@@ -1,0 +1,102 @@
+"""Figures: adjacency (correlation) matrices before and after, bandwidth profile, histograms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .atomic import atomic_path
+from .permutation import inverse
+from .plan import Plan
+from .topology import Topology
+
+MAX_DOTS = 400_000
+
+
+def _pairs(topology: Topology, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    left, right = topology.face_cells[topology.interior].T
+    i, j = rank[left], rank[right]
+    return np.concatenate([i, j]), np.concatenate([j, i])
+
+
+def _adjacency(ax: plt.Axes, rows: np.ndarray, cols: np.ndarray, n: int, title: str) -> None:
+    if len(rows) > MAX_DOTS:
+        pick = np.random.default_rng(0).choice(len(rows), MAX_DOTS, replace=False)
+        rows, cols = rows[pick], cols[pick]
+    ax.scatter(cols, rows, s=0.2, marker=".", linewidths=0, color="k", rasterized=True)
+    ax.set_xlim(0, n)
+    ax.set_ylim(n, 0)
+    ax.set_aspect("equal")
+    ax.set_title(title)
+    ax.set_xlabel("cell index")
+    ax.set_ylabel("cell index")
+
+
+def _span_profile(rows: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
+    low, high = np.arange(n), np.arange(n)
+    np.minimum.at(low, rows, cols)
+    np.maximum.at(high, rows, cols)
+    return high - low
+
+
+def plot_plan(topology: Topology, plan: Plan, path: str | Path) -> None:
+    """Save :func:`plan_figure` to ``path`` (PNG, PDF, SVG, ...), atomically."""
+    fig = plan_figure(topology, plan)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+
+
+def plan_figure(topology: Topology, plan: Plan):
+    """The adjacency matrix before and after, the bandwidth profile, and histograms.
+
+    Parameters
+    ----------
+    topology : Topology
+        Topology of the mesh in its native order.
+    plan : Plan
+        The plan to draw.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel each: native and plan adjacency, row-span profile, faces per colour
+        and cells per LU-SGS level (the last two when the plan has them).
+    """
+    n = topology.n_cells
+    before = _pairs(topology, np.arange(n))
+    after = _pairs(topology, inverse(plan.cell_order))
+    panels = 3 + (len(plan.colour_order) > 0) + (len(plan.forward_order) > 0)
+    fig, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 4.6), constrained_layout=True)
+    _adjacency(axes[0], *before, n, f"native (bandwidth {plan.metrics['native']['bandwidth']})")
+    _adjacency(axes[1], *after, n,
+               f"{plan.parameters['cells']} (bandwidth {plan.metrics['bandwidth']})")
+    ax = axes[2]
+    ax.plot(_span_profile(*before, n), lw=0.6, alpha=0.6, drawstyle="steps-mid",
+            label="native")
+    ax.plot(_span_profile(*after, n), lw=0.9, alpha=0.9, drawstyle="steps-mid",
+            label=plan.parameters["cells"])
+    ax.set_yscale("symlog")
+    ax.set_xlabel("row (cell index)")
+    ax.set_ylabel("row span (max - min neighbour index)")
+    ax.set_title("bandwidth profile")
+    ax.legend()
+    k = 3
+    if len(plan.colour_order):
+        axes[k].bar(np.arange(len(plan.colour_offsets) - 1), np.diff(plan.colour_offsets))
+        axes[k].set_title(f"faces per colour ({plan.metrics['colours']} colours)")
+        axes[k].set_xlabel("colour")
+        k += 1
+    if len(plan.forward_order):
+        axes[k].plot(np.diff(plan.forward_offsets), lw=0.8)
+        axes[k].set_title(f"LU-SGS forward levels ({plan.metrics['forward_levels']})")
+        axes[k].set_xlabel("level")
+        axes[k].set_ylabel("cells")
+    for i, axis in enumerate(axes):  # 1e6-style ticks: 10M-cell labels do not run together
+        axis.ticklabel_format(axis="x" if i == 2 else "both", style="sci", scilimits=(-3, 4))
+    return fig
