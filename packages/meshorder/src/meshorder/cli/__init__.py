@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 bad input (one-line reason, no traceback), 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -48,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except MeshorderError as exc:
         print(f"meshorder: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `meshorder compare ... | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"meshorder: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
