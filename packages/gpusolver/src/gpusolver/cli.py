@@ -40,25 +40,28 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="time the FV kernels and residual per ordering, "
                        "strategy and precision")
     _mesh_source(b)
-    b.add_argument("--orderings", default="native,rcm,metis,random")
-    b.add_argument("--strategies", default=",".join(STRATEGIES))
-    b.add_argument("--precisions", default="fp32,fp64")
+    b.add_argument("--orderings", default="native,rcm,metis,random",
+                   help="cell orderings to time, comma-separated (meshorder's and the peers')")
+    b.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help="accumulation strategies of the face kernel, comma-separated")
+    b.add_argument("--precisions", default="fp32,fp64", help="fp32 and/or fp64")
     b.add_argument("--residual-orderings", default="native,rcm",
                    help="orderings for which the full residual is timed too ('' for none)")
     b.add_argument("--cpu", action="store_true",
                    help="also time the NumPy residual on one CPU core, for the GPU/CPU ratio "
                    "(the benchmark itself needs a GPU)")
     b.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
-    b.add_argument("--json", default=None)
-    b.add_argument("--markdown", default=None)
+    b.add_argument("--json", default=None, help="write every row as JSON here")
+    b.add_argument("--markdown", default=None, help="write the table as markdown here")
     p = sub.add_parser("bench-flux", help="time the face-flux kernel under every ordering")
     _mesh_source(p)
-    p.add_argument("--orderings", default=",".join(default_orderings()))
-    p.add_argument("--precisions", default="fp32,fp64")
+    p.add_argument("--orderings", default=",".join(default_orderings()),
+                   help="cell orderings to time, comma-separated (default: all but networkx)")
+    p.add_argument("--precisions", default="fp32,fp64", help="fp32 and/or fp64")
     p.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
     p.add_argument("--no-check", action="store_true", help="skip the NumPy comparison")
-    p.add_argument("--json", default=None)
-    p.add_argument("--markdown", default=None)
+    p.add_argument("--json", default=None, help="write every row as JSON here")
+    p.add_argument("--markdown", default=None, help="write the table as markdown here")
     return parser
 
 

@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_mesh_argument(p)
     p.add_argument("--orderings", type=ordering_list, default=list(ORDERINGS), metavar="A,B",
                    help=f"orderings to run (default all: {', '.join(ORDERINGS)})")
-    p.add_argument("--faces", choices=sorted(FACE_ORDERS), default="greedy")
+    p.add_argument("--faces", choices=sorted(FACE_ORDERS), default="greedy",
+                   help="face order put on every cell order")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the rows as JSON")
     p.set_defaults(run=run)
 

@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="mesh a reference geometry at a chosen size",
                        description="Mesh one of the reference papers' geometries with gmsh "
                                    "(named markers, gmsh 4.1 binary .msh).")
-    p.add_argument("geometry", choices=sorted(GEOMETRIES))
+    p.add_argument("geometry", choices=sorted(GEOMETRIES), help="reference geometry")
     p.add_argument("out", help="output .msh file")
     p.add_argument("--cells", type=positive_int, required=True,
                    help="target number of cells (about)")
