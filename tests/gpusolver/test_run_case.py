@@ -249,3 +249,17 @@ def test_the_reference_examples_are_valid_cases(tmp_path, name):
     text = getattr(case_module, name)
     case = parse_case(tomllib.loads(text), tmp_path / "case.toml")
     assert case.run["iterations"] > 0
+
+
+def test_a_restart_after_kill_drops_the_rows_past_its_checkpoint(tmp_path):
+    """kill -9 between checkpoints leaves history ahead of the checkpoint: no duplicates."""
+    run_case(load_case(write_case(tmp_path, iterations=3, directory="b")), progress=False)
+    history_path = tmp_path / "b" / "history.csv"
+    rows = history_path.read_text().splitlines()
+    history_path.write_text("\n".join([*rows, rows[-1].replace("3,", "4,", 1),
+                                       rows[-1].replace("3,", "5,", 1)]) + "\n")  # rows 4, 5
+    resumed = write_case(tmp_path, iterations=3, directory="b",
+                         restart='restart = "b/checkpoint.npz"')
+    run_case(load_case(resumed), progress=False)
+    history = np.genfromtxt(history_path, delimiter=",", names=True)
+    assert history["iteration"].tolist() == [1, 2, 3, 4, 5, 6]

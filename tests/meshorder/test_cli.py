@@ -219,3 +219,13 @@ def test_plot_refuses_an_image_format_it_cannot_write_before_work(tmp_path, name
     assert main(["plot", "missing.msh", "missing.npz", "-o", str(tmp_path / name)]) == 2
     err = capsys.readouterr().err
     assert name in err and ".png" in err and "Traceback" not in err
+
+
+def test_generate_writes_any_meshio_format_with_its_markers(tmp_path, capsys):
+    out = tmp_path / "box.vtu"
+    assert main(["generate", "box", str(out), "--cells", "500"]) == 0
+    assert sorted(read_mesh(out).marker_names.values()) == ["xmax", "xmin", "ymax", "ymin",
+                                                              "zmax", "zmin"]
+    assert main(["generate", "box", str(tmp_path / "box.xyz"), "--cells", "500"]) == 2
+    assert "extension '.xyz'" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["box.vtu"]

@@ -196,3 +196,6 @@ def main(argv: list[str] | None = None) -> int:
     except (MeshorderError, GpusolverError) as exc:
         print(f"gpusolver: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # before the first step (reading, setting up): nothing written
+        print("\ngpusolver: interrupted", file=sys.stderr)
+        return 130

@@ -85,7 +85,8 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     solver = build_solver(case)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"
-    history = History(out / "history.csv", solver.gas.n_vars, append=case.restart is not None)
+    history = History(out / "history.csv", solver.gas.n_vars, append=case.restart is not None,
+                      restart_iteration=solver.iteration)
     target = case.run["residual_reduction"]
     converged = None if target is None else False
     interrupted = False

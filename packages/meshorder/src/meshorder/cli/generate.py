@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+import meshio
+
+from ..atomic import check_writable
 from ..errors import UsageError
 from ..generate import GEOMETRIES, generate
-from ..io import read_mesh
+from ..io import read_mesh, write_mesh
 from ..options import non_negative_int, positive_int
 from ..progress import activity
 
@@ -42,8 +46,18 @@ def run(args: argparse.Namespace) -> int:
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} applies to {', '.join(GEOMETRY_OPTIONS[option])} only, "
                              f"not {args.geometry}")
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix != ".msh" and suffix not in meshio.extension_to_filetypes:
+        raise UsageError(f"{args.out}: cannot write files with extension {out.suffix!r}; "
+                         "use .msh (gmsh 4.1) or a format meshio writes (.vtu, .su2, ...)")
+    check_writable(out)
     with activity(f"meshing {args.geometry}"):
-        path = generate(args.geometry, args.out, args.cells, **options)
+        if suffix == ".msh":  # gmsh writes its own format, physical names included
+            path = generate(args.geometry, out, args.cells, **options)
+        else:
+            write_mesh(generate(args.geometry, None, args.cells, **options), out)
+            path = out
     mesh = read_mesh(path)
     print(f"{path}: {mesh.n_cells} cells, markers {', '.join(sorted(mesh.marker_names.values()))}")
     return 0
