@@ -25,7 +25,10 @@ def test_notebook_runs_and_leaves_its_folder_clean(notebook, monkeypatch):
         if cell["cell_type"] == "code":
             code = compile("".join(cell["source"]), f"{notebook.name} cell {number}", "exec")
             exec(code, namespace)
-    assert plt.get_fignums(), "the notebook shows no figure"
+    from matplotlib.figure import Figure
+
+    shown = plt.get_fignums() or [v for v in namespace.values() if isinstance(v, Figure)]
+    assert shown, "the notebook shows no figure"
     plt.close("all")
     assert sorted(p.name for p in notebook.parent.iterdir()) == before
     assert os.getcwd() == str(notebook.parent)

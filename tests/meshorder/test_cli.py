@@ -229,3 +229,16 @@ def test_generate_writes_any_meshio_format_with_its_markers(tmp_path, capsys):
     assert main(["generate", "box", str(tmp_path / "box.xyz"), "--cells", "500"]) == 2
     assert "extension '.xyz'" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["box.vtu"]
+
+
+def test_large_meshes_plot_their_adjacency_as_a_density_image(tmp_path, monkeypatch):
+    from meshorder import plot as plot_module
+    from meshorder.pipeline import make_plan
+    from meshorder.testing import box_mesh
+
+    monkeypatch.setattr(plot_module, "MAX_DOTS", 100)  # this box has ~9k neighbour pairs
+    mesh = box_mesh(8, 8, 8)
+    figure = plot_module.plan_figure(Topology(mesh), make_plan(mesh))
+    images = [ax.get_images() for ax in figure.axes[:2]]
+    assert all(len(i) == 1 for i in images)
+    assert images[0][0].get_array().shape == (plot_module.DENSITY_BINS,) * 2

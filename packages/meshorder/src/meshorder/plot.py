@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from .atomic import atomic_path
 from .permutation import inverse
 from .plan import Plan
 from .topology import Topology
 
+#: Above this many neighbour pairs the adjacency matrix is drawn as a density image.
 MAX_DOTS = 400_000
+
+#: Pixels per side of the density image.
+DENSITY_BINS = 800
 
 
 def _pairs(topology: Topology, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -24,11 +26,15 @@ def _pairs(topology: Topology, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return np.concatenate([i, j]), np.concatenate([j, i])
 
 
-def _adjacency(ax: plt.Axes, rows: np.ndarray, cols: np.ndarray, n: int, title: str) -> None:
+def _adjacency(ax: Axes, rows: np.ndarray, cols: np.ndarray, n: int, title: str) -> None:
+    """One dot per neighbour pair; above :data:`MAX_DOTS` pairs (say 10M cells) the
+    number of pairs per pixel on a log scale, so every pair counts and nothing is sampled."""
     if len(rows) > MAX_DOTS:
-        pick = np.random.default_rng(0).choice(len(rows), MAX_DOTS, replace=False)
-        rows, cols = rows[pick], cols[pick]
-    ax.scatter(cols, rows, s=0.2, marker=".", linewidths=0, color="k", rasterized=True)
+        counts, _, _ = np.histogram2d(rows, cols, bins=DENSITY_BINS, range=[[0, n], [0, n]])
+        ax.imshow(np.log1p(counts), extent=(0, n, n, 0), cmap="Greys",
+                  interpolation="nearest")
+    else:
+        ax.scatter(cols, rows, s=0.2, marker=".", linewidths=0, color="k", rasterized=True)
     ax.set_xlim(0, n)
     ax.set_ylim(n, 0)
     ax.set_aspect("equal")
@@ -49,7 +55,6 @@ def plot_plan(topology: Topology, plan: Plan, path: str | Path) -> None:
     fig = plan_figure(topology, plan)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
-    plt.close(fig)
 
 
 def plan_figure(topology: Topology, plan: Plan):
@@ -65,6 +70,7 @@ def plan_figure(topology: Topology, plan: Plan):
     Returns
     -------
     matplotlib.figure.Figure
+        Not registered with pyplot: it shows inline in a notebook and needs no display.
         One panel each: native and plan adjacency, row-span profile, faces per colour
         and cells per LU-SGS level (the last two when the plan has them).
     """
@@ -72,7 +78,8 @@ def plan_figure(topology: Topology, plan: Plan):
     before = _pairs(topology, np.arange(n))
     after = _pairs(topology, inverse(plan.cell_order))
     panels = 3 + (len(plan.colour_order) > 0) + (len(plan.forward_order) > 0)
-    fig, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 4.6), constrained_layout=True)
+    fig = Figure(figsize=(4.6 * panels, 4.6), layout="constrained")
+    axes = fig.subplots(1, panels)
     _adjacency(axes[0], *before, n, f"native (bandwidth {plan.metrics['native']['bandwidth']})")
     _adjacency(axes[1], *after, n,
                f"{plan.parameters['cells']} (bandwidth {plan.metrics['bandwidth']})")
