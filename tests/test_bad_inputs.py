@@ -146,3 +146,16 @@ def test_no_traceback_escapes_a_real_process(tmp_path, argv):
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
     assert not (tmp_path / "plan.npz").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    (meshorder_main, ["compare", str(GOOD_MESH), "--json", "{file}/r.json"]),
+    (meshorder_main, ["bench", str(GOOD_MESH), "--json", "{file}/r.json"]),
+    (gpusolver_main, ["bench", "--mesh", str(GOOD_MESH), "--markdown", "{file}/r.md"]),
+])
+def test_results_paths_under_a_file_stop_before_work(tmp_path, capsys, argv):
+    main, args = argv
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    code, err = run(main, [a.format(file=blocker) for a in args], capsys)
+    check(code, err, "blocker")

@@ -5,6 +5,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meshorder import PlanError
 from meshorder.metrics import matrix_metrics, sectors_per_warp
@@ -181,3 +183,29 @@ def test_temporaries_of_killed_writers_are_removed_by_the_next_write(tmp_path):
         tmp.write_text("new plan")
     assert not stale.exists() and alive.exists() and other.exists()
     assert (tmp_path / "plan.npz").read_text() == "new plan"
+
+
+_PLAN_BYTES: list[bytes] = []
+
+
+def _plan_bytes(tmp_dir) -> bytes:
+    if not _PLAN_BYTES:
+        path = tmp_dir / "plan.npz"
+        make_plan(grid_mesh(8, 6), PlanOptions(colour=True, hyperplanes=True)).save(path)
+        _PLAN_BYTES.append(path.read_bytes())
+    return _PLAN_BYTES[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cut=st.floats(0.0, 1.0), flips=st.lists(st.integers(0, 10**9), max_size=3))
+def test_damaged_plans_load_or_fail_with_a_plan_error(tmp_path_factory, cut, flips):
+    folder = tmp_path_factory.mktemp("plans")
+    data = bytearray(_plan_bytes(folder))
+    for position in flips:
+        data[position % len(data)] ^= 0x5A
+    path = folder / "damaged.npz"
+    path.write_bytes(bytes(data[:int(cut * len(data)) or 1]))
+    try:
+        Plan.load(path)
+    except PlanError as error:
+        assert "damaged.npz" in str(error)

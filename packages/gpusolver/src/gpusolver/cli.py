@@ -23,7 +23,7 @@ from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from meshorder import MeshorderError, read_mesh
 from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int
-from meshorder.report import table, write_results
+from meshorder.report import check_result_paths, table, write_results
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
@@ -124,6 +124,7 @@ def need_gpu(command: str) -> None:
 
 def bench_flux(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-flux``."""
+    check_result_paths(args.json, args.markdown)
     precisions = names(args.precisions, PRECISIONS, "precision(s)")
     orderings = names(args.orderings, valid_orderings(), "ordering(s)")
     need_gpu("gpusolver bench-flux")
@@ -139,6 +140,7 @@ def bench_flux(args: argparse.Namespace) -> int:
 
 def bench(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench``."""
+    check_result_paths(args.json, args.markdown)
     strategies = names(args.strategies, STRATEGIES, "strategy(ies)")
     precisions = names(args.precisions, PRECISIONS, "precision(s)")
     orderings = names(args.orderings, valid_orderings(), "ordering(s)")
@@ -195,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     except (MeshorderError, GpusolverError) as exc:
         print(f"gpusolver: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"gpusolver: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # before the first step (reading, setting up): nothing written
         print("\ngpusolver: interrupted", file=sys.stderr)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .atomic import atomic_path
+from .atomic import atomic_path, check_writable
+
+
+def check_result_paths(*paths: str | None) -> None:
+    """Raise ``OSError`` naming the first results path that cannot be written (before work)."""
+    for path in paths:
+        if path is not None:
+            check_writable(path)
 
 
 def write_results(rows: list[dict], text: str, json_path: str | None,

@@ -22,7 +22,7 @@ from ..options import non_negative_int
 from ..orderings import ORDERINGS, OrderingInput
 from ..peers import PEERS
 from ..pipeline import PlanOptions, make_plan, run_ordering
-from ..report import table, write_results
+from ..report import check_result_paths, table, write_results
 from ..topology import Topology
 
 METRICS = ("bandwidth", "profile", "mean_span", "max_span", "sectors_per_warp_fp32",
@@ -94,6 +94,7 @@ def markdown(rows: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder bench``."""
+    check_result_paths(args.json, args.markdown)
     rows = []
     for path in args.meshes:
         rows += bench_mesh(path, args.networkx_max_cells)

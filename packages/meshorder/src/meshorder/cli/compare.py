@@ -10,7 +10,7 @@ from tqdm import tqdm
 from ..faceorder import FACE_ORDERS
 from ..orderings import ORDERINGS
 from ..pipeline import PlanOptions, make_plan
-from ..report import table, write_results
+from ..report import check_result_paths, table, write_results
 from ..topology import Topology
 from .common import add_mesh_argument, load_mesh
 
@@ -44,6 +44,7 @@ def ordering_list(text: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder compare``."""
+    check_result_paths(args.json)
     names = args.orderings
     mesh = load_mesh(args)
     topology = Topology(mesh)
