@@ -90,18 +90,59 @@ def test_load_rejects_out_of_range_faces(tmp_path, box_plan):
         Plan.load(tamper(tmp_path, plan, face_cells=faces))
 
 
-def test_load_rejects_bad_offsets(tmp_path, box_plan):
+def rewrite(path, **changes):
+    """Change arrays (or, with ``meta``, metadata keys) of a saved plan file in place."""
+    with np.load(path) as data:
+        contents = {name: data[name] for name in data.files}
+    meta = json.loads(str(contents.pop("meta"))) | changes.pop("meta", {})
+    np.savez(path, meta=np.array(json.dumps(meta)), **(contents | changes))
+    return path
+
+
+def test_load_rejects_group_ids_out_of_range(tmp_path, box_plan):
     _, plan = box_plan
-    offsets = plan.forward_offsets.copy()
-    offsets[-1] -= 1
-    with pytest.raises(PlanError, match="forward level offsets must rise"):
-        Plan.load(tamper(tmp_path, plan, forward_offsets=offsets))
+    path = tamper(tmp_path, plan)
+    with np.load(path) as data:
+        group = data["forward_group"].astype(np.int64)
+    group[0] = 10**6
+    with pytest.raises(PlanError, match="forward groups hold ids outside"):
+        Plan.load(rewrite(path, forward_group=group))
+
+
+def test_version_1_plans_still_load(tmp_path, box_plan):
+    from meshorder.plan import ARRAY_FIELDS
+
+    _, plan = box_plan
+    path = tmp_path / "v1.npz"
+    meta = {"format_version": 1, "created_by": "meshorder 0.1", "mesh_digest": plan.mesh_digest,
+            "parameters": plan.parameters, "metrics": plan.metrics,
+            "marker_names": {str(k): v for k, v in plan.marker_names.items()}}
+    np.savez(path, meta=np.array(json.dumps(meta)),
+             **{name: getattr(plan, name) for name in ARRAY_FIELDS})
+    old = Plan.load(path)
+    for name in ARRAY_FIELDS:
+        np.testing.assert_array_equal(getattr(old, name), getattr(plan, name))
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_saved_plans_are_compact_and_round_trip_exactly(tmp_path, compress):
+    from meshorder.plan import ARRAY_FIELDS
+
+    plan = make_plan(box_mesh(14, 12, 10), PlanOptions(colour=True, hyperplanes=True,
+                                                       nodes="rcm"))
+    path = tmp_path / "plan.npz"
+    plan.save(path, compress=compress)
+    back = Plan.load(path)
+    for name in ARRAY_FIELDS:
+        np.testing.assert_array_equal(getattr(back, name), getattr(plan, name))
+    int64_bytes = sum(getattr(plan, name).size * 8 for name in ARRAY_FIELDS)
+    assert path.stat().st_size < (0.2 if compress else 0.45) * int64_bytes
 
 
 def test_load_rejects_newer_format_and_non_plans(tmp_path, box_plan):
     _, plan = box_plan
     with pytest.raises(PlanError, match="newer than this meshorder reads"):
-        Plan.load(tamper(tmp_path, plan, format_version=99))
+        Plan.load(rewrite(tamper(tmp_path, plan), meta={"format_version": 99}))
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not a zip file")
     with pytest.raises(PlanError, match="junk.npz: not a meshorder plan"):

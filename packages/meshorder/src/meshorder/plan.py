@@ -20,10 +20,18 @@ from .atomic import atomic_path
 from .errors import PlanError
 from .permutation import check_permutation
 
-FORMAT_VERSION = 1
+#: 2: indices in the narrowest integer type, groupings stored as one group id per item
+#: (their orders and offsets are rebuilt on load); version 1 files still load.
+FORMAT_VERSION = 2
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_GROUPS = np.zeros(1, dtype=np.int64)
+
+#: Groupings (order, offsets) stored as a group id per item: name -> (order, offsets).
+GROUPINGS = {"colour": ("colour_order", "colour_offsets"),
+             "forward": ("forward_order", "forward_offsets"),
+             "backward": ("backward_order", "backward_offsets"),
+             "edge_colour": ("edge_colour_order", "edge_colour_offsets")}
 
 #: Array fields, in file order.
 ARRAY_FIELDS = (
@@ -118,17 +126,30 @@ class Plan:
                             f"{self.mesh_digest[:12]}..., {source} has {digest[:12]}...); "
                             "make a new plan with `meshorder reorder`")
 
-    def save(self, path: str | Path) -> None:
-        """Write the plan to ``path`` (``.npz``) through a temporary file and a rename."""
+    def save(self, path: str | Path, *, compress: bool = False) -> None:
+        """Write the plan to ``path`` (``.npz``) through a temporary file and a rename.
+
+        Indices are stored in the narrowest integer type that holds them and each
+        grouping as one group id per item (about a third of the int64 arrays);
+        ``compress`` deflates the arrays too (smaller, slower to write and read).
+        """
         meta = {
-            "format_version": self.format_version, "created_by": self.created_by,
+            "format_version": FORMAT_VERSION, "created_by": self.created_by,
             "mesh_digest": self.mesh_digest, "parameters": self.parameters,
             "metrics": self.metrics,
             "marker_names": {str(k): v for k, v in self.marker_names.items()},
+            "groups": {name: len(getattr(self, offsets)) - 1
+                       for name, (_, offsets) in GROUPINGS.items()},
         }
-        arrays = {name: getattr(self, name) for name in ARRAY_FIELDS}
+        grouped = {f for pair in GROUPINGS.values() for f in pair}
+        arrays = {name: _narrow(getattr(self, name)) for name in ARRAY_FIELDS
+                  if name not in grouped}
+        for name, (order, offsets) in GROUPINGS.items():
+            arrays[f"{name}_group"] = _narrow(_group_of(getattr(self, order),
+                                                        getattr(self, offsets)))
+        write = np.savez_compressed if compress else np.savez
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
+            write(handle, meta=np.array(json.dumps(meta)), **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:
@@ -153,6 +174,8 @@ class Plan:
         if not isinstance(version, int) or version > FORMAT_VERSION:
             raise PlanError(f"{path}: plan format {version!r} is newer than this meshorder "
                             f"reads ({FORMAT_VERSION}); upgrade meshorder")
+        if version >= 2:
+            contents = _ungroup(contents, meta.get("groups", {}))
         missing = [name for name in ARRAY_FIELDS if name not in contents]
         if missing:
             raise PlanError(f"{path}: plan lacks arrays {', '.join(missing)}")
@@ -161,7 +184,7 @@ class Plan:
             metrics=meta["metrics"],
             marker_names={int(k): v for k, v in meta["marker_names"].items()},
             format_version=version, created_by=meta.get("created_by", ""),
-            **{name: contents[name] for name in ARRAY_FIELDS},
+            **{name: np.asarray(contents[name], dtype=np.int64) for name in ARRAY_FIELDS},
         )
         try:
             plan.validate()
@@ -197,6 +220,42 @@ class Plan:
     def replace(self, **changes: object) -> Plan:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+def _narrow(array: np.ndarray) -> np.ndarray:
+    """``array`` in the narrowest signed integer type that holds its values."""
+    if array.size == 0:
+        return array.astype(np.int8)
+    low, high = int(array.min()), int(array.max())
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return array.astype(dtype)
+    return array.astype(np.int64)
+
+
+def _group_of(order: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Group id of each item of a grouping (empty when there is none)."""
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    return group
+
+
+def _ungroup(contents: dict, groups: dict) -> dict:
+    """Rebuild each grouping's order (items by group, increasing inside) and offsets."""
+    contents = dict(contents)
+    for name, (order, offsets) in GROUPINGS.items():
+        key = f"{name}_group"
+        if key not in contents:
+            continue
+        group = np.asarray(contents.pop(key), dtype=np.int64)
+        n_groups = int(groups.get(name, 0))
+        if len(group) and (group.min() < 0 or group.max() >= n_groups):
+            raise PlanError(f"{name} groups hold ids outside 0..{n_groups - 1}")
+        contents[order] = np.argsort(group, kind="stable")
+        counts = np.bincount(group, minlength=n_groups)
+        contents[offsets] = np.concatenate([[0], np.cumsum(counts)])
+    return contents
 
 
 def _check_groups(order: np.ndarray, offsets: np.ndarray, n: int, what: str) -> None:

@@ -46,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="cells per METIS cluster")
     p.add_argument("--write-mesh", metavar="FILE", default=None,
                    help="also write the reordered mesh (any format meshio writes)")
+    p.add_argument("--compress", action="store_true",
+                   help="deflate the plan's arrays (smaller file, slower to write and load)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(run=run)
 
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     plan = make_plan(mesh, options, progress=not args.quiet)
     with contextlib.ExitStack() as stack:  # every output or none: renamed together at the end
         temporary = [stack.enter_context(atomic_path(path)) for path in outputs]
-        plan.save(temporary[0])
+        plan.save(temporary[0], compress=args.compress)
         if args.write_mesh:
             try:
                 write_mesh(mesh, temporary[1], cell_order=plan.cell_order,
