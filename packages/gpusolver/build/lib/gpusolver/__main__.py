@@ -1,7 +1,0 @@
-"""``python -m gpusolver``: the command line."""
-
-import sys
-
-from gpusolver.cli import main
-
-sys.exit(main())

@@ -1,1 +1,0 @@
-"""Flux-kernel and solver benchmarks (``gpusolver bench``, ``gpusolver bench-flux``)."""

@@ -1,1 +1,0 @@
-"""Case files, outputs (VTU, CSV) and checkpoints."""

@@ -1,1 +1,0 @@
-"""Device layouts of a mesh in plan order: faces, cells, face blocks, cell-face slots."""

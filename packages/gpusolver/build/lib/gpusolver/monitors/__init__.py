@@ -1,1 +1,0 @@
-"""What a run watches: wall loads, Cp and the residual history."""

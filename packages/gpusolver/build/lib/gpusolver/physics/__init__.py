@@ -1,1 +1,0 @@
-"""Gas model, Riemann fluxes, boundary conditions, exact solutions (NumPy and CuPy code)."""

@@ -1,1 +1,0 @@
-"""The systems an integrator advances: finite volume (``fv``) today."""
