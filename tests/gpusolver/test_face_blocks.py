@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusolver.bench.reference import euler_normal_flux, random_state, rusanov_residual
-from gpusolver.layout.blocks import build_face_blocks
 from gpusolver.layout.faces import FaceLayout
 from meshorder import Topology
+from meshorder.blocks import build_face_blocks
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
 

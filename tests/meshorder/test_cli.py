@@ -242,3 +242,13 @@ def test_large_meshes_plot_their_adjacency_as_a_density_image(tmp_path, monkeypa
     images = [ax.get_images() for ax in figure.axes[:2]]
     assert all(len(i) == 1 for i in images)
     assert images[0][0].get_array().shape == (plot_module.DENSITY_BINS,) * 2
+
+
+def test_reorder_blocks_puts_face_blocks_in_the_plan(tmp_path, capsys):
+    mesh = tmp_path / "square.msh"
+    make_square(mesh)
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(mesh), str(out), "--blocks", "32", "--quiet"]) == 0
+    assert Plan.load(out).face_blocks().block_size == 32
+    assert main(["reorder", str(mesh), str(out), "--blocks", "20000", "--quiet"]) == 2
+    assert "at most 16383" in capsys.readouterr().err

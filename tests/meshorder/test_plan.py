@@ -250,3 +250,21 @@ def test_damaged_plans_load_or_fail_with_a_plan_error(tmp_path_factory, cut, fli
         Plan.load(path)
     except PlanError as error:
         assert "damaged.npz" in str(error)
+
+
+def test_face_blocks_in_the_plan_equal_building_them_and_round_trip(tmp_path):
+    from meshorder.blocks import BLOCK_ARRAYS, build_face_blocks
+
+    mesh = box_mesh(6, 5, 4)
+    plan = make_plan(mesh, PlanOptions(blocks=64))
+    blocks = plan.face_blocks()
+    expected = build_face_blocks(plan.face_cells[:, 0], plan.face_cells[:, 1], plan.n_cells, 64)
+    path = tmp_path / "plan.npz"
+    plan.save(path)
+    loaded = Plan.load(path).face_blocks()
+    for name in BLOCK_ARRAYS:
+        np.testing.assert_array_equal(getattr(blocks, name), getattr(expected, name))
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(expected, name))
+        assert getattr(loaded, name).dtype == getattr(expected, name).dtype
+    assert loaded.block_size == 64 and plan.metrics["block_colours"] >= 2
+    assert make_plan(mesh).face_blocks() is None

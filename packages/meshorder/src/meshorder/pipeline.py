@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import __version__
+from .blocks import BLOCK_ARRAYS, build_face_blocks
 from .colouring import colour_items
 from .faceorder import get_face_order
 from .hyperplanes import renumber_by_level, sweep_levels
@@ -49,6 +50,10 @@ class PlanOptions:
         Random seed (``random``, ``metis``).
     cluster_size : int
         Target cells per METIS cluster.
+    blocks : int
+        Faces per block of the block-coloured face kernels (0: no blocks); the plan
+        then holds each block's cells, their faces and the block colouring
+        (:mod:`meshorder.blocks`).
     """
 
     cells: str = DEFAULT_CELLS
@@ -58,6 +63,7 @@ class PlanOptions:
     hyperplanes: bool = False
     renumber_by_level: bool = False
     seed_markers: tuple[str, ...] | None = None
+    blocks: int = 0
     seed: int = 0
     cluster_size: int = 256
 
@@ -160,6 +166,12 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
             arrays |= {"colour_order": colouring.order, "colour_offsets": colouring.offsets}
             metrics |= {"colours": colouring.n_colours, "colour_balance": colouring.balance(),
                         "max_faces_per_cell": topology.max_faces_per_cell()}
+    if options.blocks:
+        with steps.step("blocks"):
+            blocks = build_face_blocks(face_cells[:, 0], face_cells[:, 1], mesh.n_cells,
+                                       options.blocks)
+            arrays |= {f"block_{name}": getattr(blocks, name) for name in BLOCK_ARRAYS}
+            metrics |= {"face_blocks": blocks.n_blocks, "block_colours": blocks.n_block_colours}
     for name, lv in levels.items():
         arrays |= {f"{name}_order": lv.order, f"{name}_offsets": lv.offsets}
         widths = lv.widths()

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_path
+from .blocks import BLOCK_ARRAYS, BLOCK_DTYPES, FaceBlocks
 from .errors import PlanError
 from .permutation import check_permutation
 
@@ -29,6 +30,7 @@ _NO_GROUPS = np.zeros(1, dtype=np.int64)
 
 #: Groupings (order, offsets) stored as a group id per item: name -> (order, offsets).
 GROUPINGS = {"colour": ("colour_order", "colour_offsets"),
+             "block_colour": ("block_block_order", "block_block_offsets"),
              "forward": ("forward_order", "forward_offsets"),
              "backward": ("backward_order", "backward_offsets"),
              "edge_colour": ("edge_colour_order", "edge_colour_offsets")}
@@ -38,7 +40,13 @@ ARRAY_FIELDS = (
     "cell_order", "node_order", "face_order", "face_cells", "face_marker",
     "colour_order", "colour_offsets", "forward_order", "forward_offsets",
     "backward_order", "backward_offsets", "edges", "edge_colour_order", "edge_colour_offsets",
+    *(f"block_{name}" for name in BLOCK_ARRAYS),
 )
+
+#: Fields that older plan files lack: empty when absent.
+OPTIONAL_FIELDS = {f"block_{name}": (_NO_GROUPS if name in ("cell_offsets", "side_offsets",
+                                                              "block_offsets") else _EMPTY)
+                   for name in BLOCK_ARRAYS}
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,9 @@ class Plan:
         ``(n_edges, 2)`` edges in the new edge order, new node numbering (node schemes).
     edge_colour_order, edge_colour_offsets : numpy.ndarray
         Edge colour classes.
+    block_cell_offsets, block_cells, ..., block_block_offsets : numpy.ndarray
+        The face blocks of the block-coloured kernels (:meth:`face_blocks`), when the
+        plan was made with ``blocks``.
     """
 
     mesh_digest: str
@@ -93,6 +104,14 @@ class Plan:
     edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     edge_colour_order: np.ndarray = field(default_factory=lambda: _EMPTY)
     edge_colour_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    block_cell_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    block_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
+    block_local_left: np.ndarray = field(default_factory=lambda: _EMPTY)
+    block_local_right: np.ndarray = field(default_factory=lambda: _EMPTY)
+    block_side_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    block_sides: np.ndarray = field(default_factory=lambda: _EMPTY)
+    block_block_order: np.ndarray = field(default_factory=lambda: _EMPTY)
+    block_block_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
     format_version: int = FORMAT_VERSION
     created_by: str = ""
 
@@ -118,6 +137,14 @@ class Plan:
             where = np.flatnonzero(self.face_marker == marker)
             ranges[self.marker_names[int(marker)]] = (int(where[0]), int(where[-1]) + 1)
         return ranges
+
+    def face_blocks(self) -> FaceBlocks | None:
+        """The plan's face blocks in the kernels' dtypes, or None if it has none."""
+        if len(self.block_cells) == 0:
+            return None
+        return FaceBlocks(block_size=int(self.parameters["blocks"]),
+                          **{name: getattr(self, f"block_{name}").astype(BLOCK_DTYPES[name])
+                             for name in BLOCK_ARRAYS})
 
     def check_mesh(self, digest: str, source: str = "the mesh") -> None:
         """Raise :class:`PlanError` unless the plan was made for the mesh with ``digest``."""
@@ -176,6 +203,7 @@ class Plan:
                             f"reads ({FORMAT_VERSION}); upgrade meshorder")
         if version >= 2:
             contents = _ungroup(contents, meta.get("groups", {}))
+        contents = OPTIONAL_FIELDS | contents
         missing = [name for name in ARRAY_FIELDS if name not in contents]
         if missing:
             raise PlanError(f"{path}: plan lacks arrays {', '.join(missing)}")
@@ -216,6 +244,12 @@ class Plan:
             raise PlanError(f"edges hold node ids outside 0..{n_nodes - 1}")
         _check_groups(self.edge_colour_order, self.edge_colour_offsets, len(self.edges),
                       "edge colour")
+        n_blocks = len(self.block_cell_offsets) - 1
+        if len(self.block_cells) and (self.block_cells.min() < 0 or self.block_cells.max() >= n
+                                      or self.block_cell_offsets[-1] != len(self.block_cells)):
+            raise PlanError("face blocks hold cells outside the mesh or do not add up")
+        _check_groups(self.block_block_order, self.block_block_offsets, n_blocks,
+                      "block colour")
 
     def replace(self, **changes: object) -> Plan:
         """A copy with some fields changed."""

@@ -23,6 +23,7 @@ from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv import face_kernels as kernels
 from gpusolver.solvers.fv.accumulate import STRATEGIES as SOLVER_STRATEGIES
 from meshorder import Mesh
+from meshorder.blocks import DEFAULT_BLOCK_SIZE
 from meshorder.pipeline import PlanOptions, make_plan
 
 #: Columns of the markdown table.
@@ -57,9 +58,12 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
     rows, cpu_ms = [], {}
     for name, (order, _) in orders.items():
         colour = "colour" in strategies
-        plan = make_plan(mesh, PlanOptions(cells=name, colour=colour), topology=topology,
-                         cell_order=order)
-        tables = {}  # host tables of this plan's faces, shared by precisions and strategies
+        block = DEFAULT_BLOCK_SIZE if {"block-colour", "block-atomic"} & set(strategies) else 0
+        plan = make_plan(mesh, PlanOptions(cells=name, colour=colour, blocks=block),
+                         topology=topology, cell_order=order)
+        # host tables of this plan's faces, shared by precisions and strategies; the face
+        # blocks come from the plan, as every consumer's do
+        tables = {("blocks", block): plan.face_blocks()} if block else {}
         for precision in precisions:
             dtype = PRECISIONS[precision]
             faces = FaceLayout.from_plan(mesh, topology, plan, dtype)

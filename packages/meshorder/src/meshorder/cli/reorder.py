@@ -9,10 +9,11 @@ from pathlib import Path
 import meshio
 
 from ..atomic import atomic_path, check_writable
+from ..blocks import MAX_BLOCK_SIZE
 from ..errors import MeshWriteError, UsageError
 from ..faceorder import FACE_ORDERS
 from ..io import write_mesh
-from ..options import positive_int
+from ..options import non_negative_int, positive_int
 from ..orderings import ORDERINGS
 from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
 from ..report import table
@@ -46,6 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="cells per METIS cluster")
     p.add_argument("--write-mesh", metavar="FILE", default=None,
                    help="also write the reordered mesh (any format meshio writes)")
+    p.add_argument("--blocks", type=non_negative_int, default=0, metavar="FACES",
+                   help="also cut faces into coloured blocks of FACES faces for the "
+                        "block kernels (gpusolver's block-colour, block-atomic); 0: none")
     p.add_argument("--compress", action="store_true",
                    help="deflate the plan's arrays (smaller file, slower to write and load)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -61,6 +65,8 @@ def _check_writable_format(path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder reorder``."""
+    if args.blocks > MAX_BLOCK_SIZE:
+        raise UsageError(f"--blocks {args.blocks}: at most {MAX_BLOCK_SIZE} faces per block")
     outputs = [args.out, *([args.write_mesh] if args.write_mesh else [])]
     if args.write_mesh:
         _check_writable_format(args.write_mesh)
@@ -73,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         hyperplanes=args.hyperplanes or args.renumber_by_level,
         renumber_by_level=args.renumber_by_level,
         seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
-        seed=args.seed, cluster_size=args.cluster_size)
+        seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks)
     mesh = load_mesh(args)
     plan = make_plan(mesh, options, progress=not args.quiet)
     with contextlib.ExitStack() as stack:  # every output or none: renamed together at the end

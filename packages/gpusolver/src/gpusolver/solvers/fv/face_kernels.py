@@ -12,9 +12,9 @@ import numpy as np
 
 from gpusolver.backends import get_backend
 from gpusolver.backends.cuda import check, grid, load_kernel
-from gpusolver.layout.blocks import build_face_blocks
 from gpusolver.layout.slots import face_slots
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
+from meshorder.blocks import build_face_blocks
 
 #: Every strategy of :data:`gpusolver.layout.strategies.STRATEGIES` has a face-flux kernel.
 STRATEGIES = tuple(ALL_STRATEGIES)

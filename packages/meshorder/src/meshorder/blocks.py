@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshorder.colouring import MAX_COLOURS
+from .colouring import MAX_COLOURS
 
 #: Faces per block: one thread per face.
 DEFAULT_BLOCK_SIZE = 256
@@ -87,6 +87,16 @@ class FaceBlocks:
     def block_cells(self, block: int) -> np.ndarray:
         """Global indices of the cells touched by ``block``."""
         return self.cells[self.cell_offsets[block]:self.cell_offsets[block + 1]]
+
+
+#: Arrays of :class:`FaceBlocks` that a plan stores (as ``block_<name>``).
+BLOCK_ARRAYS = ("cell_offsets", "cells", "local_left", "local_right", "side_offsets", "sides",
+                "block_order", "block_offsets")
+
+#: dtype of each of them in :class:`FaceBlocks` (what the kernels read).
+BLOCK_DTYPES = {"cell_offsets": np.int32, "cells": np.int32, "local_left": np.int16,
+                "local_right": np.int16, "side_offsets": np.int32, "sides": np.int16,
+                "block_order": np.int32, "block_offsets": np.int32}
 
 
 def build_face_blocks(left: np.ndarray, right: np.ndarray, n_cells: int,
