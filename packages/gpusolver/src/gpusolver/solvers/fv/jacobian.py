@@ -13,9 +13,11 @@ matches the discretisation, boundary ghosts included (no lagged boundaries):
 Viscous flux adds ``lambda_v A`` to the diagonal and ``-lambda_v A`` off it (the
 thin-layer spectral radius). :class:`SparseLU` inverts ``M`` exactly: the
 Newton-Krylov preconditioner that brings transonic airfoils down ten orders in a
-few dozen steps, where block Gauss-Seidel sweeps and threshold ILU of the same
-matrix were tried and did not (the sweeps do not contract at large CFL numbers,
-SuperLU's ILU meets zero pivots).
+few dozen steps, where block Gauss-Seidel sweeps, block DILU and threshold ILU of
+the same matrix were tried and did not (docs/validation.md). Periodic faces are
+approximate here: their ghost follows the partner face's cell, which the
+finite differences attribute to the face's own cell (the preconditioner is weaker
+there; the residual, and so the converged solution, is exact).
 """
 
 from __future__ import annotations
