@@ -15,10 +15,11 @@ from pathlib import Path
 import cupy
 import numpy as np
 
-from gpusolver.solvers.fv import face_kernels as kernels
 from gpusolver.bench.flux import copy_bandwidth, time_kernel
 from gpusolver.bench.reference import GAMMA, random_state
 from gpusolver.layout.faces import FaceLayout
+from gpusolver.layout.geometry import build_geometry
+from gpusolver.solvers.fv import face_kernels as kernels
 from meshorder import Topology, read_mesh
 from meshorder.generate import generate
 from meshorder.pipeline import PlanOptions, make_plan
@@ -40,7 +41,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
         plan = make_plan(mesh, PlanOptions(cells=ordering), topology=topology)
         tables = {}
         for precision, dtype in (("fp64", np.float64), ("fp32", np.float32)):
-            faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
+            faces = FaceLayout.from_geometry(build_geometry(mesh, topology, plan), dtype)
             state64 = random_state(mesh.n_cells, np.random.default_rng(0))
             state = cupy.asarray(state64.astype(dtype))
             reference = cupy.zeros_like(state)

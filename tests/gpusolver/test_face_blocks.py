@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from gpusolver.bench.reference import euler_normal_flux, random_state, rusanov_residual
 from gpusolver.layout.faces import FaceLayout
+from gpusolver.layout.geometry import build_geometry
 from meshorder import Topology
 from meshorder.blocks import build_face_blocks
 from meshorder.pipeline import PlanOptions, make_plan
@@ -16,7 +17,7 @@ from meshorder.testing import box_mesh, grid_mesh
 def faces_of(mesh, cells="rcm"):
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(cells=cells), topology=topology)
-    return FaceLayout.from_plan(mesh, topology, plan), plan.n_cells
+    return FaceLayout.from_geometry(build_geometry(mesh, topology, plan)), plan.n_cells
 
 
 def block_faces(blocks, block, n_faces):

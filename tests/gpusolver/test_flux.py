@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from gpusolver.bench.reference import GAMMA, euler_normal_flux, random_state, rusanov_residual
-from gpusolver.layout.faces import FaceLayout, face_geometry
+from gpusolver.layout.faces import FaceLayout
+from gpusolver.layout.geometry import build_geometry, face_geometry
 from gpusolver.solvers.fv import face_kernels as kernels
 from meshorder import Topology
 from meshorder.pipeline import PlanOptions, make_plan
@@ -14,7 +15,7 @@ from meshorder.testing import box_mesh, grid_mesh
 def layout(mesh, cells="rcm", dtype=np.float64):
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(cells=cells), topology=topology)
-    return FaceLayout.from_plan(mesh, topology, plan, dtype), plan
+    return FaceLayout.from_geometry(build_geometry(mesh, topology, plan), dtype), plan
 
 
 @pytest.mark.parametrize("mesh", [grid_mesh(5, 4, "triangle"), box_mesh(3, 3, 3)],
@@ -96,7 +97,7 @@ def test_every_strategy_kernel_matches_numpy(dtype, tolerance, strategy, mesh):
 
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(colour=True), topology=topology)
-    faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
+    faces = FaceLayout.from_geometry(build_geometry(mesh, topology, plan), dtype)
     state = random_state(plan.n_cells, np.random.default_rng(), dtype)  # fresh random data
     reference = rusanov_residual(state.astype(np.float64), faces)
     runner = kernels.FaceFlux(faces, plan.n_cells, strategy, plan.colour_order,

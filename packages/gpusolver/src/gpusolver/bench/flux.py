@@ -17,6 +17,7 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.bench.reference import GAMMA, random_state, rusanov_residual
 from gpusolver.layout.faces import FaceLayout
+from gpusolver.layout.geometry import build_geometry
 from gpusolver.solvers.fv import face_kernels as kernels
 from meshorder import Mesh, MeshWarning, Topology
 from meshorder.orderings import ORDERINGS, OrderingInput
@@ -80,9 +81,10 @@ def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
     rows = []
     for name, (order, order_s) in orders.items():
         plan = make_plan(mesh, PlanOptions(cells=name), topology=topology, cell_order=order)
+        geometry = build_geometry(mesh, topology, plan)
         for precision in precisions:
             dtype = PRECISIONS[precision]
-            faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
+            faces = FaceLayout.from_geometry(geometry, dtype)
             state = cupy.asarray(state64.astype(dtype))
             residual = cupy.zeros_like(state)
             args = [cupy.asarray(a) for a in (faces.left, faces.right, faces.normal,

@@ -19,6 +19,7 @@ from gpusolver.bench.flux import cell_orders, device_and_topology, time_kernel
 from gpusolver.bench.reference import GAMMA, random_state
 from gpusolver.integrators import STAGES
 from gpusolver.layout.faces import FaceLayout
+from gpusolver.layout.geometry import build_geometry
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv import face_kernels as kernels
 from gpusolver.solvers.fv.accumulate import STRATEGIES as SOLVER_STRATEGIES
@@ -64,9 +65,10 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
         # host tables of this plan's faces, shared by precisions and strategies; the face
         # blocks come from the plan, as every consumer's do
         tables = {("blocks", block): plan.face_blocks()} if block else {}
+        geometry = build_geometry(mesh, topology, plan)
         for precision in precisions:
             dtype = PRECISIONS[precision]
-            faces = FaceLayout.from_plan(mesh, topology, plan, dtype)
+            faces = FaceLayout.from_geometry(geometry, dtype)
             minimum = faces.minimum_bytes(mesh.n_cells)
             state = cupy.asarray(state64.astype(dtype))
             for strategy in strategies:

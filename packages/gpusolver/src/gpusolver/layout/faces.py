@@ -1,4 +1,4 @@
-"""Mesh + plan -> Structure-of-Arrays face data in plan order."""
+"""The face-flux kernels' compact copy of a plan's face layout (int32 cells, 3-row normals)."""
 
 from __future__ import annotations
 
@@ -6,35 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshorder import Mesh, Topology
-from meshorder.plan import Plan
-
-
-def face_geometry(mesh: Mesh, topology: Topology) -> tuple[np.ndarray, np.ndarray]:
-    """Unit normals (pointing out of the left cell) and areas of the native faces.
-
-    In 2D a face is an edge and its area is its length (per unit depth).
-
-    Returns
-    -------
-    normal : numpy.ndarray
-        ``(3, n_faces)`` unit normals.
-    area : numpy.ndarray
-        ``(n_faces,)`` face areas.
-    """
-    nodes = topology.face_nodes
-    p = mesh.points
-    if mesh.dim == 2:
-        a, b = p[nodes[:, 0]], p[nodes[:, 1]]
-        vector = np.column_stack([b[:, 1] - a[:, 1], a[:, 0] - b[:, 0], np.zeros(len(a))])
-    else:
-        quad = nodes[:, 3] >= 0
-        a, b, c = p[nodes[:, 0]], p[nodes[:, 1]], p[nodes[:, 2]]
-        d = p[np.where(quad, nodes[:, 3], nodes[:, 0])]
-        vector = np.where(quad[:, None], 0.5 * np.cross(c - a, d - b),
-                          0.5 * np.cross(b - a, c - a))
-    area = np.linalg.norm(vector, axis=1)
-    return (vector / area[:, None]).T.copy(), area
+from gpusolver.layout.geometry import FVGeometry
 
 
 @dataclass(frozen=True)
@@ -62,17 +34,18 @@ class FaceLayout:
         return len(self.left)
 
     @classmethod
-    def from_plan(cls, mesh: Mesh, topology: Topology, plan: Plan,
-                  dtype: type = np.float64) -> FaceLayout:
-        """Lay out the faces of ``mesh`` in ``plan``'s face order, cells renumbered."""
-        plan.check_mesh(mesh.digest(), mesh.source)
-        normal, area = face_geometry(mesh, topology)
-        order = plan.face_order
+    def from_geometry(cls, geometry: FVGeometry, dtype: type = np.float64) -> FaceLayout:
+        """The kernels' compact copy of a plan's one face layout (:class:`FVGeometry`).
+
+        Cells as int32, normals with three rows (``z = 0`` in 2D), floats as ``dtype``.
+        """
+        normal = np.zeros((3, geometry.n_faces))
+        normal[:geometry.dim] = geometry.normal
         return cls(
-            left=np.ascontiguousarray(plan.face_cells[:, 0], dtype=np.int32),
-            right=np.ascontiguousarray(plan.face_cells[:, 1], dtype=np.int32),
-            normal=np.ascontiguousarray(normal[:, order], dtype=dtype),
-            area=np.ascontiguousarray(area[order], dtype=dtype),
+            left=np.ascontiguousarray(geometry.left, dtype=np.int32),
+            right=np.ascontiguousarray(geometry.right, dtype=np.int32),
+            normal=np.ascontiguousarray(normal, dtype=dtype),
+            area=np.ascontiguousarray(geometry.area, dtype=dtype),
         )
 
     def permuted(self, order: np.ndarray) -> FaceLayout:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from gpusolver.layout.faces import face_geometry
 from meshorder import Mesh, Topology
 from meshorder.colouring import colour_items
 from meshorder.geometry import signed_measures
@@ -93,6 +92,33 @@ class FVGeometry:
             self, left=self.left[full], right=self.right[full], normal=self.normal[:, full],
             area=self.area[full], face_centre=self.face_centre[:, full],
             interior_colours=np.asarray(colour_offsets, dtype=np.int64))
+
+
+def face_geometry(mesh: Mesh, topology: Topology) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals (pointing out of the left cell) and areas of the native faces.
+
+    In 2D a face is an edge and its area is its length (per unit depth).
+
+    Returns
+    -------
+    normal : numpy.ndarray
+        ``(3, n_faces)`` unit normals.
+    area : numpy.ndarray
+        ``(n_faces,)`` face areas.
+    """
+    nodes = topology.face_nodes
+    p = mesh.points
+    if mesh.dim == 2:
+        a, b = p[nodes[:, 0]], p[nodes[:, 1]]
+        vector = np.column_stack([b[:, 1] - a[:, 1], a[:, 0] - b[:, 0], np.zeros(len(a))])
+    else:
+        quad = nodes[:, 3] >= 0
+        a, b, c = p[nodes[:, 0]], p[nodes[:, 1]], p[nodes[:, 2]]
+        d = p[np.where(quad, nodes[:, 3], nodes[:, 0])]
+        vector = np.where(quad[:, None], 0.5 * np.cross(c - a, d - b),
+                          0.5 * np.cross(b - a, c - a))
+    area = np.linalg.norm(vector, axis=1)
+    return (vector / area[:, None]).T.copy(), area
 
 
 def cell_volumes(mesh: Mesh) -> np.ndarray:
