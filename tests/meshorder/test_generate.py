@@ -77,3 +77,24 @@ def test_shipped_meshes_read():
 def test_unknown_geometry_lists_the_valid_ones(tmp_path):
     with pytest.raises(KeyError, match="unknown geometry 'ship'; choose from box, couette"):
         generate("ship", tmp_path / "x.msh", 100)
+
+
+def test_oneram6_has_the_agard_planform_a_symmetry_plane_and_its_far_field(tmp_path):
+    from meshorder.cli import main
+
+    out = tmp_path / "m6.msh"
+    assert main(["generate", "oneram6", str(out), "--cells", "100000", "--far", "10"]) == 0
+    mesh = read_mesh(out)
+    assert 60_000 < mesh.n_cells < 250_000
+    areas = {}
+    for block, markers in zip(mesh.facets, mesh.facet_markers, strict=True):
+        a, b, c = (mesh.points[block.nodes[:, k]] for k in range(3))
+        area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+        for marker in np.unique(markers):
+            name = mesh.marker_names[int(marker)]
+            areas[name] = areas.get(name, 0.0) + area[markers == marker].sum()
+    planform = 0.5 * (0.8059 + 0.8059 * 0.562) * 1.1963
+    assert areas["wing"] == pytest.approx(2 * 1.01 * planform, rel=0.03)  # thin section
+    assert np.isclose(mesh.points[:, 1].min(), 0.0)
+    assert mesh.points[:, 0].max() == pytest.approx(1.1963 * np.tan(np.radians(30))
+                                                   + 0.8059 * 0.562 + 10 * 0.8059)

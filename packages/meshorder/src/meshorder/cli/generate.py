@@ -11,12 +11,12 @@ from ..atomic import check_writable
 from ..errors import UsageError
 from ..generate import GEOMETRIES, generate
 from ..io import read_mesh, write_mesh
-from ..options import non_negative_int, positive_int
+from ..options import non_negative_int, positive_float, positive_int
 from ..progress import activity
 
 #: Options that only some geometries take: option -> those geometries.
 GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),
-                    "threads": ("box", "wing")}
+                    "threads": ("box", "wing", "oneram6"), "far": ("oneram6",)}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="couette only: quads or triangles")
     p.add_argument("--threads", type=positive_int, default=None,
                    help="3D only: gmsh threads (parallel meshing numbers cells in thread order)")
+    p.add_argument("--far", type=positive_float, default=None, metavar="CHORDS",
+                   help="oneram6 only: far field this many root chords out (default 20)")
     p.add_argument("--prism-layers", type=non_negative_int, default=None,
                    help="wing only: prism layers on the wall (default 5; 0: tetrahedra only)")
     p.set_defaults(run=run)
@@ -40,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder generate``."""
     options = {k: v for k, v in (("kind", args.kind), ("threads", args.threads),
-                                 ("prism_layers", args.prism_layers)) if v is not None}
+                                 ("prism_layers", args.prism_layers), ("far", args.far))
+               if v is not None}
     for option in options:
         if args.geometry not in GEOMETRY_OPTIONS[option]:
             flag = "--" + option.replace("_", "-")
