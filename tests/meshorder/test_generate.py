@@ -18,6 +18,7 @@ CASES = {
     "flap": ({"main", "flap", "farfield"}, {"triangle"}, 3000),
     "box": ({"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"}, {"tetra"}, 3000),
     "wing": ({"wing", "symmetry", "farfield"}, {"tetra", "wedge"}, 30000),
+    "oneram6": ({"wing", "symmetry", "farfield"}, {"tetra"}, 100000),
 }
 
 
