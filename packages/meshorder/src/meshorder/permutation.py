@@ -53,3 +53,18 @@ def inverse(order: np.ndarray) -> np.ndarray:
 def order_by_keys(*keys: np.ndarray) -> np.ndarray:
     """Stable order sorting by the first key, then the second, and so on (new -> old)."""
     return np.lexsort(keys[::-1]).astype(np.int64)
+
+
+def group_of(order: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Group index of each item of a grouping: a flat ``order`` split by ``offsets``.
+
+    The inverse of sorting items by group (colours, LU-SGS levels, parts).
+
+    Examples
+    --------
+    >>> group_of(np.array([2, 0, 1]), np.array([0, 1, 3])).tolist()
+    [1, 1, 0]
+    """
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    return group

@@ -19,7 +19,7 @@ import numpy as np
 from .atomic import atomic_path
 from .blocks import BLOCK_ARRAYS, BLOCK_DTYPES, FaceBlocks
 from .errors import PlanError
-from .permutation import check_permutation
+from .permutation import check_permutation, group_of
 
 #: 2: indices in the narrowest integer type, groupings stored as one group id per item
 #: (their orders and offsets are rebuilt on load); version 1 files still load.
@@ -42,11 +42,6 @@ ARRAY_FIELDS = (
     "backward_order", "backward_offsets", "edges", "edge_colour_order", "edge_colour_offsets",
     *(f"block_{name}" for name in BLOCK_ARRAYS),
 )
-
-#: Fields that older plan files lack: empty when absent.
-OPTIONAL_FIELDS = {f"block_{name}": (_NO_GROUPS if name in ("cell_offsets", "side_offsets",
-                                                              "block_offsets") else _EMPTY)
-                   for name in BLOCK_ARRAYS}
 
 
 @dataclass(frozen=True)
@@ -172,8 +167,8 @@ class Plan:
         arrays = {name: _narrow(getattr(self, name)) for name in ARRAY_FIELDS
                   if name not in grouped}
         for name, (order, offsets) in GROUPINGS.items():
-            arrays[f"{name}_group"] = _narrow(_group_of(getattr(self, order),
-                                                        getattr(self, offsets)))
+            arrays[f"{name}_group"] = _narrow(group_of(getattr(self, order),
+                                                       getattr(self, offsets)))
         write = np.savez_compressed if compress else np.savez
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:
             write(handle, meta=np.array(json.dumps(meta)), **arrays)
@@ -203,7 +198,7 @@ class Plan:
                             f"reads ({FORMAT_VERSION}); upgrade meshorder")
         if version >= 2:
             contents = _ungroup(contents, meta.get("groups", {}))
-        contents = OPTIONAL_FIELDS | contents
+        contents = _optional_defaults() | contents
         missing = [name for name in ARRAY_FIELDS if name not in contents]
         if missing:
             raise PlanError(f"{path}: plan lacks arrays {', '.join(missing)}")
@@ -256,6 +251,12 @@ class Plan:
         return dataclasses.replace(self, **changes)
 
 
+def _optional_defaults() -> dict[str, np.ndarray]:
+    """Defaults of the fields older plan files lack (the face blocks): their field defaults."""
+    return {f.name: f.default_factory() for f in dataclasses.fields(Plan)
+            if f.name.startswith("block_")}
+
+
 def _narrow(array: np.ndarray) -> np.ndarray:
     """``array`` in the narrowest signed integer type that holds its values."""
     if array.size == 0:
@@ -266,13 +267,6 @@ def _narrow(array: np.ndarray) -> np.ndarray:
         if info.min <= low and high <= info.max:
             return array.astype(dtype)
     return array.astype(np.int64)
-
-
-def _group_of(order: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Group id of each item of a grouping (empty when there is none)."""
-    group = np.empty(len(order), dtype=np.int64)
-    group[order] = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    return group
 
 
 def _ungroup(contents: dict, groups: dict) -> dict:

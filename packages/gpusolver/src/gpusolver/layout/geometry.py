@@ -14,6 +14,7 @@ import numpy as np
 from meshorder import Mesh, Topology
 from meshorder.colouring import colour_items
 from meshorder.geometry import signed_measures
+from meshorder.permutation import group_of
 from meshorder.plan import Plan
 
 
@@ -167,16 +168,11 @@ def colour_interior(geometry: FVGeometry, plan: Plan) -> FVGeometry:
     """
     interior = np.arange(geometry.n_interior)
     if len(plan.colour_order):
-        colour_of = np.empty(plan.n_faces, dtype=np.int64)
-        colour_of[plan.colour_order] = np.repeat(np.arange(len(plan.colour_offsets) - 1),
-                                                 np.diff(plan.colour_offsets))
-        colour_of = colour_of[interior]
+        colour_of = group_of(plan.colour_order, plan.colour_offsets)[interior]
     else:
         colouring = colour_items(geometry.left[interior], geometry.right[interior],
                                  geometry.n_cells)
-        colour_of = np.empty(len(interior), dtype=np.int64)
-        colour_of[colouring.order] = np.repeat(np.arange(colouring.n_colours),
-                                               np.diff(colouring.offsets))
+        colour_of = group_of(colouring.order, colouring.offsets)
     order = interior[np.argsort(colour_of, kind="stable")]
     counts = np.bincount(colour_of)
     offsets = np.concatenate([[0], np.cumsum(counts[counts > 0])])

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import meshio
-
 from ..atomic import check_writable
-from ..errors import UsageError
+from ..errors import MeshWriteError, UsageError
 from ..generate import GEOMETRIES, generate
-from ..io import read_mesh, write_mesh
+from ..io import check_format, read_mesh, write_mesh
 from ..options import non_negative_int, positive_float, positive_int
 from ..progress import activity
 
@@ -50,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} applies to {', '.join(GEOMETRY_OPTIONS[option])} only, "
                              f"not {args.geometry}")
     out = Path(args.out)
-    suffix = out.suffix.lower()
-    if suffix != ".msh" and suffix not in meshio.extension_to_filetypes:
-        raise UsageError(f"{args.out}: cannot write files with extension {out.suffix!r}; "
-                         "use .msh (gmsh 4.1) or a format meshio writes (.vtu, .su2, ...)")
+    try:
+        check_format(out)
+    except MeshWriteError as error:  # the output name is an option of this command
+        raise UsageError(str(error)) from None
     check_writable(out)
     with activity(f"meshing {args.geometry}"):
-        if suffix == ".msh":  # gmsh writes its own format, physical names included
+        if out.suffix.lower() == ".msh":  # gmsh writes its own format, physical names included
             path = generate(args.geometry, out, args.cells, **options)
         else:
             write_mesh(generate(args.geometry, None, args.cells, **options), out)

@@ -6,13 +6,11 @@ import argparse
 import contextlib
 from pathlib import Path
 
-import meshio
-
 from ..atomic import atomic_path, check_writable
 from ..blocks import MAX_BLOCK_SIZE
 from ..errors import MeshWriteError, UsageError
 from ..faceorder import FACE_ORDERS
-from ..io import write_mesh
+from ..io import check_format, write_mesh
 from ..options import non_negative_int, positive_int
 from ..orderings import ORDERINGS
 from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
@@ -56,20 +54,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _check_writable_format(path: str) -> None:
-    """Fail before any work if meshio cannot write this extension."""
-    if Path(path).suffix.lower() not in meshio.extension_to_filetypes:
-        raise MeshWriteError(f"{path}: meshio cannot write files with extension "
-                             f"{Path(path).suffix!r}")
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder reorder``."""
     if args.blocks > MAX_BLOCK_SIZE:
         raise UsageError(f"--blocks {args.blocks}: at most {MAX_BLOCK_SIZE} faces per block")
     outputs = [args.out, *([args.write_mesh] if args.write_mesh else [])]
     if args.write_mesh:
-        _check_writable_format(args.write_mesh)
+        check_format(args.write_mesh)
         if Path(args.write_mesh).resolve() == Path(args.out).resolve():
             raise UsageError(f"--write-mesh {args.write_mesh} is the plan's own path")
     for path in outputs:

@@ -6,6 +6,6 @@ and meshio for everything else.
 """
 
 from .read import READERS, read_mesh
-from .write import write_mesh
+from .write import check_format, write_mesh
 
-__all__ = ["READERS", "read_mesh", "write_mesh"]
+__all__ = ["READERS", "check_format", "read_mesh", "write_mesh"]

@@ -16,6 +16,17 @@ from . import su2
 from .meshio_reader import named_marker_key
 
 
+def check_format(path: str | Path) -> None:
+    """Raise :class:`MeshWriteError` unless :func:`write_mesh` can write ``path``'s format.
+
+    Checked before any work: meshio's formats by extension (``.su2`` written here).
+    """
+    suffix = Path(path).suffix
+    if suffix.lower() not in meshio.extension_to_filetypes:
+        raise MeshWriteError(f"{path}: cannot write files with extension {suffix!r}; use "
+                             ".msh, .su2, .vtu or another format meshio writes")
+
+
 def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = None,
                node_order: np.ndarray | None = None, file_format: str | None = None) -> None:
     """Write ``mesh`` with cells and nodes in a new order (both given new -> old).

@@ -27,6 +27,7 @@ from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import Discretisation
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
+from meshorder.permutation import group_of
 from meshorder.plan import Plan
 from meshorder.topology import CSR
 
@@ -92,17 +93,16 @@ def sweep_levels(host: FVGeometry, plan: Plan | None = None) -> tuple[Levels, Le
     computed here otherwise.
     """
     if plan is not None and plan.forward_order.size:
-        return (_levels(plan.forward_order, plan.forward_offsets, host.n_cells),
-                _levels(plan.backward_order, plan.backward_offsets, host.n_cells))
+        return (_levels(plan.forward_order, plan.forward_offsets),
+                _levels(plan.backward_order, plan.backward_offsets))
     ni = host.n_interior
     graph = CSR.from_pairs(host.left[:ni], host.right[:ni], host.n_cells)
     return hyperplanes.sweep_levels(graph)
 
 
-def _levels(order: np.ndarray, offsets: np.ndarray, n_cells: int) -> Levels:
-    level = np.empty(n_cells, dtype=np.int64)
-    level[order] = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    return Levels(level, np.asarray(order, dtype=np.int64), np.asarray(offsets, dtype=np.int64))
+def _levels(order: np.ndarray, offsets: np.ndarray) -> Levels:
+    return Levels(group_of(order, offsets), np.asarray(order, dtype=np.int64),
+                  np.asarray(offsets, dtype=np.int64))
 
 
 class LUSGS:

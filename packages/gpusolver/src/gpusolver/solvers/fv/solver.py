@@ -232,7 +232,7 @@ class Solver:
 
             u_new, r0 = self.integrator(self.u, rate, dt)
             wall_flux = first["wall_flux"]
-            self._check(u_new, self.iteration + 1)
+            self._check(self._bad(u_new), self.iteration + 1)
         self.iteration += 1
         self.u = u_new
         self._wall_flux = wall_flux
@@ -257,10 +257,11 @@ class Solver:
         for attempt in range(RETRIES + 1):
             step_dt = self.time_step(self.u, speeds) if dt is None else dt
             u_new = self.u + solve(self.u, residual, step_dt, speeds)
-            if dt is not None or attempt == RETRIES or not bool(self._bad(u_new).any()):
+            bad = self._bad(u_new)
+            if dt is not None or attempt == RETRIES or not bool(bad.any()):
                 break
             self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
-        self._check(u_new, self.iteration + 1)
+        self._check(bad, self.iteration + 1)
         return u_new, residual / d.geometry.volume, wall_flux
 
     def _adapt(self, density_residual: float) -> None:
@@ -296,9 +297,9 @@ class Solver:
         w = self.gas.to_primitive(u)
         return ~xp.isfinite(u).all(axis=0) | (w[0] <= 0) | (w[-1] <= 0)
 
-    def _check(self, u, iteration: int) -> None:
+    def _check(self, bad, iteration: int) -> None:
+        """Raise :class:`SolverDivergedError` naming the first cell of the ``bad`` mask."""
         xp = self.backend.xp
-        bad = self._bad(u)
         if bool(bad.any()):
             new = int(xp.argmax(bad))
             cell = int(self.host.cell_order[new])
