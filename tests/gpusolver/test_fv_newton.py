@@ -115,3 +115,11 @@ def test_an_implicit_step_that_keeps_failing_diverges():
     solver.lusgs = lambda u, residual, dt, speeds=None: -2.0 * u
     with pytest.raises(SolverDivergedError, match="iteration 1:"):
         solver.step()
+
+
+def test_an_unknown_preconditioner_is_refused_with_the_valid_ones():
+    from gpusolver.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown preconditioner 'ilu'; valid: lu, lusgs"):
+        perturbed_solver(grid_mesh(3, 3), stepping=Stepping("newton-krylov",
+                                                            preconditioner="ilu"))

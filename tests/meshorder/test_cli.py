@@ -252,3 +252,10 @@ def test_reorder_blocks_puts_face_blocks_in_the_plan(tmp_path, capsys):
     assert Plan.load(out).face_blocks().block_size == 32
     assert main(["reorder", str(mesh), str(out), "--blocks", "20000", "--quiet"]) == 2
     assert "at most 16383" in capsys.readouterr().err
+
+
+def test_reorder_refuses_a_mesh_output_on_the_plan_path(tmp_path, square, capsys):
+    out = tmp_path / "plan.vtu"
+    assert main(["reorder", str(square), str(out), "--write-mesh", str(out)]) == 2
+    assert "is the plan's own path" in capsys.readouterr().err
+    assert not out.exists()

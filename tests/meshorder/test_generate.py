@@ -99,3 +99,8 @@ def test_oneram6_has_the_agard_planform_a_symmetry_plane_and_its_far_field(tmp_p
     assert np.isclose(mesh.points[:, 1].min(), 0.0)
     assert mesh.points[:, 0].max() == pytest.approx(1.1963 * np.tan(np.radians(30))
                                                    + 0.8059 * 0.562 + 10 * 0.8059)
+
+
+def test_oneram6_refuses_a_far_field_inside_the_wing():
+    with pytest.raises(ValueError, match="far must be positive"):
+        generate("oneram6", None, 100000, far=0.0)

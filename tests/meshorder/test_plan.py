@@ -268,3 +268,11 @@ def test_face_blocks_in_the_plan_equal_building_them_and_round_trip(tmp_path):
         assert getattr(loaded, name).dtype == getattr(expected, name).dtype
     assert loaded.block_size == 64 and plan.metrics["block_colours"] >= 2
     assert make_plan(mesh).face_blocks() is None
+
+
+def test_load_rejects_face_blocks_outside_the_mesh(tmp_path):
+    plan = make_plan(box_mesh(3, 3, 3), PlanOptions(blocks=16))
+    cells = plan.block_cells.copy()
+    cells[0] = plan.n_cells + 5
+    with pytest.raises(PlanError, match="face blocks hold cells outside the mesh"):
+        Plan.load(tamper(tmp_path, plan, block_cells=cells))
