@@ -55,7 +55,8 @@ def build_solver(case: Case) -> Solver:
     solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
                     stepping=case.stepping, plan=plan, strategy=case.run["strategy"],
                     backend=case.run["backend"], precision=case.run["precision"],
-                    reference_area=case.reference_area, topology=topology)
+                    reference_area=case.reference_area, topology=topology,
+                    kernels=case.run["kernels"])
     if case.restart:
         load_checkpoint(case.restart, solver)
     return solver

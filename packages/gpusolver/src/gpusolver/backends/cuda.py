@@ -26,6 +26,22 @@ def load_kernel(package: str, filename: str, name: str, dtype: np.dtype):
     return _module(package, filename).get_function(f"{name}_{SUFFIX[np.dtype(dtype)]}")
 
 
+@cache
+def load_templates(package: str, filename: str, expressions: tuple[str, ...]) -> dict:
+    """The template kernels ``expressions`` (e.g. ``"flux_kernel<double, 2, 0, 2, 1>"``) of
+    the ``.cu`` file ``filename`` of ``package``, compiled together, by expression."""
+    import cupy
+
+    source = resources.files(package).joinpath(filename).read_text()
+    module = cupy.RawModule(code=source, options=("-std=c++17",), name_expressions=expressions)
+    return {expression: module.get_function(expression) for expression in expressions}
+
+
+def real_type(dtype) -> str:
+    """The C type of a floating-point dtype (``float`` or ``double``)."""
+    return {"f32": "float", "f64": "double"}[SUFFIX[np.dtype(dtype)]]
+
+
 def check(array, dtype, what: str) -> None:
     """Raise unless ``array`` has ``dtype`` and is C-contiguous (what kernels expect)."""
     if array.dtype != dtype:

@@ -30,16 +30,17 @@ from meshorder.pipeline import PlanOptions, make_plan
 #: Columns of the markdown table.
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kernel_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms",
+           "residual_ns_per_cell", "residual_ratio_to_copy", "arrays_residual_ms",
            "rk_stage_ms", "cpu_residual_ms", "gpu_vs_cpu")
 
 
-def _solver(mesh, topology, plan, strategy, precision, backend) -> Solver:
+def _solver(mesh, topology, plan, strategy, precision, backend, kernels="fused") -> Solver:
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
     solver = Solver(mesh, Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0), boundaries,
                     scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
                     stepping=Stepping("rk4"), plan=plan, strategy=strategy, backend=backend,
-                    precision=precision, topology=topology)
+                    precision=precision, topology=topology, kernels=kernels)
     w = solver.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
     solver.set_primitive(w)
@@ -88,7 +89,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                     row["block_colours"] = runner.blocks.n_block_colours
                 if name in residual_orderings and strategy in SOLVER_STRATEGIES:
                     row |= _residual_times(mesh, topology, plan, strategy, precision, repeats,
-                                           cpu, cpu_ms)
+                                           cpu, cpu_ms, copy_gbs)
                 rows.append(row)
                 log(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in row.items() if k not in ("device", "copy_gb_s")))
@@ -105,13 +106,25 @@ def _native_ms(rows: list[dict], row: dict, strategy: str) -> float:
     return native[0] if native else np.nan
 
 
-def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms) -> dict:
+def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms,
+                    copy_gbs) -> dict:
+    """The full residual (fused kernels and array code) and one RK4 stage, timed."""
     solver = _solver(mesh, topology, plan, strategy, precision, "cupy")
     timed = max(3, repeats // 4)
-    residual_s = solver.backend.median_seconds(lambda: solver.rate(solver.u), timed, warmup=1)
+    residual = solver.discretisation.residual
+    residual_s = solver.backend.median_seconds(lambda: residual(solver.u), timed, warmup=1)
     stages = STAGES[solver.stepping.integrator]
-    step_s = solver.backend.median_seconds(solver.step, timed, warmup=1)
-    out = {"residual_ms": residual_s * 1e3, "rk_stage_ms": step_s / stages * 1e3}
+    step_s = solver.backend.median_seconds(solver.step, timed, warmup=2)
+    out = {"residual_ms": residual_s * 1e3, "rk_stage_ms": step_s / stages * 1e3,
+           "residual_ns_per_cell": residual_s / mesh.n_cells * 1e9}
+    fused = solver.discretisation.fused
+    if fused is not None:
+        out["residual_ratio_to_copy"] = fused.minimum_bytes() / residual_s / 1e9 / copy_gbs
+    solver = residual = None  # free its device memory before the array-code solver's
+    arrays = _solver(mesh, topology, plan, strategy, precision, "cupy", kernels="arrays")
+    residual = arrays.discretisation.residual
+    out["arrays_residual_ms"] = arrays.backend.median_seconds(
+        lambda: residual(arrays.u), timed, warmup=1) * 1e3
     if cpu:
         if precision not in cpu_ms:
             reference = _solver(mesh, topology, plan, "atomic", precision, "numpy")

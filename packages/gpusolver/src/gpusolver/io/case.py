@@ -21,7 +21,7 @@ from gpusolver.physics.boundary import CONDITIONS
 from gpusolver.physics.fluxes import FLUXES
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
-from gpusolver.solvers.fv.discretisation import BoundarySpec, Scheme
+from gpusolver.solvers.fv.discretisation import KERNELS, BoundarySpec, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
@@ -79,6 +79,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "precision": Key(str, tuple(PRECISIONS), "fp64", help="floating-point precision"),
         "strategy": Key(str, tuple(STRATEGIES), "atomic",
                         help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
+        "kernels": Key(str, KERNELS, "fused",
+                       help="fused: CUDA kernels and graphs where they apply (cupy, "
+                            "inviscid); arrays: array code"),
         "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
                                help="explicit Runge-Kutta, or implicit for steady states"),
         "cfl": Key(NUMBER, default=1.0, positive=True,
@@ -123,7 +126,8 @@ class Case:
     stepping : Stepping
     boundaries : dict of str to BoundarySpec
     run : dict
-        ``backend``, ``precision``, ``strategy``, ``iterations``, ``residual_reduction``
+        ``backend``, ``precision``, ``strategy``, ``kernels``, ``iterations``,
+        ``residual_reduction``
         (stop once the RMS density residual has fallen by this factor; None: never).
     output_directory : pathlib.Path
     checkpoint_every : int
@@ -223,7 +227,7 @@ def parse_case(data: dict, path: Path) -> Case:
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                           run["preconditioner"], run["krylov_vectors"]),
         boundaries=boundaries,
-        run={k: run[k] for k in ("backend", "precision", "strategy", "iterations",
+        run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
                                  "residual_reduction")},
         output_directory=resolve(output["directory"]),
         checkpoint_every=output["checkpoint_every"],

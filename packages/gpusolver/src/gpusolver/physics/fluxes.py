@@ -90,7 +90,8 @@ def _split_mach(m, sign):
 def _split_pressure(m, sign):
     """Split pressure ``P+-``: the cubic inside ``|M| <= 1``, a step outside."""
     subsonic = abs(m) <= 1.0
-    step = 0.5 * (1.0 + sign * ((m > 0) * 2.0 - 1.0))
+    positive = (m > 0).astype(m.dtype)  # a bool times a float would promote fp32 to fp64
+    step = 0.5 * (1.0 + sign * (positive * 2.0 - 1.0))
     return _where(subsonic, 0.25 * (m + sign) ** 2 * (2.0 - sign * m), step)
 
 

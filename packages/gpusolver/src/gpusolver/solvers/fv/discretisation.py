@@ -20,10 +20,15 @@ from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas, stack
 from gpusolver.physics.vortex_farfield import DEFAULT_CENTRE, PointVortexFarField
 from gpusolver.solvers.fv.accumulate import make_accumulator
+from gpusolver.solvers.fv.fused import FusedResidual, unsupported
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS, neighbour_offsets, venkatakrishnan
 
 #: Safety factor on the viscous spectral radius in the time step.
 VISCOUS_FACTOR = 4.0
+
+#: How the residual is computed: ``fused`` CUDA kernels where they apply (cupy backend,
+#: inviscid; :mod:`gpusolver.solvers.fv.fused`), else ``arrays`` (NumPy/CuPy array code).
+KERNELS = ("fused", "arrays")
 
 
 @dataclass(frozen=True)
@@ -197,15 +202,26 @@ class Discretisation:
     backend : Backend
     dtype : numpy dtype
         float32 or float64, for every floating-point array.
+    kernels : str
+        A name in :data:`KERNELS`.
+
+    Attributes
+    ----------
+    fused : FusedResidual or None
+        The CUDA kernels the residual runs in (None: array code).
     """
 
     def __init__(self, host: FVGeometry, gas: Gas, scheme: Scheme,
-                 boundaries: dict[str, BoundarySpec], strategy: str, backend, dtype):
+                 boundaries: dict[str, BoundarySpec], strategy: str, backend, dtype,
+                 kernels: str = "fused"):
+        if kernels not in KERNELS:
+            raise ConfigError(f"unknown kernels {kernels!r}; valid: {', '.join(KERNELS)}")
         scheme.check()
         check_markers(list(host.markers), boundaries)
         self.gas, self.scheme, self.backend, self.dtype = gas, scheme, backend, np.dtype(dtype)
         self.geometry = g = host.to(backend, dtype)
         self.accumulator = make_accumulator(strategy, g, host, backend)
+        self.accumulator_name = strategy
         self.flux = get_flux(scheme.flux)
         self.viscous = gas.reynolds is not None
         xp = backend.xp
@@ -246,6 +262,8 @@ class Discretisation:
         #: When set, the residual uses these limiter values instead of computing them
         #: (frozen limiter: Newton-Krylov products, and late convergence).
         self.frozen_limiter = None
+        self.fused = (FusedResidual(self, host, strategy)
+                      if kernels == "fused" and unsupported(self) is None else None)
 
     def _setup_viscous(self, host: FVGeometry) -> None:
         """Centroid of the cell across each face: the mirror image on the boundary."""
@@ -343,6 +361,8 @@ class Discretisation:
 
         Keeps the boundary face fluxes in :attr:`boundary_flux` for forces.
         """
+        if self.fused is not None:
+            return self.fused.residual(u)
         flux = self.face_fluxes(u)
         self.boundary_flux = flux[:, self.n_interior:]
         return self.accumulator.combine(-flux, flux)

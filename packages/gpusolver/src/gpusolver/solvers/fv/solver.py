@@ -9,6 +9,7 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
+from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
 from gpusolver.layout.geometry import build_geometry, colour_interior
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
@@ -17,6 +18,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.fused import FusedRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS
 from meshorder import Mesh, Topology
@@ -98,6 +100,10 @@ class Solver:
         Area (length in 2D) that force coefficients are divided by.
     topology : Topology, optional
         Reused when given.
+    kernels : str
+        ``fused`` (CUDA kernels where they apply, and explicit steps recorded as CUDA
+        graphs) or ``arrays`` (array code); see
+        :data:`gpusolver.solvers.fv.discretisation.KERNELS`.
 
     Examples
     --------
@@ -112,7 +118,8 @@ class Solver:
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, scheme: Scheme | None = None,
                  stepping: Stepping | None = None, plan: Plan | None = None,
                  strategy: str = "atomic", backend: str = "auto", precision: str = "fp64",
-                 reference_area: float = 1.0, topology: Topology | None = None):
+                 reference_area: float = 1.0, topology: Topology | None = None,
+                 kernels: str = "fused"):
         if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
             raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
                               f"(gpusolver bench); the solver runs: {', '.join(STRATEGIES)}")
@@ -134,7 +141,10 @@ class Solver:
         self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
         self.discretisation = Discretisation(host, gas, scheme or Scheme(), specs, strategy,
-                                             self.backend, self.dtype)
+                                             self.backend, self.dtype, kernels)
+        fused = self.discretisation.fused
+        self.fused_steps = (FusedRungeKutta(fused, TABLEAUX[self.stepping.integrator])
+                            if fused is not None and not implicit else None)
         self.lusgs = LUSGS(self.discretisation, host, plan=plan) if implicit else None
         self.newton = None
         if self.stepping.integrator == "newton-krylov":
@@ -221,6 +231,10 @@ class Solver:
     def _step(self, dt):
         if self.lusgs is not None:
             u_new, r0, wall_flux = self._implicit_step(dt)
+        elif self.fused_steps is not None:
+            if dt is None and not self.stepping.local_time_step:
+                dt = self.time_step(self.u)
+            u_new, norms, wall_flux = self._fused_step(dt)
         else:
             dt = self.time_step(self.u) if dt is None else dt
             first: dict = {}
@@ -242,10 +256,21 @@ class Solver:
             self.discretisation.circulation = circulation_of_lift(self.gas, lift)
         if not self.stepping.local_time_step:
             self.time += float(dt)
-        xp = self.backend.xp
-        norms = self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
+        if self.fused_steps is None:
+            xp = self.backend.xp
+            norms = self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
         self._adapt(float(norms[0]))
         return norms
+
+    def _fused_step(self, dt):
+        """One explicit step in the fused kernels: ``(u_new, norms, wall_flux)``."""
+        u_new, norms, bad_cell = self.fused_steps(self.u, self.cfl, dt,
+                                                  self.discretisation.frozen_limiter)
+        if bad_cell is not None:
+            bad = self.backend.xp.zeros(self.host.n_cells, dtype=bool)
+            bad[bad_cell] = True
+            self._check(bad, self.iteration + 1)
+        return u_new, norms, self.discretisation.boundary_flux
 
     def _implicit_step(self, dt):
         """One LU-SGS or Newton-Krylov step; retried at smaller CFL numbers if it fails."""

@@ -1,0 +1,391 @@
+"""The finite-volume residual and explicit Runge-Kutta steps as fused CUDA kernels.
+
+Three kernels of ``kernels/residual.cu`` replace the array code of
+:class:`~gpusolver.solvers.fv.discretisation.Discretisation` on the CuPy backend:
+cell gradients with the limiter (one thread per cell, gathering its face slots), the
+face flux (reconstruction, ghost states, Riemann flux; one thread per face) and the
+cell update (the sum of a cell's face fluxes, and one Runge-Kutta stage with its local
+time step, residual norms and divergence check). A whole explicit step can be
+recorded once as a CUDA graph and replayed, so that small meshes are not bound by
+launch overhead. The discretisation's array code stays the reference that the GPU
+tests compare with.
+
+Accumulation of face fluxes follows the solver's strategy: ``reduce`` stores the
+fluxes per face and each cell gathers its own (deterministic), ``atomic`` adds them
+into the cells with atomics, ``colour`` adds them one face colour at a time with
+plain updates (boundary faces with atomics).
+
+On the numpy backend the same kernels run compiled as C++ for the CPU
+(:mod:`gpusolver.backends.host`): how CI tests them without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+
+import numpy as np
+
+from gpusolver.backends.cuda import load_templates, real_type
+from gpusolver.backends.host import load_host_templates
+from gpusolver.layout.geometry import FVGeometry
+from gpusolver.layout.slots import face_slots
+
+#: Condition name -> the kernel's condition code (``enum Condition``).
+CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
+                   "no-slip-isothermal": 2, "farfield": 3, "supersonic-inflow": 4,
+                   "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
+FLUX_CODES = {"roe": 0, "rusanov": 1, "ausmpw+": 2}
+GRADIENT_CODES = {"least-squares": 0, "green-gauss": 1}
+UNLIMITED, VENKATAKRISHNAN, FROZEN = 0, 1, 2
+STORE, ATOMIC, PLAIN = 0, 1, 2
+#: Solver strategy -> how the face kernel accumulates (``enum Accumulation``).
+ACCUMULATION = {"reduce": STORE, "atomic": ATOMIC, "colour": PLAIN}
+
+#: Threads per block of every kernel (``__launch_bounds__(256)``).
+BLOCK = 256
+
+#: A null pointer argument.
+NULL = np.uint64(0)
+
+SOURCE = "kernels/residual.cu"
+
+
+def unsupported(discretisation) -> str | None:
+    """Why the fused kernels cannot run ``discretisation`` (None: they can)."""
+    d = discretisation
+    if d.backend.name != "cupy":
+        return "the fused kernels run on the cupy backend only"
+    if d.viscous:
+        return "viscous fluxes run in array code"
+    if d.accumulator_name not in ACCUMULATION:
+        return f"strategy {d.accumulator_name!r} has no fused kernels"
+    return None
+
+
+def _boundary_values(d, host: FVGeometry) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Condition code, values ``(n_vars, n_boundary)`` and periodic partner per boundary face."""
+    ni, nb, gas = host.n_interior, host.n_faces - host.n_interior, d.gas
+    code = np.zeros(nb, dtype=np.int32)
+    value = np.zeros((gas.n_vars, nb))
+    partner = np.full(nb, -1, dtype=np.int32)
+    for faces, spec, periodic, _ in d.boundaries:
+        local = slice(faces.start - ni, faces.stop - ni)
+        name, params = spec.condition.name, spec.params
+        code[local] = CONDITION_CODES[name]
+        if name in ("farfield", "supersonic-inflow"):
+            value[:, local] = gas.free_stream[:, None]
+        elif name.startswith("no-slip"):
+            value[0, local] = params.get("temperature", 1.0)
+            value[1:-1, local] = np.asarray(params.get("velocity", [0.0] * gas.dim))[:, None]
+        elif name == "pressure-outlet":
+            value[-1, local] = params.get("pressure", 1.0) / gas.gamma
+        elif name == "periodic":
+            partner[local] = d.backend.to_host(periodic)
+    return code, value, partner
+
+
+class FusedResidual:
+    """The residual of one :class:`Discretisation` on the GPU in three kernels.
+
+    Parameters
+    ----------
+    discretisation : Discretisation
+        Inviscid (see :func:`unsupported`); on the numpy backend the kernels run on the
+        CPU, compiled as C++.
+    host : FVGeometry
+        The same geometry as NumPy arrays.
+    strategy : str
+        ``reduce``, ``atomic`` or ``colour``.
+    """
+
+    def __init__(self, discretisation, host: FVGeometry, strategy: str):
+        d = discretisation
+        self.d, self.xp, self.backend = d, d.backend.xp, d.backend
+        xp = self.xp
+        self.dtype = d.dtype
+        self.n_cells, self.n_faces, self.n_interior = host.n_cells, host.n_faces, host.n_interior
+        self.n_vars, self.dim = d.gas.n_vars, host.dim
+        self.gamma = self.dtype.type(d.gas.gamma)
+        self.accumulation = ACCUMULATION[strategy]
+        g = d.geometry
+        code, value, partner = _boundary_values(d, host)
+        self.bc_value = d.backend.asarray(value, dtype=self.dtype)
+        self._vortex = [(slice(b.faces.start - host.n_interior, b.faces.stop - host.n_interior),
+                         b.outside) for b in d.boundaries if b.outside is not None]
+        def c_order(array, dtype=None):  # what the kernels index
+            return xp.asarray(array, dtype=dtype, order="C")
+
+        self.faces = (c_order(host.left, dtype=np.int32), c_order(host.right, dtype=np.int32),
+                      c_order(g.normal), c_order(g.area), c_order(d.offset_left),
+                      c_order(d.offset_right), c_order(code), self.bc_value, c_order(partner),
+                      np.int32(self.n_faces), np.int32(self.n_interior))
+        slots = face_slots(host.left, host.right, host.n_cells, host.n_interior)
+        self.width = np.int32(slots.shape[1])
+        self.slots = xp.asarray(np.ascontiguousarray(slots.T), dtype=np.int32)
+        self.volume = c_order(g.volume)
+        self.epsilon2 = c_order(d.epsilon2)
+        self.ranges = [(0, self.n_faces, self.accumulation)]
+        if self.accumulation == PLAIN:
+            self.ranges = [(int(a), int(b), PLAIN)
+                           for a, b in itertools.pairwise(host.interior_colours)]
+            self.ranges.append((self.n_interior, self.n_faces, ATOMIC))
+        scheme = d.scheme
+        self.order = scheme.order
+        self.limited = scheme.limiter == "venkatakrishnan"
+        if self.order == 2:
+            gradient = d.gradient
+            least_squares = scheme.gradient == "least-squares"
+            self.coefficients = ((c_order(gradient.coef_left), c_order(gradient.coef_right))
+                                 if least_squares else (NULL, NULL))
+            self.gradient = xp.empty((self.n_vars, self.dim, self.n_cells), self.dtype)
+        else:
+            self.gradient = xp.empty(1, self.dtype)
+        self.speed = xp.empty(self.n_faces, self.dtype)
+        self.store = (xp.empty((self.n_vars, self.n_faces), self.dtype)
+                      if self.accumulation == STORE else None)
+        self._kernels = self._compile(scheme)
+
+    # ------------------------------------------------------------------ kernels
+    def _expressions(self, scheme) -> dict[str, str]:
+        real, dim = real_type(self.dtype), self.dim
+        names = {"update": f"update_kernel<{real}, {dim}, "
+                           f"{STORE if self.accumulation == STORE else ATOMIC}>"}
+        for accumulation in {a for *_, a in self.ranges}:
+            names[f"flux{accumulation}"] = (f"flux_kernel<{real}, {dim}, "
+                                            f"{FLUX_CODES[scheme.flux]}, {self.order}, "
+                                            f"{accumulation}>")
+        if self.order == 2:
+            gradient = GRADIENT_CODES[scheme.gradient]
+            for limiter in ((VENKATAKRISHNAN, FROZEN) if self.limited else (UNLIMITED,)):
+                names[f"gradients{limiter}"] = (f"gradients_kernel<{real}, {dim}, {gradient}, "
+                                                f"{limiter}>")
+        return names
+
+    def _compile(self, scheme) -> dict:
+        names = self._expressions(scheme)
+        load = load_templates if self.backend.name == "cupy" else load_host_templates
+        compiled = load(__package__, SOURCE, tuple(sorted(names.values())))
+        return {key: compiled[expression] for key, expression in names.items()}
+
+    def _blocks(self, n: int) -> tuple[int]:
+        return (max(1, (n + BLOCK - 1) // BLOCK),)
+
+    def update_far_field(self) -> None:
+        """Refresh the outside states of vortex-corrected far fields (current circulation)."""
+        for local, outside in self._vortex:
+            self.bc_value[:, local] = outside.primitive(self.d.circulation)
+
+    def face_pass(self, u, phi, frozen: bool, boundary_flux, speed: bool):
+        """Gradients (order 2) and face fluxes of ``u``; returns where they accumulate.
+
+        ``phi`` receives the limiter values (or holds the frozen ones); ``boundary_flux``
+        ``(n_vars, n_boundary)`` receives the boundary faces' fluxes (or NULL); ``speed``:
+        also store each face's wave speed times area in :attr:`speed`.
+        """
+        n_cells = np.int32(self.n_cells)
+        if self.order == 2:
+            limiter = (FROZEN if frozen else VENKATAKRISHNAN) if self.limited else UNLIMITED
+            self._kernels[f"gradients{limiter}"](
+                self._blocks(self.n_cells), (BLOCK,),
+                (u, n_cells, *self.faces, self.slots, self.width, *self.coefficients,
+                 self.volume, self.epsilon2, phi, self.gradient, self.gamma))
+        if self.accumulation == STORE:
+            target = self.store
+        else:
+            target = self.residual_buffer
+            target.fill(0)
+        for first, last, accumulation in self.ranges:
+            self._kernels[f"flux{accumulation}"](
+                self._blocks(last - first), (BLOCK,),
+                (u, self.gradient, n_cells, *self.faces, np.int32(first), np.int32(last),
+                 target, boundary_flux, self.speed if speed else NULL, self.gamma))
+        return target
+
+    @property
+    def residual_buffer(self):
+        """Cell residual accumulated by atomic or colour face kernels."""
+        if not hasattr(self, "_residual"):
+            self._residual = self.xp.empty((self.n_vars, self.n_cells), self.dtype)
+        return self._residual
+
+    def update(self, source, residual_out=None, stage=None, **arrays) -> None:
+        """Launch the cell kernel: residual into ``residual_out`` and/or one RK stage.
+
+        ``stage``: ``(Stage, first, local_dt, dt_stride, cfl)``; ``arrays``: ``dt``,
+        ``u0``, ``u``, ``total``, ``u_out``, ``squares``, ``bad_cell`` (NULL when absent).
+        """
+        if stage is None:
+            coefficients = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0)
+        else:
+            rk, first, local_dt, dt_stride, cfl = stage
+            coefficients = (rk.base, rk.current, rk.rate, rk.sum_weight, rk.from_sum,
+                            float(cfl), int(first), int(local_dt), int(dt_stride))
+        scalars = [np.float64(x) for x in coefficients[:6]] + [np.int32(x)
+                                                             for x in coefficients[6:]]
+        pointers = [arrays.get(name, NULL) for name in ("dt", "u0", "u", "total", "u_out",
+                                                        "squares", "bad_cell")]
+        self._kernels["update"](
+            self._blocks(self.n_cells), (BLOCK,),
+            (np.int32(self.n_cells), np.int32(self.n_faces), self.slots, self.width, source,
+             self.volume, NULL if residual_out is None else residual_out, *scalars,
+             self.speed, *pointers, self.gamma))
+
+    def minimum_bytes(self) -> int:
+        """Bytes one residual must move if each kernel reads its inputs and writes its
+        outputs once (neighbour states from cache): the bandwidth model of the benchmarks.
+        """
+        nv, dim, nc, nf, ni = self.n_vars, self.dim, self.n_cells, self.n_faces, self.n_interior
+        real, index = self.dtype.itemsize, 4
+        slots = index * int(self.width) * nc
+        faces = 2 * index * nf + (dim + 1) * real * nf + 2 * dim * real * nf  # cells, n, A, offsets
+        total = faces + nv * real * nc + nv * real * (nf - ni)  # face kernel: U, boundary flux
+        if self.accumulation == STORE:
+            total += 2 * nv * real * nf + slots  # stored fluxes, written and gathered
+        else:
+            total += 2 * nv * real * nc  # residual zeroed and accumulated
+        total += nv * real * nc  # the residual written
+        if self.order == 2:
+            gradient = nv * dim * real * nc
+            # gradient kernel: U, slots, cells, coefficients, offsets, epsilon; limited
+            # gradient and limiter values written; the face kernel reads the gradient back
+            total += (nv * real * nc + slots + 2 * index * nf + 4 * dim * real * nf
+                      + 2 * nv * real * nc + 2 * gradient + nv * real * nc)
+        return total
+
+    # ------------------------------------------------------------------ residual
+    def residual(self, u):
+        """``R(u)``: net flux into every cell, ``(n_vars, n_cells)``.
+
+        Sets the discretisation's ``boundary_flux`` and ``limiter_values`` as its array
+        code does (fresh arrays, so that callers may keep them).
+        """
+        xp, d = self.xp, self.d
+        u = xp.asarray(u, order="C")  # kernels index C-ordered arrays
+        self.update_far_field()
+        frozen = d.frozen_limiter is not None
+        phi = (xp.asarray(d.frozen_limiter, order="C") if frozen
+               else xp.empty((self.n_vars, self.n_cells), self.dtype))
+        boundary_flux = xp.empty((self.n_vars, self.n_faces - self.n_interior), self.dtype)
+        source = self.face_pass(u, phi, frozen, boundary_flux, speed=False)
+        out = xp.empty((self.n_vars, self.n_cells), self.dtype)
+        self.update(source, residual_out=out)
+        d.boundary_flux = boundary_flux
+        if self.order == 2 and self.limited:
+            d.limiter_values = phi
+        return out
+
+
+#: ``bad_cell`` when every cell stayed valid.
+NO_BAD_CELL = np.iinfo(np.int32).max
+
+
+class FusedRungeKutta:
+    """Explicit Runge-Kutta steps of a :class:`FusedResidual`, three kernels per stage.
+
+    Parameters
+    ----------
+    fused : FusedResidual
+    stages : tuple of Stage
+        The method (:data:`gpusolver.integrators.explicit.TABLEAUX`).
+    graphs : bool
+        Record each step as a CUDA graph on its second use and replay it after
+        (one launch per step instead of three per stage); GPU only.
+    """
+
+    def __init__(self, fused: FusedResidual, stages, graphs: bool = True):
+        xp = fused.xp
+        on_gpu = fused.backend.name == "cupy"
+        self.fused, self.stages, self.graphs, self.xp = fused, stages, graphs and on_gpu, xp
+        shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
+        self.states = (xp.empty(shape, dtype), xp.empty(shape, dtype))
+        self.stage_state = xp.empty(shape, dtype)
+        self.total = xp.empty(shape, dtype)
+        self.dt = xp.empty(fused.n_cells, dtype)
+        self.phi = xp.ones(shape, dtype)
+        self.squares = xp.zeros(fused.n_vars, np.float64)
+        self.bad_cell = xp.full(1, NO_BAD_CELL, np.int32)
+        self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
+        self.stream = xp.cuda.Stream(non_blocking=False) if on_gpu else contextlib.nullcontext()
+        self._seen: set = set()
+        self._recorded: dict = {}
+
+    def _launches(self, u0, out, cfl: float, local: bool, frozen) -> None:
+        """Every kernel of one step from ``u0`` into ``out``."""
+        f = self.fused
+        self.squares.fill(0)
+        self.bad_cell.fill(NO_BAD_CELL)
+        phi = self.phi if frozen is None else frozen
+        current = u0
+        last = len(self.stages) - 1
+        for i, rk in enumerate(self.stages):
+            first = i == 0
+            source = f.face_pass(current, phi, frozen is not None,
+                                 self.boundary_flux if first else NULL, speed=first and local)
+            target = out if i == last else self.stage_state
+            f.update(source, stage=(rk, first, first and local, 1 if local else 0, cfl),
+                     dt=self.dt, u0=u0, u=current, total=self.total, u_out=target,
+                     squares=self.squares if first else NULL,
+                     bad_cell=self.bad_cell if i == last else NULL)
+            current = target
+
+    def _replay(self, key, u0, out, cfl, local, frozen) -> None:
+        """Launch directly the first time, record a CUDA graph the second, replay after."""
+        if key not in self._seen:
+            self._seen.add(key)
+            self._launches(u0, out, cfl, local, frozen)
+            return
+        if key not in self._recorded:
+            self.stream.begin_capture()
+            self._launches(u0, out, cfl, local, frozen)
+            self._recorded[key] = self.stream.end_capture()
+        self._recorded[key].launch(self.stream)
+
+    def __call__(self, u, cfl: float, dt=None, frozen=None):
+        """One step from ``u``.
+
+        Parameters
+        ----------
+        u : array
+            The state (not modified).
+        cfl : float
+            CFL number of the local time step (used when ``dt`` is None).
+        dt : float or array, optional
+            One global time step instead.
+        frozen : array, optional
+            Limiter values to use instead of computing them.
+
+        Returns
+        -------
+        u_new : array
+            The new state (one of two buffers that steps alternate between).
+        norms : numpy.ndarray
+            RMS of ``dU/dt`` per variable at ``u``.
+        bad_cell : int or None
+            First cell (plan order) whose new state is non-finite or has non-positive
+            density or pressure.
+        """
+        f = self.fused
+        f.update_far_field()
+        u0 = u
+        if not any(u is s for s in self.states):
+            self.states[0][...] = u
+            u0 = self.states[0]
+        out = self.states[1] if u0 is self.states[0] else self.states[0]
+        local = dt is None
+        if not local:
+            self.dt[:1] = dt
+        with self.stream:
+            if not self.graphs:
+                self._launches(u0, out, cfl, local, frozen)
+            else:
+                self._replay((u0 is self.states[0], local, float(cfl),
+                              None if frozen is None else frozen.data.ptr),
+                             u0, out, cfl, local, frozen)
+            squares = f.backend.to_host(self.squares)
+            bad = int(f.backend.to_host(self.bad_cell)[0])
+        if frozen is None and f.order == 2 and f.limited:
+            f.d.limiter_values = self.phi
+        f.d.boundary_flux = self.boundary_flux
+        norms = np.sqrt(squares / f.n_cells)
+        return out, norms, None if bad == NO_BAD_CELL else bad

@@ -1,0 +1,700 @@
+// The cell-centred finite-volume residual of the Euler equations as three kernels,
+// the device twin of gpusolver/solvers/fv/discretisation.py (the NumPy reference):
+//
+//   cell_gradients  one thread per cell: primitive state, least-squares or
+//                   Green-Gauss gradient over the cell's face slots, neighbour
+//                   minimum and maximum, Venkatakrishnan's limiter; writes the
+//                   limited gradient (and the limiter values);
+//   face_flux       one thread per face: reconstruction from both cells (ghost
+//                   state on the boundary, by condition code), positivity
+//                   fall-back, Riemann flux (Roe, Rusanov or AUSMPW+: a template
+//                   argument), times area; stores it per face (gather), or adds it
+//                   into the cells with atomics, or with plain updates (faces of one
+//                   colour); optionally the face's wave speed times area;
+//   cell_update     one thread per cell: sums its face slots (gather), and either
+//                   writes the residual or performs one Runge-Kutta stage with the
+//                   local time step, the RMS sums of the rate and a divergence check
+//                   fused in.
+//
+// Layout: Structure-of-Arrays in the plan's order, variable-major (W[v * n + i]);
+// gradients [(v * DIM + d) * n_cells + c]; the slot table is [k * n_cells + c],
+// slot s < n_faces the cell is the left of face s, n_faces <= s < 2 n_faces the
+// right of face s - n_faces, 2 n_faces unused. fp32 and fp64 from one source.
+
+template <int DIM>
+struct Vars {
+    static constexpr int N = DIM + 2;
+};
+
+// Riemann fluxes (template argument FLUX)
+enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2 };
+// Boundary conditions (per boundary face)
+enum Condition { MIRROR = 0, NO_SLIP_ADIABATIC = 1, NO_SLIP_ISOTHERMAL = 2, FARFIELD = 3,
+                 IMPOSED = 4, EXTRAPOLATED = 5, PRESSURE_OUTLET = 6, PERIODIC = 7 };
+// Gradients and limiters
+enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1 };
+enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2 };
+// Accumulation of face fluxes
+enum Accumulation { STORE = 0, ATOMIC = 1, PLAIN = 2 };
+// Harten's entropy fix (gpusolver.physics.fluxes.ENTROPY_FIX)
+#define ENTROPY_FIX 0.1
+
+// Everything the kernels read of a mesh's faces and boundaries.
+template <typename real>
+struct Faces {
+    const int* left;
+    const int* right;
+    const real* normal;        // [d * n_faces + f]
+    const real* area;
+    const real* offset_left;   // face centre minus left centroid [d * n_faces + f]
+    const real* offset_right;  // face centre minus right centroid (interior faces)
+    const int* bc_code;        // per boundary face b = f - n_interior
+    const real* bc_value;      // [v * n_boundary + b]: outside state or wall values
+    const int* bc_partner;     // periodic: partner face (global index)
+    int n_faces;
+    int n_interior;
+};
+
+template <typename real, int DIM>
+__device__ __forceinline__ void primitive(const real* __restrict__ U, int n, int c,
+                                          real gamma, real w[Vars<DIM>::N]) {
+    const real rho = U[c];
+    real kinetic = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        w[1 + d] = U[(1 + d) * n + c] / rho;
+        kinetic += w[1 + d] * w[1 + d];
+    }
+    w[0] = rho;
+    w[DIM + 1] = (gamma - real(1)) * (U[(DIM + 1) * n + c] - real(0.5) * rho * kinetic);
+}
+
+template <typename real, int DIM>
+__device__ __forceinline__ real normal_velocity(const real w[Vars<DIM>::N], const real n[DIM]) {
+    real un = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) un += w[1 + d] * n[d];
+    return un;
+}
+
+template <typename real>
+__device__ __forceinline__ real sound_speed(real rho, real p, real gamma) {
+    return sqrt(gamma * p / rho);
+}
+
+// Characteristic far field about the outside state (boundary.characteristic_ghost).
+template <typename real, int DIM>
+__device__ void characteristic_ghost(const real w[Vars<DIM>::N], const real n[DIM],
+                                     const real out[Vars<DIM>::N], real gamma,
+                                     real g[Vars<DIM>::N]) {
+    constexpr int P = DIM + 1;
+    const real c0 = sound_speed(w[0], w[P], gamma);
+    const real impedance = w[0] * c0;
+    const real un_in = normal_velocity<real, DIM>(w, n);
+    const real un_out = normal_velocity<real, DIM>(out, n);
+    const real pressure = real(0.5) * (w[P] + out[P] + impedance * (un_in - un_out));
+    const real un = real(0.5) * (un_in + un_out) + (w[P] - out[P]) / (real(2) * impedance);
+    const bool outflow = un_in > 0;
+    const real* up = outflow ? w : out;
+    const real un_up = outflow ? un_in : un_out;
+    if (fabs(un_in) >= c0) {
+#pragma unroll
+        for (int v = 0; v < DIM + 2; ++v) g[v] = up[v];
+        return;
+    }
+    g[0] = up[0] + (pressure - up[P]) / (c0 * c0);
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) g[1 + d] = up[1 + d] + (un - un_up) * n[d];
+    g[P] = pressure;
+}
+
+// Ghost state of boundary face b from the interior state w (not for PERIODIC).
+template <typename real, int DIM>
+__device__ void ghost_state(const Faces<real>& F, int b, const real w[Vars<DIM>::N],
+                            const real n[DIM], real gamma, real g[Vars<DIM>::N]) {
+    constexpr int NV = Vars<DIM>::N, P = DIM + 1;
+    const int nb = F.n_faces - F.n_interior;
+    real value[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) value[v] = F.bc_value[v * nb + b];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) g[v] = w[v];
+    switch (F.bc_code[b]) {
+        case MIRROR: {
+            const real un = normal_velocity<real, DIM>(w, n);
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) g[1 + d] = w[1 + d] - real(2) * un * n[d];
+            break;
+        }
+        case NO_SLIP_ADIABATIC:
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) g[1 + d] = real(2) * value[1 + d] - w[1 + d];
+            break;
+        case NO_SLIP_ISOTHERMAL: {  // wall temperature in value[0]
+            const real t = fmax(real(2) * value[0] - gamma * w[P] / w[0], real(0.5) * value[0]);
+            g[0] = gamma * w[P] / t;
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) g[1 + d] = real(2) * value[1 + d] - w[1 + d];
+            break;
+        }
+        case FARFIELD:
+            characteristic_ghost<real, DIM>(w, n, value, gamma, g);
+            break;
+        case IMPOSED:
+#pragma unroll
+            for (int v = 0; v < NV; ++v) g[v] = value[v];
+            break;
+        case PRESSURE_OUTLET:  // outlet pressure in value[P]
+            if (normal_velocity<real, DIM>(w, n) < sound_speed(w[0], w[P], gamma)) g[P] = value[P];
+            break;
+        default:  // EXTRAPOLATED
+            break;
+    }
+}
+
+template <typename real, int DIM>
+__device__ __forceinline__ void load_normal(const Faces<real>& F, int f, real n[DIM]) {
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) n[d] = F.normal[d * F.n_faces + f];
+}
+
+// ---------------------------------------------------------------- fluxes
+template <typename real, int DIM>
+__device__ __forceinline__ real total_enthalpy(const real w[Vars<DIM>::N], real gamma) {
+    real q2 = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) q2 += w[1 + d] * w[1 + d];
+    return gamma / (gamma - real(1)) * w[DIM + 1] / w[0] + real(0.5) * q2;
+}
+
+template <typename real, int DIM>
+__device__ __forceinline__ void euler_flux(const real w[Vars<DIM>::N], const real n[DIM],
+                                           real gamma, real f[Vars<DIM>::N]) {
+    const real un = normal_velocity<real, DIM>(w, n);
+    f[0] = w[0] * un;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) f[1 + d] = w[0] * w[1 + d] * un + w[DIM + 1] * n[d];
+    f[DIM + 1] = w[0] * total_enthalpy<real, DIM>(w, gamma) * un;
+}
+
+template <typename real>
+__device__ __forceinline__ real harten(real eigenvalue, real delta) {
+    const real m = fabs(eigenvalue);
+    return m < delta ? (m * m + delta * delta) / (real(2) * delta) : m;
+}
+
+template <typename real, int DIM>
+__device__ void roe(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N], const real n[DIM],
+                    real gamma, real flux[Vars<DIM>::N]) {
+    constexpr int NV = Vars<DIM>::N, P = DIM + 1;
+    const real sl = sqrt(wl[0]), sr = sqrt(wr[0]);
+    const real weight_l = sl / (sl + sr), weight_r = sr / (sl + sr);
+    const real rho = sl * sr;
+    real velocity[DIM], d_velocity[DIM];
+    real q2 = 0, un = 0, d_un = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        velocity[d] = weight_l * wl[1 + d] + weight_r * wr[1 + d];
+        d_velocity[d] = wr[1 + d] - wl[1 + d];
+        q2 += velocity[d] * velocity[d];
+        un += velocity[d] * n[d];
+        d_un += d_velocity[d] * n[d];
+    }
+    const real enthalpy = weight_l * total_enthalpy<real, DIM>(wl, gamma)
+                          + weight_r * total_enthalpy<real, DIM>(wr, gamma);
+    const real c = sqrt((gamma - real(1)) * (enthalpy - real(0.5) * q2));
+    const real d_rho = wr[0] - wl[0], d_p = wr[P] - wl[P];
+    const real delta = real(ENTROPY_FIX) * c;
+    const real a_minus = harten(un - c, delta) * (d_p - rho * c * d_un) / (real(2) * c * c);
+    const real a_plus = harten(un + c, delta) * (d_p + rho * c * d_un) / (real(2) * c * c);
+    const real lam_mid = harten(un, delta);
+    const real a_entropy = lam_mid * (d_rho - d_p / (c * c));
+    const real a_shear = lam_mid * rho;
+    real fl[NV], fr[NV];
+    euler_flux<real, DIM>(wl, n, gamma, fl);
+    euler_flux<real, DIM>(wr, n, gamma, fr);
+    real dissipation[NV];
+    dissipation[0] = a_minus + a_entropy + a_plus;
+    real along = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        dissipation[1 + d] = a_minus * (velocity[d] - c * n[d]) + a_entropy * velocity[d]
+                             + a_plus * (velocity[d] + c * n[d])
+                             + a_shear * (d_velocity[d] - d_un * n[d]);
+        along += velocity[d] * d_velocity[d];
+    }
+    dissipation[P] = a_minus * (enthalpy - un * c) + a_entropy * real(0.5) * q2
+                     + a_plus * (enthalpy + un * c) + a_shear * (along - un * d_un);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) flux[v] = real(0.5) * (fl[v] + fr[v] - dissipation[v]);
+}
+
+template <typename real, int DIM>
+__device__ void rusanov(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N],
+                        const real n[DIM], real gamma, real flux[Vars<DIM>::N]) {
+    constexpr int NV = Vars<DIM>::N, P = DIM + 1;
+    const real speed_l = fabs(normal_velocity<real, DIM>(wl, n)) + sound_speed(wl[0], wl[P], gamma);
+    const real speed_r = fabs(normal_velocity<real, DIM>(wr, n)) + sound_speed(wr[0], wr[P], gamma);
+    const real smax = speed_r > speed_l ? speed_r : speed_l;
+    real fl[NV], fr[NV];
+    euler_flux<real, DIM>(wl, n, gamma, fl);
+    euler_flux<real, DIM>(wr, n, gamma, fr);
+    real q2l = 0, q2r = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        q2l += wl[1 + d] * wl[1 + d];
+        q2r += wr[1 + d] * wr[1 + d];
+    }
+    real jump[NV];
+    jump[0] = wr[0] - wl[0];
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) jump[1 + d] = wr[0] * wr[1 + d] - wl[0] * wl[1 + d];
+    jump[P] = (wr[P] / (gamma - real(1)) + real(0.5) * wr[0] * q2r)
+              - (wl[P] / (gamma - real(1)) + real(0.5) * wl[0] * q2l);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) flux[v] = real(0.5) * (fl[v] + fr[v] - smax * jump[v]);
+}
+
+template <typename real>
+__device__ __forceinline__ real split_mach(real m, real sign) {
+    return fabs(m) <= real(1) ? sign * real(0.25) * (m + sign) * (m + sign)
+                              : real(0.5) * (m + sign * fabs(m));
+}
+
+template <typename real>
+__device__ __forceinline__ real split_pressure(real m, real sign) {
+    return fabs(m) <= real(1) ? real(0.25) * (m + sign) * (m + sign) * (real(2) - sign * m)
+                              : real(0.5) * (real(1) + sign * (m > 0 ? real(1) : real(-1)));
+}
+
+template <typename real, int DIM>
+__device__ void ausmpw_plus(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N],
+                            const real n[DIM], real gamma, real flux[Vars<DIM>::N]) {
+    constexpr int P = DIM + 1;
+    const real unl = normal_velocity<real, DIM>(wl, n), unr = normal_velocity<real, DIM>(wr, n);
+    const real hl = total_enthalpy<real, DIM>(wl, gamma), hr = total_enthalpy<real, DIM>(wr, gamma);
+    real q2l = 0, q2r = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        q2l += wl[1 + d] * wl[1 + d];
+        q2r += wr[1 + d] * wr[1 + d];
+    }
+    const real h_normal = real(0.5) * (hl - real(0.5) * (q2l - unl * unl) + hr
+                                       - real(0.5) * (q2r - unr * unr));
+    const real cs = sqrt(real(2) * (gamma - real(1)) / (gamma + real(1)) * h_normal);
+    const real upwind_speed = (unl + unr) > 0 ? fabs(unl) : fabs(unr);
+    const real c = cs * cs / (upwind_speed > cs ? upwind_speed : cs);
+    const real ml = unl / c, mr = unr / c;
+    const real m_plus = split_mach(ml, real(1)), m_minus = split_mach(mr, real(-1));
+    const real p_plus = split_pressure(ml, real(1)), p_minus = split_pressure(mr, real(-1));
+    const real pl = wl[P], pr = wr[P];
+    const real ps = p_plus * pl + p_minus * pr;
+    const real ratio = pl < pr ? pl / pr : pr / pl;
+    const real w = real(1) - ratio * ratio * ratio;
+    const real fl = pl / ps - real(1), fr = pr / ps - real(1);
+    const bool positive = m_plus + m_minus >= 0;
+    const real mbar_l = positive ? m_plus + m_minus * ((real(1) - w) * (real(1) + fr) - fl)
+                                 : m_plus * w * (real(1) + fl);
+    const real mbar_r = positive ? m_minus * w * (real(1) + fr)
+                                 : m_minus + m_plus * ((real(1) - w) * (real(1) + fl) - fr);
+    const real left = mbar_l * c, right = mbar_r * c;
+    flux[0] = left * wl[0] + right * wr[0];
+#pragma unroll
+    for (int d = 0; d < DIM; ++d)
+        flux[1 + d] = left * (wl[0] * wl[1 + d]) + right * (wr[0] * wr[1 + d]) + ps * n[d];
+    flux[P] = left * (wl[0] * hl) + right * (wr[0] * hr);
+}
+
+template <typename real, int DIM, int FLUX>
+__device__ __forceinline__ void riemann(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N],
+                                        const real n[DIM], real gamma, real flux[Vars<DIM>::N]) {
+    if (FLUX == ROE) roe<real, DIM>(wl, wr, n, gamma, flux);
+    else if (FLUX == RUSANOV) rusanov<real, DIM>(wl, wr, n, gamma, flux);
+    else ausmpw_plus<real, DIM>(wl, wr, n, gamma, flux);
+}
+
+// ---------------------------------------------------------------- gradients and limiter
+// Slot s of a cell: its face, and whether the cell is that face's right cell.
+__device__ __forceinline__ int slot_face(int s, int n_faces, bool* is_right) {
+    *is_right = s >= n_faces;
+    return *is_right ? s - n_faces : s;
+}
+
+// The primitive state across face f from cell c (face value on the boundary: the mean
+// of the cell and its ghost, as the NumPy gradients use).
+template <typename real, int DIM>
+__device__ void neighbour_state(const real* __restrict__ U, int n_cells, const Faces<real>& F,
+                                int f, bool is_right, const real w[Vars<DIM>::N], real gamma,
+                                real out[Vars<DIM>::N]) {
+    constexpr int NV = Vars<DIM>::N;
+    if (f < F.n_interior) {
+        primitive<real, DIM>(U, n_cells, is_right ? F.left[f] : F.right[f], gamma, out);
+        return;
+    }
+    const int b = f - F.n_interior;
+    real ghost[NV];
+    if (F.bc_code[b] == PERIODIC) {
+        primitive<real, DIM>(U, n_cells, F.left[F.bc_partner[b]], gamma, ghost);
+    } else {
+        real n[DIM];
+        load_normal<real, DIM>(F, f, n);
+        ghost_state<real, DIM>(F, b, w, n, gamma, ghost);
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v) out[v] = real(0.5) * (w[v] + ghost[v]);
+}
+
+template <typename real, int DIM, int GRADIENT, int LIMITER>
+__device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<real> F,
+                               const int* __restrict__ slots, int width,
+                               const real* __restrict__ coef_left,
+                               const real* __restrict__ coef_right,
+                               const real* __restrict__ volume,
+                               const real* __restrict__ epsilon2, real* __restrict__ phi_io,
+                               real* __restrict__ gradient, real gamma) {
+    constexpr int NV = Vars<DIM>::N;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    real w[NV], grad[NV][DIM], w_max[NV], w_min[NV];
+    primitive<real, DIM>(U, n_cells, c, gamma, w);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        w_max[v] = w_min[v] = w[v];
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) grad[v][d] = 0;
+    }
+    const int unused = 2 * F.n_faces;
+    for (int k = 0; k < width; ++k) {
+        const int s = slots[k * n_cells + c];
+        if (s == unused) break;
+        bool is_right;
+        const int f = slot_face(s, F.n_faces, &is_right);
+        real wn[NV];
+        neighbour_state<real, DIM>(U, n_cells, F, f, is_right, w, gamma, wn);
+        if (GRADIENT == LEAST_SQUARES) {
+            const real* coef = is_right ? coef_right : coef_left;
+            real weight[DIM];
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) weight[d] = coef[d * F.n_faces + f];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const real jump = is_right ? w[v] - wn[v] : wn[v] - w[v];
+#pragma unroll
+                for (int d = 0; d < DIM; ++d) grad[v][d] += jump * weight[d];
+            }
+        } else {
+            const real a = is_right ? -F.area[f] : F.area[f];
+            real n[DIM];
+            load_normal<real, DIM>(F, f, n);
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const real face = f < F.n_interior ? real(0.5) * (w[v] + wn[v]) : wn[v];
+#pragma unroll
+                for (int d = 0; d < DIM; ++d) grad[v][d] += face * (n[d] * a);
+            }
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            w_max[v] = fmax(w_max[v], wn[v]);
+            w_min[v] = fmin(w_min[v], wn[v]);
+        }
+    }
+    if (GRADIENT == GREEN_GAUSS) {
+        const real vol = volume[c];
+#pragma unroll
+        for (int v = 0; v < NV; ++v)
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) grad[v][d] /= vol;
+    }
+    real phi[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) phi[v] = LIMITER == FROZEN ? phi_io[v * n_cells + c] : real(1);
+    if (LIMITER == VENKATAKRISHNAN) {
+        real eps[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) eps[v] = epsilon2[v * n_cells + c];
+        for (int k = 0; k < width; ++k) {
+            const int s = slots[k * n_cells + c];
+            if (s == unused) break;
+            bool is_right;
+            const int f = slot_face(s, F.n_faces, &is_right);
+            const real* offsets = is_right ? F.offset_right : F.offset_left;
+            real offset[DIM];
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) offset[d] = offsets[d * F.n_faces + f];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                real d2 = 0;
+#pragma unroll
+                for (int d = 0; d < DIM; ++d) d2 += grad[v][d] * offset[d];
+                if (d2 == 0) continue;
+                const real d1 = (d2 > 0 ? w_max[v] : w_min[v]) - w[v];
+                const real ratio = (d1 * d1 + eps[v] + real(2) * d1 * d2)
+                                   / (d1 * d1 + real(2) * d2 * d2 + d1 * d2 + eps[v]);
+                phi[v] = fmin(phi[v], ratio);
+            }
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) phi_io[v * n_cells + c] = phi[v];
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) gradient[(v * DIM + d) * n_cells + c] = grad[v][d] * phi[v];
+}
+
+// ---------------------------------------------------------------- faces
+// Cell state reconstructed to face f (second order; cell value where rho or p would
+// not stay positive).
+template <typename real, int DIM, int ORDER>
+__device__ __forceinline__ void reconstruct(const real* __restrict__ U, const real* __restrict__ gradient,
+                                            int n_cells, int c, const real* __restrict__ offsets,
+                                            int n_faces, int f, real gamma,
+                                            real cell[Vars<DIM>::N], real out[Vars<DIM>::N]) {
+    constexpr int NV = Vars<DIM>::N;
+    primitive<real, DIM>(U, n_cells, c, gamma, cell);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) out[v] = cell[v];
+    if (ORDER == 1) return;
+    real offset[DIM];
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) offset[d] = offsets[d * n_faces + f];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        real change = 0;
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) change += gradient[(v * DIM + d) * n_cells + c] * offset[d];
+        out[v] += change;
+    }
+    if (out[0] <= 0 || out[DIM + 1] <= 0) {
+#pragma unroll
+        for (int v = 0; v < NV; ++v) out[v] = cell[v];
+    }
+}
+
+template <typename real, int DIM, int FLUX, int ORDER, int ACC>
+__device__ void face_flux(const real* __restrict__ U, const real* __restrict__ gradient,
+                          int n_cells, Faces<real> F, int first, int last,
+                          real* __restrict__ out, real* __restrict__ boundary_flux,
+                          real* __restrict__ speed, real gamma) {
+    constexpr int NV = Vars<DIM>::N;
+    const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= last) return;
+    const int l = F.left[f];
+    real n[DIM];
+    load_normal<real, DIM>(F, f, n);
+    real cell_l[NV], cell_r[NV], wl[NV], wr[NV];
+    reconstruct<real, DIM, ORDER>(U, gradient, n_cells, l, F.offset_left, F.n_faces, f, gamma,
+                                  cell_l, wl);
+    const bool interior = f < F.n_interior;
+    const int r = interior ? F.right[f] : -1;
+    if (interior) {
+        reconstruct<real, DIM, ORDER>(U, gradient, n_cells, r, F.offset_right, F.n_faces, f,
+                                      gamma, cell_r, wr);
+    } else {
+        const int b = f - F.n_interior;
+        if (F.bc_code[b] == PERIODIC) {
+            const int p = F.bc_partner[b];
+            reconstruct<real, DIM, ORDER>(U, gradient, n_cells, F.left[p], F.offset_left,
+                                          F.n_faces, p, gamma, cell_r, wr);
+        } else {
+            ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
+        }
+    }
+    real flux[NV];
+    riemann<real, DIM, FLUX>(wl, wr, n, gamma, flux);
+    const real a = F.area[f];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) flux[v] *= a;
+    if (speed != nullptr) {  // |u.n| + c of the mean cell state (the cell's own on the boundary)
+        real mean[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) mean[v] = interior ? real(0.5) * (cell_l[v] + cell_r[v]) : cell_l[v];
+        speed[f] = (fabs(normal_velocity<real, DIM>(mean, n))
+                    + sound_speed(mean[0], mean[DIM + 1], gamma)) * a;
+    }
+    if (!interior && boundary_flux != nullptr) {
+        const int nb = F.n_faces - F.n_interior, b = f - F.n_interior;
+#pragma unroll
+        for (int v = 0; v < NV; ++v) boundary_flux[v * nb + b] = flux[v];
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        if (ACC == STORE) {
+            out[v * F.n_faces + f] = flux[v];
+        } else if (ACC == ATOMIC) {
+            atomicAdd(&out[v * n_cells + l], -flux[v]);
+            if (interior) atomicAdd(&out[v * n_cells + r], flux[v]);
+        } else {
+            out[v * n_cells + l] -= flux[v];
+            if (interior) out[v * n_cells + r] += flux[v];
+        }
+    }
+}
+
+// ---------------------------------------------------------------- cells
+// One Runge-Kutta stage (gpusolver.integrators.explicit.Stage) per cell:
+//   k = R / V, sum = (first ? 0 : sum) + sum_weight k,
+//   u_out = base u0 + current u + rate dt k + from_sum dt sum;
+// local_dt: dt = cfl V / (sum of the face speeds), stored in dt; otherwise dt is read
+// (dt_stride 1: one per cell, 0: one for all).
+struct Stage {
+    double base, current, rate, sum_weight, from_sum, cfl;
+    int first, local_dt, dt_stride;
+};
+
+// squares[v] += the sum of k2[v] over the thread block (one atomic per block and
+// variable); every thread of the block must call it.
+template <int NV>
+__device__ __forceinline__ void add_block_sums(double k2[NV], double* squares) {
+#ifdef __CUDA_ARCH__
+    __shared__ double partial[32][NV];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        for (int offset = 16; offset > 0; offset >>= 1)
+            k2[v] += __shfl_down_sync(0xffffffffu, k2[v], offset);
+        if (lane == 0) partial[warp][v] = k2[v];
+    }
+    __syncthreads();
+    if (threadIdx.x < NV) {
+        double total = 0;
+        for (int w = 0; w < int(blockDim.x >> 5); ++w) total += partial[w][threadIdx.x];
+        atomicAdd(&squares[threadIdx.x], total);
+    }
+#else
+    for (int v = 0; v < NV; ++v) squares[v] += k2[v];
+#endif
+}
+
+template <typename real, int DIM, int SOURCE>
+__device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ slots, int width,
+                            const real* __restrict__ source, const real* __restrict__ volume,
+                            real* __restrict__ residual_out, Stage stage,
+                            const real* __restrict__ speed, real* __restrict__ dt,
+                            const real* __restrict__ u0, const real* __restrict__ u,
+                            real* __restrict__ sum, real* __restrict__ u_out,
+                            double* __restrict__ squares, int* __restrict__ bad_cell,
+                            real gamma) {
+    constexpr int NV = Vars<DIM>::N;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool active = c < n_cells;
+    real r[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) r[v] = 0;
+    const int unused = 2 * n_faces;
+    if (active && SOURCE == STORE) {
+        for (int k = 0; k < width; ++k) {
+            const int s = slots[k * n_cells + c];
+            if (s == unused) break;
+            bool is_right;
+            const int f = slot_face(s, n_faces, &is_right);
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const real value = source[v * n_faces + f];
+                r[v] += is_right ? value : -value;
+            }
+        }
+    } else if (active) {
+#pragma unroll
+        for (int v = 0; v < NV; ++v) r[v] = source[v * n_cells + c];
+    }
+    if (active && residual_out != nullptr) {
+#pragma unroll
+        for (int v = 0; v < NV; ++v) residual_out[v * n_cells + c] = r[v];
+    }
+    if (u_out == nullptr) return;  // the same for every thread
+    const real vol = active ? volume[c] : real(1);
+    real k[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) k[v] = r[v] / vol;
+    if (squares != nullptr) {  // the same for every thread
+        double k2[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) k2[v] = double(k[v]) * double(k[v]);
+        add_block_sums<NV>(k2, squares);
+    }
+    if (!active) return;
+    real step;
+    if (stage.local_dt) {
+        real radius = 0;
+        for (int j = 0; j < width; ++j) {
+            const int s = slots[j * n_cells + c];
+            if (s == unused) break;
+            bool is_right;
+            radius += speed[slot_face(s, n_faces, &is_right)];
+        }
+        step = real(stage.cfl) * vol / radius;
+        dt[c] = step;
+    } else {
+        step = dt[stage.dt_stride * c];
+    }
+    bool bad = false;
+    real out[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        real total = 0;
+        if (stage.sum_weight != 0 || stage.from_sum != 0) {
+            total = stage.first ? real(stage.sum_weight) * k[v]
+                                : sum[v * n_cells + c] + real(stage.sum_weight) * k[v];
+            sum[v * n_cells + c] = total;
+        }
+        real value = real(stage.base) * u0[v * n_cells + c] + real(stage.rate) * step * k[v];
+        if (stage.current != 0) value += real(stage.current) * u[v * n_cells + c];
+        if (stage.from_sum != 0) value += real(stage.from_sum) * step * total;
+        out[v] = value;
+        bad |= !isfinite(value);
+    }
+    if (bad_cell != nullptr) {
+        real kinetic = 0;
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) kinetic += out[1 + d] * out[1 + d];
+        const real p = (gamma - real(1)) * (out[DIM + 1] - real(0.5) * kinetic / out[0]);
+        if (bad || !(out[0] > 0) || !(p > 0)) atomicMin(bad_cell, c);
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v) u_out[v * n_cells + c] = out[v];
+}
+
+// ---------------------------------------------------------------- entry points
+// Instantiated by name expression from Python (gpusolver/solvers/fv/fused.py).
+template <typename real, int DIM, int GRADIENT, int LIMITER>
+__global__ void __launch_bounds__(256) gradients_kernel(
+    const real* U, int n_cells, const int* left, const int* right, const real* normal,
+    const real* area, const real* offset_left, const real* offset_right, const int* bc_code,
+    const real* bc_value, const int* bc_partner, int n_faces, int n_interior, const int* slots,
+    int width, const real* coef_left, const real* coef_right, const real* volume,
+    const real* epsilon2, real* phi, real* gradient, real gamma) {
+    const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
+                        bc_value, bc_partner, n_faces, n_interior};
+    cell_gradients<real, DIM, GRADIENT, LIMITER>(U, n_cells, F, slots, width, coef_left,
+                                                  coef_right, volume, epsilon2, phi, gradient,
+                                                  gamma);
+}
+
+template <typename real, int DIM, int FLUX, int ORDER, int ACC>
+__global__ void __launch_bounds__(256) flux_kernel(
+    const real* U, const real* gradient, int n_cells, const int* left, const int* right,
+    const real* normal, const real* area, const real* offset_left, const real* offset_right,
+    const int* bc_code, const real* bc_value, const int* bc_partner, int n_faces,
+    int n_interior, int first, int last, real* out, real* boundary_flux, real* speed,
+    real gamma) {
+    const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
+                        bc_value, bc_partner, n_faces, n_interior};
+    face_flux<real, DIM, FLUX, ORDER, ACC>(U, gradient, n_cells, F, first, last, out,
+                                           boundary_flux, speed, gamma);
+}
+
+template <typename real, int DIM, int SOURCE>
+__global__ void __launch_bounds__(256) update_kernel(
+    int n_cells, int n_faces, const int* slots, int width, const real* source,
+    const real* volume, real* residual_out, double base, double current, double rate,
+    double sum_weight, double from_sum, double cfl, int first, int local_dt, int dt_stride,
+    const real* speed, real* dt, const real* u0, const real* u, real* sum, real* u_out,
+    double* squares, int* bad_cell, real gamma) {
+    const Stage stage{base, current, rate, sum_weight, from_sum, cfl, first, local_dt,
+                      dt_stride};
+    cell_update<real, DIM, SOURCE>(n_cells, n_faces, slots, width, source, volume,
+                                   residual_out, stage, speed, dt, u0, u, sum, u_out, squares,
+                                   bad_cell, gamma);
+}

@@ -1,0 +1,181 @@
+"""The fused CUDA residual and Runge-Kutta kernels against the NumPy reference.
+
+Every flux, gradient, limiter mode and boundary condition, in 2D and 3D, on small
+generated meshes and on shipped real meshes, on fresh random states (seeds printed).
+Tolerances relative to the largest value compared: fp64 1e-12, fp32 1e-5 (against
+NumPy in the same precision). ``host`` runs the same CUDA source compiled as C++ on
+the CPU (so CI checks the kernels' logic); ``cupy`` runs it on the GPU.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusolver.backends.host import compiler
+from gpusolver.integrators.explicit import TABLEAUX
+from gpusolver.solvers.fv.fused import FusedResidual, FusedRungeKutta
+from meshorder import read_mesh
+from meshorder.testing import box_mesh, grid_mesh
+
+from .fv_cases import Gas, Scheme, Stepping, perturbed_solver
+
+TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5}
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+MIXED_2D = {"left": "farfield", "right": {"type": "pressure-outlet", "pressure": 0.9},
+            "bottom": "slip-wall", "top": "symmetry"}
+PERIODIC_2D = {"left": {"type": "periodic", "partner": "right"},
+               "right": {"type": "periodic", "partner": "left"},
+               "bottom": "slip-wall", "top": {"type": "farfield", "vortex": True}}
+MIXED_3D = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-wall",
+            "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
+AIRFOIL = {"farfield": "farfield", "airfoil": "slip-wall"}
+
+CASES = {
+    "2d-mixed-roe-lsq": (lambda: grid_mesh(14, 11, "triangle"), MIXED_2D,
+                         Gas(dim=2, mach=0.5, aoa_deg=3.0),
+                         Scheme("roe", 2, "least-squares", "venkatakrishnan")),
+    "2d-periodic-ausmpw-gg": (lambda: grid_mesh(9, 8), PERIODIC_2D,
+                              Gas(dim=2, mach=0.6, aoa_deg=1.0),
+                              Scheme("ausmpw+", 2, "green-gauss", "venkatakrishnan")),
+    "2d-mixed-rusanov-unlimited": (lambda: grid_mesh(10, 7, "triangle"), MIXED_2D,
+                                   Gas(dim=2, mach=0.3),
+                                   Scheme("rusanov", 2, "least-squares", "none")),
+    "3d-mixed-roe-gg": (lambda: box_mesh(6, 5, 4), MIXED_3D, Gas(dim=3, mach=1.4, aoa_deg=2.0),
+                        Scheme("roe", 2, "green-gauss", "venkatakrishnan")),
+    "3d-mixed-ausmpw-1": (lambda: box_mesh(5, 4, 4), MIXED_3D, Gas(dim=3, mach=0.8),
+                          Scheme("ausmpw+", 1)),
+    "naca0012-tri-roe-lsq": (lambda: read_mesh(DATA / "naca0012_tri.msh"), AIRFOIL,
+                             Gas(dim=2, mach=0.8, aoa_deg=1.25),
+                             Scheme("roe", 2, "least-squares", "venkatakrishnan")),
+    "wing-prisms-roe-lsq": (lambda: read_mesh(DATA / "wing_prisms.msh"), None,
+                            Gas(dim=3, mach=0.8, aoa_deg=2.0),
+                            Scheme("roe", 2, "least-squares", "venkatakrishnan")),
+}
+
+
+BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
+                                                          reason="no C++ compiler")),
+            pytest.param("cupy", marks=pytest.mark.gpu)]
+
+
+def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "cupy",
+          **kwargs):
+    """The NumPy reference and the fused solver of ``case`` on one random state.
+
+    ``backend`` ``host``: the second solver is on NumPy too, with host-compiled
+    kernels attached to its discretisation.
+    """
+    make_mesh, boundaries, gas, scheme = CASES[case]
+    seed = int(np.random.default_rng().integers(2**31))  # fresh random data
+    print(f"seed {seed}")
+    mesh = make_mesh()
+    if boundaries is not None:
+        kwargs["boundaries"] = boundaries
+    common = dict(gas=gas, scheme=scheme, precision=precision, seed=seed, strategy=strategy,
+                  **kwargs)
+    reference = perturbed_solver(mesh, backend="numpy", **common)
+    device = perturbed_solver(mesh, backend="numpy" if backend == "host" else "cupy", **common)
+    if backend == "host":
+        d = device.discretisation
+        d.fused = FusedResidual(d, device.host, strategy)
+        device.fused_steps = (None if device.lusgs is not None else
+                              FusedRungeKutta(d.fused, TABLEAUX[device.stepping.integrator]))
+    assert device.discretisation.fused is not None
+    for solver in (reference, device):
+        solver.discretisation.circulation = 0.3  # vortex far fields see a lifting body
+    return reference, device
+
+
+def _relative_error(got, expected) -> float:
+    difference = np.abs(got - expected)
+    worst = np.unravel_index(np.argmax(difference), difference.shape)
+    error = difference.max() / np.abs(expected).max()
+    print(f"relative error {error:.2e} at {worst}")
+    return error
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("strategy", ["reduce", "atomic", "colour"])
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_fused_residual_matches_numpy(case, strategy, precision, backend):
+    if backend == "host" and (strategy != "reduce" and precision == "fp32"):
+        pytest.skip("host: one strategy in fp32 is enough (compile time)")
+    reference, device = _pair(case, precision, strategy, backend)
+    expected = reference.discretisation.residual(reference.u)
+    got = device.backend.to_host(device.discretisation.residual(device.u))
+    assert got.dtype == expected.dtype
+    assert _relative_error(got, expected) < TOLERANCE[precision]
+    flux = [s.backend.to_host(s.discretisation.boundary_flux) for s in (reference, device)]
+    assert _relative_error(flux[1], flux[0]) < TOLERANCE[precision]
+    if reference.discretisation.limiter_values is not None:
+        phi = [s.backend.to_host(s.discretisation.limiter_values) for s in (reference, device)]
+        assert _relative_error(phi[1], phi[0]) < 100 * TOLERANCE[precision]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_fused_residual_with_a_frozen_limiter_matches_numpy(precision, backend):
+    reference, device = _pair("2d-mixed-roe-lsq", precision, backend=backend)
+    rng = np.random.default_rng(1)
+    phi = rng.uniform(0.0, 1.0, (4, reference.host.n_cells)).astype(reference.dtype)
+    for solver in (reference, device):
+        solver.discretisation.frozen_limiter = solver.backend.asarray(phi)
+    expected = reference.discretisation.residual(reference.u)
+    got = device.backend.to_host(device.discretisation.residual(device.u))
+    assert _relative_error(got, expected) < TOLERANCE[precision]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", list(TABLEAUX))
+@pytest.mark.parametrize("case", ["2d-periodic-ausmpw-gg", "3d-mixed-roe-gg",
+                                  "naca0012-tri-roe-lsq"])
+@pytest.mark.parametrize("local", [True, False])
+def test_fused_steps_match_numpy_steps(method, case, local, backend):
+    stepping = Stepping(method, cfl=0.5, local_time_step=local)
+    reference, device = _pair(case, "fp64", backend=backend, stepping=stepping)
+    assert device.fused_steps is not None
+    for _ in range(4):  # the third and fourth steps replay recorded CUDA graphs
+        norms = [s.step() for s in (reference, device)]
+        np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
+    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11)
+    forces = [s.wall_forces()["total"].force for s in (reference, device)]
+    np.testing.assert_allclose(forces[1], forces[0], rtol=1e-10, atol=1e-14)
+    if not local:
+        assert device.time == pytest.approx(reference.time, rel=1e-12)
+
+
+@pytest.mark.gpu
+def test_fused_graph_replay_equals_direct_launches():
+    _, device = _pair("naca0012-tri-roe-lsq", "fp64", stepping=Stepping("rk4", cfl=0.8))
+    u = device.u.copy()
+    results = []
+    for graphs in (False, True):
+        steps = FusedRungeKutta(device.discretisation.fused, TABLEAUX["rk4"], graphs=graphs)
+        for _ in range(3):
+            out, norms, bad = steps(u, 0.8)
+        results.append((out.get(), norms, bad))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    assert results[0][2] is results[1][2] is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_step_names_the_cell_that_went_bad(backend):
+    from gpusolver.errors import SolverDivergedError
+
+    _, device = _pair("2d-mixed-roe-lsq", "fp64", backend=backend,
+                      stepping=Stepping("rk4", cfl=1e4))
+    with pytest.raises(SolverDivergedError, match="non-positive density or pressure"):
+        for _ in range(5):
+            device.step()
+
+
+@pytest.mark.gpu
+def test_viscous_cases_keep_the_array_code():
+    mesh = grid_mesh(5, 4)
+    solver = perturbed_solver(mesh, backend="cupy", gas=Gas(dim=2, mach=0.3, reynolds=100.0))
+    assert solver.discretisation.fused is None
+    assert solver.fused_steps is None
