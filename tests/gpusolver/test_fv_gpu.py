@@ -122,4 +122,5 @@ def test_cupy_newton_krylov_steps_match_numpy(preconditioner):
     for _ in range(3):
         norms = [s.step() for s in solvers]
     np.testing.assert_allclose(norms[1], norms[0], rtol=1e-6)
-    np.testing.assert_allclose(solvers[1].conserved(), solvers[0].conserved(), rtol=1e-8)
+    # finite-difference Jacobian products amplify round-off by 1/sqrt(eps)
+    np.testing.assert_allclose(solvers[1].conserved(), solvers[0].conserved(), rtol=1e-7)

@@ -51,15 +51,6 @@ class Backend:
         import scipy.sparse
         return scipy.sparse
 
-    def splu(self, matrix):
-        """Sparse LU factorisation of a CSC ``matrix`` (SuperLU on the CPU; on CuPy the
-        factors' triangular solves run on the GPU); its ``solve(rhs)`` inverts it."""
-        if self.name == "cupy":
-            from cupyx.scipy.sparse.linalg import splu
-        else:
-            from scipy.sparse.linalg import splu
-        return splu(matrix)
-
     def asarray(self, array, dtype=None):
         """Copy a host array to this backend (no copy when already there)."""
         return self.xp.asarray(array, dtype=dtype)

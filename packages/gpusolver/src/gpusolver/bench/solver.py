@@ -50,8 +50,9 @@ def _solver(mesh, topology, plan, strategy, precision, backend, kernels="fused")
 def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[str],
                          precisions: list[str], repeats: int = 20,
                          residual_orderings: tuple[str, ...] = (), cpu: bool = False,
-                         log=print) -> list[dict]:
-    """Rows of the solver benchmark on ``mesh`` (see the module docstring)."""
+                         arrays: bool = True, log=print) -> list[dict]:
+    """Rows of the solver benchmark on ``mesh`` (see the module docstring); ``arrays``:
+    also time the residual's array code on the GPU."""
     import cupy
 
     device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
@@ -89,7 +90,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                     row["block_colours"] = runner.blocks.n_block_colours
                 if name in residual_orderings and strategy in SOLVER_STRATEGIES:
                     row |= _residual_times(mesh, topology, plan, strategy, precision, repeats,
-                                           cpu, cpu_ms, copy_gbs)
+                                           cpu, cpu_ms, copy_gbs, arrays)
                 rows.append(row)
                 log(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in row.items() if k not in ("device", "copy_gb_s")))
@@ -107,7 +108,7 @@ def _native_ms(rows: list[dict], row: dict, strategy: str) -> float:
 
 
 def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms,
-                    copy_gbs) -> dict:
+                    copy_gbs, arrays) -> dict:
     """The full residual (fused kernels and array code) and one RK4 stage, timed."""
     solver = _solver(mesh, topology, plan, strategy, precision, "cupy")
     timed = max(3, repeats // 4)
@@ -121,10 +122,11 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
     if fused is not None:
         out["residual_ratio_to_copy"] = fused.minimum_bytes() / residual_s / 1e9 / copy_gbs
     solver = residual = None  # free its device memory before the array-code solver's
-    arrays = _solver(mesh, topology, plan, strategy, precision, "cupy", kernels="arrays")
-    residual = arrays.discretisation.residual
-    out["arrays_residual_ms"] = arrays.backend.median_seconds(
-        lambda: residual(arrays.u), timed, warmup=1) * 1e3
+    if arrays:
+        reference = _solver(mesh, topology, plan, strategy, precision, "cupy", kernels="arrays")
+        residual = reference.discretisation.residual
+        out["arrays_residual_ms"] = reference.backend.median_seconds(
+            lambda: residual(reference.u), timed, warmup=1) * 1e3
     if cpu:
         if precision not in cpu_ms:
             reference = _solver(mesh, topology, plan, "atomic", precision, "numpy")

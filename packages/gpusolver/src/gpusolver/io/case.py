@@ -89,7 +89,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "cfl_max": Key(NUMBER, positive=True,
                        help="implicit: ramp the CFL number with the residual's fall up to this"),
         "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
-                              help="implicit: freeze the limiter once the residual has fallen "
+                              help="freeze the limiter once the residual has fallen "
                                    "by this factor and stalled"),
         "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
                               help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),

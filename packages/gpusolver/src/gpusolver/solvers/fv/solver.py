@@ -44,7 +44,8 @@ class Stepping:
         evolution relaxation, ``cfl (r_1 / r_n)``) up to this; None keeps ``cfl``.
     freeze_limiter : float or None
         Freeze the limiter for good once the density residual has fallen by at least
-        this factor and then stalled for :data:`STALL_STEPS` steps (limiter chatter);
+        this factor and then stalled for :data:`STALL_STEPS` implicit (or
+        :data:`EXPLICIT_STALL_STEPS` explicit) steps (limiter chatter);
         None never freezes.
     preconditioner : str
         Newton-Krylov only: ``lu`` (sparse LU of the first-order operator) or
@@ -72,8 +73,10 @@ PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
 RETRIES = 6
 CFL_BACKOFF = 10.0
 
-#: The residual has stalled when it has not reached a new low (by 10%) in this many steps.
+#: The residual has stalled when it has not reached a new low (by 10%) in this many
+#: implicit steps, or in :data:`EXPLICIT_STALL_STEPS` explicit ones.
 STALL_STEPS = 10
+EXPLICIT_STALL_STEPS = 500
 
 
 class Solver:
@@ -290,14 +293,12 @@ class Solver:
         return u_new, residual / d.geometry.volume, wall_flux
 
     def _adapt(self, density_residual: float) -> None:
-        """Ramp the CFL number and freeze the limiter as the residual falls (implicit)."""
+        """Ramp the CFL number (implicit) and freeze the limiter as the residual falls."""
         if self.first_residual is None:
             self.first_residual = density_residual
-        if self.lusgs is None:
-            return
         fall = density_residual / max(self.first_residual, 1e-300)
         cfl_max = self.stepping.cfl_max
-        if cfl_max is not None:
+        if cfl_max is not None and self.lusgs is not None:
             ramped = self.stepping.cfl / max(fall, 1e-300)
             self.cfl = min(cfl_max, max(self.cfl, ramped) if fall < 1 else ramped)
         if density_residual < 0.9 * self._best_residual:
@@ -306,7 +307,8 @@ class Solver:
             self._since_best += 1
         freeze = self.stepping.freeze_limiter
         d = self.discretisation
-        stalled = self._since_best >= STALL_STEPS
+        window = STALL_STEPS if self.lusgs is not None else EXPLICIT_STALL_STEPS
+        stalled = self._since_best >= window
         if freeze is not None and fall <= freeze and stalled and d.frozen_limiter is None:
             d.frozen_limiter = d.limiter_values
 
