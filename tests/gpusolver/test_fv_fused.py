@@ -140,7 +140,9 @@ def test_fused_steps_match_numpy_steps(method, case, local, backend):
     for _ in range(4):  # the third and fourth steps replay recorded CUDA graphs
         norms = [s.step() for s in (reference, device)]
         np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
-    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11)
+    # absolute tolerance for the momenta that are zero in the free stream
+    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,
+                               atol=1e-13)
     forces = [s.wall_forces()["total"].force for s in (reference, device)]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-10, atol=1e-14)
     if not local:
@@ -157,8 +159,9 @@ def test_fused_graph_replay_equals_direct_launches():
         for _ in range(3):
             out, norms, bad = steps(u, 0.8)
         results.append((out.get(), norms, bad))
-    np.testing.assert_array_equal(results[1][0], results[0][0])
-    np.testing.assert_array_equal(results[1][1], results[0][1])
+    np.testing.assert_array_equal(results[1][0], results[0][0])  # no atomics in the state
+    # the norms' block sums meet in atomics, in any order
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-14)
     assert results[0][2] is results[1][2] is None
 
 
