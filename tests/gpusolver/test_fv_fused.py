@@ -182,3 +182,23 @@ def test_viscous_cases_keep_the_array_code():
     solver = perturbed_solver(mesh, backend="cupy", gas=Gas(dim=2, mach=0.3, reynolds=100.0))
     assert solver.discretisation.fused is None
     assert solver.fused_steps is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "3d-mixed-ausmpw-1",
+                                  "wing-prisms-roe-lsq"])
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, backend):
+    from gpusolver.solvers.fv.lusgs import LUSGS
+
+    reference, device = _pair(case, precision, backend=backend,
+                              stepping=Stepping("lusgs", cfl=50.0))
+    sweeps = [LUSGS(s.discretisation, s.host, plan=s.plan, kernels=kernels)
+              for s, kernels in ((reference, False), (device, True))]
+    assert sweeps[1].kernels is not None
+    updates = []
+    for solver, lusgs in zip((reference, device), sweeps, strict=True):
+        u = solver.u
+        residual = solver.discretisation.residual(u)
+        updates.append(solver.backend.to_host(lusgs(u, residual, solver.time_step(u))))
+    assert _relative_error(updates[1], updates[0]) < TOLERANCE[precision]

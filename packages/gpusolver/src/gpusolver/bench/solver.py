@@ -31,15 +31,17 @@ from meshorder.pipeline import PlanOptions, make_plan
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kernel_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms",
            "residual_ns_per_cell", "residual_ratio_to_copy", "arrays_residual_ms",
-           "rk_stage_ms", "cpu_residual_ms", "gpu_vs_cpu")
+           "rk_stage_ms", "lusgs_step_ms", "lusgs_vs_residual", "cpu_residual_ms", "gpu_vs_cpu")
 
 
-def _solver(mesh, topology, plan, strategy, precision, backend, kernels="fused") -> Solver:
+def _solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
+            integrator="rk4") -> Solver:
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
     solver = Solver(mesh, Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0), boundaries,
                     scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
-                    stepping=Stepping("rk4"), plan=plan, strategy=strategy, backend=backend,
+                    stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0),
+                    plan=plan, strategy=strategy, backend=backend,
                     precision=precision, topology=topology, kernels=kernels)
     w = solver.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
@@ -121,7 +123,11 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
     fused = solver.discretisation.fused
     if fused is not None:
         out["residual_ratio_to_copy"] = fused.minimum_bytes() / residual_s / 1e9 / copy_gbs
-    solver = residual = None  # free its device memory before the array-code solver's
+    solver = residual = None  # free its device memory before the next solver's
+    implicit = _solver(mesh, topology, plan, strategy, precision, "cupy", integrator="lusgs")
+    lusgs_s = implicit.backend.median_seconds(implicit.step, timed, warmup=2)
+    out |= {"lusgs_step_ms": lusgs_s * 1e3, "lusgs_vs_residual": lusgs_s / residual_s}
+    implicit = None
     if arrays:
         reference = _solver(mesh, topology, plan, strategy, precision, "cupy", kernels="arrays")
         residual = reference.discretisation.residual

@@ -13,15 +13,20 @@ with ``lambda_c = |u . n| + c`` and ``lambda_v`` the viscous spectral radius.
 The forward sweep visits cells in increasing plan order and the backward sweep in
 decreasing order; cells of one wavefront level (hyperplane) do not depend on each
 other and are updated together, which is exactly the sequential sweep. Boundary
-faces enter the diagonal only (their ghost change is lagged).
+faces enter the diagonal only (their ghost change is lagged). With the fused kernels
+each level is one launch of ``kernels/lusgs.cu`` (compiled as C++ on the numpy
+backend); otherwise array code.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
+from gpusolver.backends.cuda import load_templates, real_type
+from gpusolver.backends.host import load_host_templates
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import Discretisation
@@ -117,19 +122,26 @@ class LUSGS:
         Over-relaxation of the convective spectral radius in the implicit operator.
     plan : Plan, optional
         Its hyperplanes are the sweeps' levels when it has them.
+    kernels : bool, optional
+        Sweep with one kernel launch per level; by default when the discretisation
+        runs fused kernels.
     """
 
     def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA,
-                 plan: Plan | None = None):
+                 plan: Plan | None = None, kernels: bool | None = None):
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
         slots = cell_slots(host)
-        self.forward, self.backward = (
-            [self._level(slots, levels.order[a:b], backward, backend, dtype)
-             for a, b in zip(levels.offsets[:-1], levels.offsets[1:], strict=True)]
-            for levels, backward in zip(sweep_levels(host, plan), (False, True), strict=True))
+        levels = sweep_levels(host, plan)
         self.slot_face = backend.asarray(slots.face)
+        self.kernels = (LevelKernels(d, slots, levels)
+                        if (d.fused is not None if kernels is None else kernels) else None)
+        if self.kernels is None:
+            self.forward, self.backward = (
+                [self._level(slots, level.order[a:b], backward, backend, dtype)
+                 for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True)]
+                for level, backward in zip(levels, (False, True), strict=True))
 
     @staticmethod
     def _level(slots: CellSlots, cells: np.ndarray, backward: bool, backend, dtype
@@ -180,6 +192,8 @@ class LUSGSOperator:
 
     def __call__(self, rhs):
         """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level."""
+        if self.lusgs.kernels is not None:
+            return self.lusgs.kernels.sweep(self.w, self.diagonal, self.slot_lambda, rhs)
         xp = self.lusgs.discretisation.backend.xp
         diagonal = self.diagonal
         du_star = xp.zeros_like(rhs)
@@ -192,3 +206,61 @@ class LUSGSOperator:
             cells = level.cells
             du[:, cells] = du_star[:, cells] - self._off_diagonal(du, level) / diagonal[cells]
         return du
+
+
+class LevelKernels:
+    """The sweeps as one kernel launch per level (``kernels/lusgs.cu``).
+
+    Parameters
+    ----------
+    discretisation : Discretisation
+    slots : CellSlots
+        Host tables of every cell's interior faces.
+    levels : tuple of Levels
+        Forward and backward wavefront levels.
+    """
+
+    BLOCK = 256
+
+    def __init__(self, discretisation: Discretisation, slots: CellSlots, levels):
+        d = self.discretisation = discretisation
+        backend, dtype = d.backend, d.dtype
+        xp = backend.xp
+
+        def c_order(array, kind=None):
+            return xp.asarray(array, dtype=kind, order="C")
+
+        self.n_cells, self.width = slots.neighbour.shape
+        self.neighbour = c_order(slots.neighbour, np.int32)
+        self.normal = c_order(slots.normal, dtype)
+        self.area = c_order(slots.area, dtype)
+        self.levels = [(c_order(level.order, np.int32), level.offsets.tolist())
+                       for level in levels]
+        real = real_type(dtype)
+        names = tuple(f"sweep_kernel<{real}, {d.gas.dim}, {flag}>" for flag in ("false", "true"))
+        load = load_templates if backend.name == "cupy" else load_host_templates
+        compiled = load(__package__, "kernels/lusgs.cu", names)
+        self.launch = [compiled[name] for name in names]
+        self.gamma = dtype.type(d.gas.gamma)
+
+    def sweep(self, w, diagonal, slot_lambda, rhs):
+        """Forward then backward sweep of ``rhs`` at primitive states ``w``."""
+        xp = self.discretisation.backend.xp
+        w, diagonal, rhs = (xp.asarray(a, order="C") for a in (w, diagonal, rhs))
+        slot_lambda = xp.asarray(slot_lambda, order="C")
+        du_star = xp.zeros_like(rhs)
+        self._sweep(0, w, diagonal, slot_lambda, rhs, du_star)
+        du = du_star.copy()
+        self._sweep(1, w, diagonal, slot_lambda, du_star, du)
+        return du
+
+    def _sweep(self, backward: int, w, diagonal, slot_lambda, base, out) -> None:
+        cells, offsets = self.levels[backward]
+        tables = (np.int32(self.n_cells), np.int32(self.width), self.neighbour, self.normal,
+                  self.area, slot_lambda, w, diagonal, base, out, self.gamma)
+        for first, last in itertools.pairwise(offsets):
+            n = last - first
+            if n == 0:
+                continue
+            self.launch[backward](((n + self.BLOCK - 1) // self.BLOCK,), (self.BLOCK,),
+                                  (cells[first:last], np.int32(n), *tables))
