@@ -113,6 +113,7 @@ class FusedResidual:
         self.bc_value = d.backend.asarray(value, dtype=self.dtype)
         self._vortex = [(slice(b.faces.start - host.n_interior, b.faces.stop - host.n_interior),
                          b.outside) for b in d.boundaries if b.outside is not None]
+
         def c_order(array, dtype=None):  # what the kernels index
             return xp.asarray(array, dtype=dtype, order="C")
 
@@ -142,8 +143,9 @@ class FusedResidual:
         else:
             self.gradient = xp.empty(1, self.dtype)
         self.speed = xp.empty(self.n_faces, self.dtype)
-        self.store = (xp.empty((self.n_vars, self.n_faces), self.dtype)
-                      if self.accumulation == STORE else None)
+        # where face fluxes go: per face (gathered by the cell kernel), or per cell
+        shape = (self.n_vars, self.n_faces if self.accumulation == STORE else self.n_cells)
+        self.accumulated = xp.empty(shape, self.dtype)
         self._kernels = self._compile(scheme)
 
     # ------------------------------------------------------------------ kernels
@@ -190,10 +192,8 @@ class FusedResidual:
                 self._blocks(self.n_cells), (BLOCK,),
                 (u, n_cells, *self.faces, self.slots, self.width, *self.coefficients,
                  self.volume, self.epsilon2, phi, self.gradient, self.gamma))
-        if self.accumulation == STORE:
-            target = self.store
-        else:
-            target = self.residual_buffer
+        target = self.accumulated
+        if self.accumulation != STORE:
             target.fill(0)
         for first, last, accumulation in self.ranges:
             self._kernels[f"flux{accumulation}"](
@@ -201,13 +201,6 @@ class FusedResidual:
                 (u, self.gradient, n_cells, *self.faces, np.int32(first), np.int32(last),
                  target, boundary_flux, self.speed if speed else NULL, self.gamma))
         return target
-
-    @property
-    def residual_buffer(self):
-        """Cell residual accumulated by atomic or colour face kernels."""
-        if not hasattr(self, "_residual"):
-            self._residual = self.xp.empty((self.n_vars, self.n_cells), self.dtype)
-        return self._residual
 
     def update(self, source, residual_out=None, stage=None, **arrays) -> None:
         """Launch the cell kernel: residual into ``residual_out`` and/or one RK stage.
