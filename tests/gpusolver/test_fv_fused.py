@@ -31,6 +31,12 @@ PERIODIC_2D = {"left": {"type": "periodic", "partner": "right"},
 MIXED_3D = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-wall",
             "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
 AIRFOIL = {"farfield": "farfield", "airfoil": "slip-wall"}
+WALLS_2D = {"left": "farfield", "right": {"type": "pressure-outlet", "pressure": 0.95},
+            "bottom": "no-slip-adiabatic",
+            "top": {"type": "no-slip-isothermal", "temperature": 1.2, "velocity": [0.3, 0.0]}}
+CHANNEL_2D = {"left": {"type": "periodic", "partner": "right"},
+              "right": {"type": "periodic", "partner": "left"},
+              "bottom": "no-slip-adiabatic", "top": "symmetry"}
 
 CASES = {
     "2d-mixed-roe-lsq": (lambda: grid_mesh(14, 11, "triangle"), MIXED_2D,
@@ -46,6 +52,14 @@ CASES = {
                         Scheme("roe", 2, "green-gauss", "venkatakrishnan")),
     "3d-mixed-ausmpw-1": (lambda: box_mesh(5, 4, 4), MIXED_3D, Gas(dim=3, mach=0.8),
                           Scheme("ausmpw+", 1)),
+    "2d-ns-walls-roe-lsq": (lambda: grid_mesh(10, 8, "triangle"), WALLS_2D,
+                            Gas(dim=2, mach=0.3, aoa_deg=5.0, reynolds=100.0),
+                            Scheme("roe", 2, "least-squares", "venkatakrishnan")),
+    "2d-ns-channel-rusanov-1": (lambda: grid_mesh(9, 8), CHANNEL_2D,
+                                Gas(dim=2, mach=0.2, reynolds=50.0), Scheme("rusanov", 1)),
+    "3d-ns-ausmpw-gg": (lambda: box_mesh(6, 5, 4), MIXED_3D | {"ymin": "no-slip-adiabatic"},
+                        Gas(dim=3, mach=0.4, aoa_deg=2.0, reynolds=200.0),
+                        Scheme("ausmpw+", 2, "green-gauss", "venkatakrishnan")),
     "naca0012-tri-roe-lsq": (lambda: read_mesh(DATA / "naca0012_tri.msh"), AIRFOIL,
                              Gas(dim=2, mach=0.8, aoa_deg=1.25),
                              Scheme("roe", 2, "least-squares", "venkatakrishnan")),
@@ -131,7 +145,7 @@ def test_fused_residual_with_a_frozen_limiter_matches_numpy(precision, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", list(TABLEAUX))
 @pytest.mark.parametrize("case", ["2d-periodic-ausmpw-gg", "3d-mixed-roe-gg",
-                                  "naca0012-tri-roe-lsq"])
+                                  "naca0012-tri-roe-lsq", "2d-ns-walls-roe-lsq"])
 @pytest.mark.parametrize("local", [True, False])
 def test_fused_steps_match_numpy_steps(method, case, local, backend):
     stepping = Stepping(method, cfl=0.5, local_time_step=local)
@@ -174,14 +188,6 @@ def test_fused_step_names_the_cell_that_went_bad(backend):
     with pytest.raises(SolverDivergedError, match="non-positive density or pressure"):
         for _ in range(5):
             device.step()
-
-
-@pytest.mark.gpu
-def test_viscous_cases_keep_the_array_code():
-    mesh = grid_mesh(5, 4)
-    solver = perturbed_solver(mesh, backend="cupy", gas=Gas(dim=2, mach=0.3, reynolds=100.0))
-    assert solver.discretisation.fused is None
-    assert solver.fused_steps is None
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

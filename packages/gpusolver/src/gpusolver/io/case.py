@@ -80,8 +80,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "strategy": Key(str, tuple(STRATEGIES), "atomic",
                         help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
         "kernels": Key(str, KERNELS, "fused",
-                       help="fused: CUDA kernels and graphs where they apply (cupy, "
-                            "inviscid); arrays: array code"),
+                       help="fused: CUDA kernels and graphs on the cupy backend; "
+                            "arrays: array code (the reference)"),
         "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
                                help="explicit Runge-Kutta, or implicit for steady states"),
         "cfl": Key(NUMBER, default=1.0, positive=True,

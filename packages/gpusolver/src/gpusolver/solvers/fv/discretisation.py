@@ -26,8 +26,8 @@ from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS, neighbour_offset
 #: Safety factor on the viscous spectral radius in the time step.
 VISCOUS_FACTOR = 4.0
 
-#: How the residual is computed: ``fused`` CUDA kernels where they apply (cupy backend,
-#: inviscid; :mod:`gpusolver.solvers.fv.fused`), else ``arrays`` (NumPy/CuPy array code).
+#: How the residual is computed: ``fused`` CUDA kernels on the cupy backend
+#: (:mod:`gpusolver.solvers.fv.fused`), or ``arrays`` (NumPy/CuPy array code, the reference).
 KERNELS = ("fused", "arrays")
 
 
@@ -262,6 +262,7 @@ class Discretisation:
         #: When set, the residual uses these limiter values instead of computing them
         #: (frozen limiter: Newton-Krylov products, and late convergence).
         self.frozen_limiter = None
+        self.viscous_factor = VISCOUS_FACTOR
         self.fused = (FusedResidual(self, host, strategy)
                       if kernels == "fused" and unsupported(self) is None else None)
 

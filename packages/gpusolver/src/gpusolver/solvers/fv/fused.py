@@ -3,7 +3,8 @@
 Three kernels of ``kernels/residual.cu`` replace the array code of
 :class:`~gpusolver.solvers.fv.discretisation.Discretisation` on the CuPy backend:
 cell gradients with the limiter (one thread per cell, gathering its face slots), the
-face flux (reconstruction, ghost states, Riemann flux; one thread per face) and the
+face flux (reconstruction, ghost states, Riemann flux, laminar viscous flux; one thread
+per face) and the
 cell update (the sum of a cell's face fluxes, and one Runge-Kutta stage with its local
 time step, residual norms and divergence check). A whole explicit step can be
 recorded once as a CUDA graph and replayed, so that small meshes are not bound by
@@ -30,6 +31,7 @@ from gpusolver.backends.cuda import load_templates, real_type
 from gpusolver.backends.host import load_host_templates
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
+from gpusolver.physics.gas import SUTHERLAND_K
 
 #: Condition name -> the kernel's condition code (``enum Condition``).
 CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
@@ -56,8 +58,6 @@ def unsupported(discretisation) -> str | None:
     d = discretisation
     if d.backend.name != "cupy":
         return "the fused kernels run on the cupy backend only"
-    if d.viscous:
-        return "viscous fluxes run in array code"
     if d.accumulator_name not in ACCUMULATION:
         return f"strategy {d.accumulator_name!r} has no fused kernels"
     return None
@@ -91,7 +91,7 @@ class FusedResidual:
     Parameters
     ----------
     discretisation : Discretisation
-        Inviscid (see :func:`unsupported`); on the numpy backend the kernels run on the
+        See :func:`unsupported`; on the numpy backend the kernels run on the
         CPU, compiled as C++.
     host : FVGeometry
         The same geometry as NumPy arrays.
@@ -133,15 +133,21 @@ class FusedResidual:
             self.ranges.append((self.n_interior, self.n_faces, ATOMIC))
         scheme = d.scheme
         self.order = scheme.order
-        self.limited = scheme.limiter == "venkatakrishnan"
-        if self.order == 2:
-            gradient = d.gradient
+        self.limited = scheme.limiter == "venkatakrishnan" and self.order == 2
+        self.viscous = d.viscous
+        gradient_shape = (self.n_vars, self.dim, self.n_cells)
+        if d.needs_gradient:
             least_squares = scheme.gradient == "least-squares"
-            self.coefficients = ((c_order(gradient.coef_left), c_order(gradient.coef_right))
+            self.coefficients = ((c_order(d.gradient.coef_left), c_order(d.gradient.coef_right))
                                  if least_squares else (NULL, NULL))
-            self.gradient = xp.empty((self.n_vars, self.dim, self.n_cells), self.dtype)
-        else:
-            self.gradient = xp.empty(1, self.dtype)
+        # limited gradients (reconstruction) and unlimited ones (viscous flux)
+        self.gradient = xp.empty(gradient_shape if self.order == 2 else 1, self.dtype)
+        self.raw_gradient = xp.empty(gradient_shape, self.dtype) if self.viscous else NULL
+        gas = d.gas
+        self.viscosity = ((self.raw_gradient, c_order(d.tangent), c_order(d.inverse_length))
+                          if self.viscous else (NULL, NULL, NULL))
+        self.viscosity += tuple(self.dtype.type(x) for x in (
+            gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl, d.viscous_factor))
         self.speed = xp.empty(self.n_faces, self.dtype)
         # where face fluxes go: per face (gathered by the cell kernel), or per cell
         shape = (self.n_vars, self.n_faces if self.accumulation == STORE else self.n_cells)
@@ -153,11 +159,12 @@ class FusedResidual:
         real, dim = real_type(self.dtype), self.dim
         names = {"update": f"update_kernel<{real}, {dim}, "
                            f"{STORE if self.accumulation == STORE else ATOMIC}>"}
+        viscous = "true" if self.viscous else "false"
         for accumulation in {a for *_, a in self.ranges}:
             names[f"flux{accumulation}"] = (f"flux_kernel<{real}, {dim}, "
                                             f"{FLUX_CODES[scheme.flux]}, {self.order}, "
-                                            f"{accumulation}>")
-        if self.order == 2:
+                                            f"{accumulation}, {viscous}>")
+        if self.d.needs_gradient:
             gradient = GRADIENT_CODES[scheme.gradient]
             for limiter in ((VENKATAKRISHNAN, FROZEN) if self.limited else (UNLIMITED,)):
                 names[f"gradients{limiter}"] = (f"gradients_kernel<{real}, {dim}, {gradient}, "
@@ -186,20 +193,24 @@ class FusedResidual:
         also store each face's wave speed times area in :attr:`speed`.
         """
         n_cells = np.int32(self.n_cells)
-        if self.order == 2:
+        if self.d.needs_gradient:
             limiter = (FROZEN if frozen else VENKATAKRISHNAN) if self.limited else UNLIMITED
+            # first order (viscous): only the unlimited gradients
+            outputs = ((self.gradient, self.raw_gradient) if self.order == 2
+                       else (self.raw_gradient, NULL))
             self._kernels[f"gradients{limiter}"](
                 self._blocks(self.n_cells), (BLOCK,),
                 (u, n_cells, *self.faces, self.slots, self.width, *self.coefficients,
-                 self.volume, self.epsilon2, phi, self.gradient, self.gamma))
+                 self.volume, self.epsilon2, phi, *outputs, self.gamma))
         target = self.accumulated
         if self.accumulation != STORE:
             target.fill(0)
         for first, last, accumulation in self.ranges:
             self._kernels[f"flux{accumulation}"](
                 self._blocks(last - first), (BLOCK,),
-                (u, self.gradient, n_cells, *self.faces, np.int32(first), np.int32(last),
-                 target, boundary_flux, self.speed if speed else NULL, self.gamma))
+                (u, self.gradient, n_cells, *self.faces, *self.viscosity, np.int32(first),
+                 np.int32(last), target, boundary_flux, self.speed if speed else NULL,
+                 self.gamma))
         return target
 
     def update(self, source, residual_out=None, stage=None, **arrays) -> None:

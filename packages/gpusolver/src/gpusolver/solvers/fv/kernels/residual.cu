@@ -8,7 +8,7 @@
 //   face_flux       one thread per face: reconstruction from both cells (ghost
 //                   state on the boundary, by condition code), positivity
 //                   fall-back, Riemann flux (Roe, Rusanov or AUSMPW+: a template
-//                   argument), times area; stores it per face (gather), or adds it
+//                   argument) minus the laminar viscous flux (template flag), times area; stores it per face (gather), or adds it
 //                   into the cells with atomics, or with plain updates (faces of one
 //                   colour); optionally the face's wave speed times area;
 //   cell_update     one thread per cell: sums its face slots (gather), and either
@@ -351,7 +351,8 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
                                const real* __restrict__ coef_right,
                                const real* __restrict__ volume,
                                const real* __restrict__ epsilon2, real* __restrict__ phi_io,
-                               real* __restrict__ gradient, real gamma) {
+                               real* __restrict__ gradient, real* __restrict__ raw,
+                               real gamma) {
     constexpr int NV = Vars<DIM>::N;
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
@@ -440,7 +441,93 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
 #pragma unroll
     for (int v = 0; v < NV; ++v)
 #pragma unroll
-        for (int d = 0; d < DIM; ++d) gradient[(v * DIM + d) * n_cells + c] = grad[v][d] * phi[v];
+        for (int d = 0; d < DIM; ++d) {
+            gradient[(v * DIM + d) * n_cells + c] = grad[v][d] * phi[v];
+            if (raw != nullptr) raw[(v * DIM + d) * n_cells + c] = grad[v][d];
+        }
+}
+
+// ---------------------------------------------------------------- viscous flux
+// Laminar viscous flux (discretisation.viscous_flux): face gradients are the mean of the
+// two cells' (unlimited) gradients with the jump along the centroid-to-centroid
+// direction corrected; Sutherland's law at the mean face temperature.
+template <typename real>
+struct Viscosity {
+    const real* gradient;        // unlimited cell gradients (as the limited ones)
+    const real* tangent;         // [d * n_faces + f] unit centroid-to-centroid direction
+    const real* inverse_length;  // 1 / centroid distance (twice the wall distance on walls)
+    real mu_ref, sutherland, prandtl, speed_factor;
+};
+
+template <typename real, int DIM>
+__device__ __forceinline__ void corrected_gradient(const real a[DIM], const real b[DIM],
+                                                   real value_l, real value_r,
+                                                   const real t[DIM], real inv_len,
+                                                   real out[DIM]) {
+    real along = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        out[d] = real(0.5) * (a[d] + b[d]);
+        along += out[d] * t[d];
+    }
+    const real jump = (value_r - value_l) * inv_len - along;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) out[d] += jump * t[d];
+}
+
+template <typename real>
+__device__ __forceinline__ real sutherland_viscosity(real t, const Viscosity<real>& V) {
+    return V.mu_ref * pow(t, real(1.5)) * (real(1) + V.sutherland) / (t + V.sutherland);
+}
+
+// Viscous flux per unit area (0, tau . n, u . tau . n + k grad T . n) between the cell
+// states wl, wr with gradients gl, gr.
+template <typename real, int DIM>
+__device__ void viscous_flux(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N],
+                             const real gl[Vars<DIM>::N][DIM], const real gr[Vars<DIM>::N][DIM],
+                             const real n[DIM], const real t[DIM], real inv_len,
+                             const Viscosity<real>& V, real gamma, real out[Vars<DIM>::N]) {
+    constexpr int P = DIM + 1;
+    real grad_u[DIM][DIM], tl[DIM], tr[DIM], grad_t[DIM];
+#pragma unroll
+    for (int i = 0; i < DIM; ++i)
+        corrected_gradient<real, DIM>(gl[1 + i], gr[1 + i], wl[1 + i], wr[1 + i], t, inv_len,
+                                      grad_u[i]);
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        tl[d] = gamma * (gl[P][d] / wl[0] - wl[P] * gl[0][d] / (wl[0] * wl[0]));
+        tr[d] = gamma * (gr[P][d] / wr[0] - wr[P] * gr[0][d] / (wr[0] * wr[0]));
+    }
+    const real temperature_l = gamma * wl[P] / wl[0], temperature_r = gamma * wr[P] / wr[0];
+    corrected_gradient<real, DIM>(tl, tr, temperature_l, temperature_r, t, inv_len, grad_t);
+    const real mu = sutherland_viscosity(real(0.5) * (temperature_l + temperature_r), V);
+    real divergence = 0;
+#pragma unroll
+    for (int i = 0; i < DIM; ++i) divergence += grad_u[i][i];
+    real energy = 0, heat = 0;
+    out[0] = 0;
+#pragma unroll
+    for (int i = 0; i < DIM; ++i) {
+        real own = 0, transposed = 0;
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) {
+            own += grad_u[i][d] * n[d];
+            transposed += grad_u[d][i] * n[d];
+        }
+        out[1 + i] = mu * (own + transposed - real(2.0 / 3.0) * divergence * n[i]);
+        energy += real(0.5) * (wl[1 + i] + wr[1 + i]) * out[1 + i];
+        heat += grad_t[i] * n[i];
+    }
+    out[P] = energy + mu / ((gamma - real(1)) * V.prandtl) * heat;
+}
+
+template <typename real, int DIM>
+__device__ __forceinline__ void load_gradient(const real* __restrict__ gradient, int n_cells,
+                                              int c, real g[Vars<DIM>::N][DIM]) {
+#pragma unroll
+    for (int v = 0; v < Vars<DIM>::N; ++v)
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) g[v][d] = gradient[(v * DIM + d) * n_cells + c];
 }
 
 // ---------------------------------------------------------------- faces
@@ -472,9 +559,9 @@ __device__ __forceinline__ void reconstruct(const real* __restrict__ U, const re
     }
 }
 
-template <typename real, int DIM, int FLUX, int ORDER, int ACC>
+template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS>
 __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ gradient,
-                          int n_cells, Faces<real> F, int first, int last,
+                          int n_cells, Faces<real> F, Viscosity<real> V, int first, int last,
                           real* __restrict__ out, real* __restrict__ boundary_flux,
                           real* __restrict__ speed, real gamma) {
     constexpr int NV = Vars<DIM>::N;
@@ -488,6 +575,7 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
                                   cell_l, wl);
     const bool interior = f < F.n_interior;
     const int r = interior ? F.right[f] : -1;
+    int across = r;  // the cell whose gradient is the right one (periodic: the partner's)
     if (interior) {
         reconstruct<real, DIM, ORDER>(U, gradient, n_cells, r, F.offset_right, F.n_faces, f,
                                       gamma, cell_r, wr);
@@ -495,14 +583,28 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
         const int b = f - F.n_interior;
         if (F.bc_code[b] == PERIODIC) {
             const int p = F.bc_partner[b];
-            reconstruct<real, DIM, ORDER>(U, gradient, n_cells, F.left[p], F.offset_left,
+            across = F.left[p];
+            reconstruct<real, DIM, ORDER>(U, gradient, n_cells, across, F.offset_left,
                                           F.n_faces, p, gamma, cell_r, wr);
         } else {
             ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
+            if (VISCOUS) ghost_state<real, DIM>(F, b, cell_l, n, gamma, cell_r);
         }
     }
     real flux[NV];
     riemann<real, DIM, FLUX>(wl, wr, n, gamma, flux);
+    real t[DIM], inv_len = 0;
+    if (VISCOUS) {
+        real gl[NV][DIM], gr[NV][DIM], viscous[NV];
+        load_gradient<real, DIM>(V.gradient, n_cells, l, gl);
+        load_gradient<real, DIM>(V.gradient, n_cells, across >= 0 ? across : l, gr);
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) t[d] = V.tangent[d * F.n_faces + f];
+        inv_len = V.inverse_length[f];
+        viscous_flux<real, DIM>(cell_l, cell_r, gl, gr, n, t, inv_len, V, gamma, viscous);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) flux[v] -= viscous[v];
+    }
     const real a = F.area[f];
 #pragma unroll
     for (int v = 0; v < NV; ++v) flux[v] *= a;
@@ -510,8 +612,14 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
         real mean[NV];
 #pragma unroll
         for (int v = 0; v < NV; ++v) mean[v] = interior ? real(0.5) * (cell_l[v] + cell_r[v]) : cell_l[v];
-        speed[f] = (fabs(normal_velocity<real, DIM>(mean, n))
-                    + sound_speed(mean[0], mean[DIM + 1], gamma)) * a;
+        real radius = fabs(normal_velocity<real, DIM>(mean, n))
+                      + sound_speed(mean[0], mean[DIM + 1], gamma);
+        if (VISCOUS) {
+            const real mu = sutherland_viscosity(gamma * mean[DIM + 1] / mean[0], V);
+            const real diffusivity = fmax(real(4.0 / 3.0), gamma / V.prandtl) * mu / mean[0];
+            radius += V.speed_factor * (diffusivity * inv_len);
+        }
+        speed[f] = radius * a;
     }
     if (!interior && boundary_flux != nullptr) {
         const int nb = F.n_faces - F.n_interior, b = f - F.n_interior;
@@ -664,25 +772,29 @@ __global__ void __launch_bounds__(256) gradients_kernel(
     const real* area, const real* offset_left, const real* offset_right, const int* bc_code,
     const real* bc_value, const int* bc_partner, int n_faces, int n_interior, const int* slots,
     int width, const real* coef_left, const real* coef_right, const real* volume,
-    const real* epsilon2, real* phi, real* gradient, real gamma) {
+    const real* epsilon2, real* phi, real* gradient, real* raw, real gamma) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
     cell_gradients<real, DIM, GRADIENT, LIMITER>(U, n_cells, F, slots, width, coef_left,
                                                   coef_right, volume, epsilon2, phi, gradient,
-                                                  gamma);
+                                                  raw, gamma);
 }
 
-template <typename real, int DIM, int FLUX, int ORDER, int ACC>
+template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS>
 __global__ void __launch_bounds__(256) flux_kernel(
     const real* U, const real* gradient, int n_cells, const int* left, const int* right,
     const real* normal, const real* area, const real* offset_left, const real* offset_right,
     const int* bc_code, const real* bc_value, const int* bc_partner, int n_faces,
-    int n_interior, int first, int last, real* out, real* boundary_flux, real* speed,
+    int n_interior, const real* raw_gradient, const real* tangent,
+    const real* inverse_length, real mu_ref, real sutherland, real prandtl,
+    real speed_factor, int first, int last, real* out, real* boundary_flux, real* speed,
     real gamma) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
-    face_flux<real, DIM, FLUX, ORDER, ACC>(U, gradient, n_cells, F, first, last, out,
-                                           boundary_flux, speed, gamma);
+    const Viscosity<real> V{raw_gradient, tangent, inverse_length, mu_ref, sutherland,
+                            prandtl, speed_factor};
+    face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS>(U, gradient, n_cells, F, V, first, last,
+                                                    out, boundary_flux, speed, gamma);
 }
 
 template <typename real, int DIM, int SOURCE>
