@@ -43,3 +43,14 @@ def test_supersonic_flux_is_fully_upwind(name):
     n = np.vstack([np.ones(20), np.zeros(20)])
     np.testing.assert_allclose(FLUXES[name](gas, wl, wr, n), gas.euler_flux(wl, n), atol=1e-12)
 
+
+
+def test_ausmpw_plus_is_finite_where_the_split_pressure_vanishes():
+    # both sides supersonic away from the face: p+ (left) = p- (right) = 0, so ps = 0;
+    # Kim, Kim and Rho take f = 0 there, and the flux is the vacuum's, zero
+    gas = Gas(dim=2, mach=0.5)
+    wl = np.array([[1.0], [-3.0], [0.0], [0.7]])
+    wr = np.array([[1.0], [3.0], [0.0], [0.7]])
+    with np.errstate(all="raise"):
+        flux = FLUXES["ausmpw+"](gas, wl, wr, np.array([[1.0], [0.0]]))
+    np.testing.assert_array_equal(flux, 0.0)

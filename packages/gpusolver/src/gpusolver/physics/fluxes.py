@@ -122,8 +122,11 @@ def ausmpw_plus(gas: Gas, wl, wr, normal):
     ps = p_plus * pl + p_minus * pr
     ratio = _where(pl < pr, pl / pr, pr / pl)
     w = 1.0 - ratio**3
-    fl = pl / ps - 1.0
-    fr = pr / ps - 1.0
+    # f = p / ps - 1, and 0 where ps = 0 (both sides supersonic away from the face)
+    split = ps != 0
+    safe = _where(split, ps, 1.0)
+    fl = _where(split, pl / safe - 1.0, 0.0)
+    fr = _where(split, pr / safe - 1.0, 0.0)
     m_half = m_plus + m_minus
     positive = m_half >= 0
     mbar_l = _where(positive, m_plus + m_minus * ((1 - w) * (1 + fr) - fl),

@@ -291,7 +291,9 @@ __device__ void ausmpw_plus(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>
     const real ps = p_plus * pl + p_minus * pr;
     const real ratio = pl < pr ? pl / pr : pr / pl;
     const real w = real(1) - ratio * ratio * ratio;
-    const real fl = pl / ps - real(1), fr = pr / ps - real(1);
+    // f = p / ps - 1, and 0 where ps = 0 (both sides supersonic away from the face)
+    const real fl = ps != 0 ? pl / ps - real(1) : real(0);
+    const real fr = ps != 0 ? pr / ps - real(1) : real(0);
     const bool positive = m_plus + m_minus >= 0;
     const real mbar_l = positive ? m_plus + m_minus * ((real(1) - w) * (real(1) + fr) - fl)
                                  : m_plus * w * (real(1) + fl);
