@@ -182,13 +182,40 @@ class Topology:
         }
 
 
-def _local_faces(block: CellBlock, width: int) -> np.ndarray:
-    """``(n, faces_per_cell, width)`` face nodes of each cell, ``-1``-padded, cell-major."""
-    ctype = CELL_TYPES[block.type]
-    out = np.full((len(block), len(ctype.faces), width), -1, dtype=np.int64)
-    for j, face in enumerate(ctype.faces):
-        out[:, j, : len(face)] = block.nodes[:, list(face)]
-    return out
+def _face_rows(mesh: Mesh, width: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every cell face, then every boundary facet, as ``-1``-padded node rows.
+
+    Cell faces come cell-major (block by block, each cell's faces in its type's order),
+    written straight into one preallocated array: the face rows are the largest arrays
+    of the topology, so no per-block copy is made.
+
+    Returns
+    -------
+    rows : numpy.ndarray
+        ``(n_rows, width)`` node ids.
+    owner : numpy.ndarray
+        Cell of each row, ``-1`` for facets.
+    n_cell_rows : int
+        Rows ``[0, n_cell_rows)`` are cell faces.
+    """
+    faces_per_cell = [len(CELL_TYPES[b.type].faces) for b in mesh.cells]
+    n_cell_rows = sum(len(b) * k for b, k in zip(mesh.cells, faces_per_cell, strict=True))
+    n_rows = n_cell_rows + sum(len(b) for b in mesh.facets)
+    rows = np.full((n_rows, width), -1, dtype=np.int64)
+    owner = np.full(n_rows, -1, dtype=np.int64)
+    start = 0
+    for block, k, first_cell in zip(mesh.cells, faces_per_cell, mesh.block_offsets()[:-1],
+                                    strict=True):
+        end = start + len(block) * k
+        view = rows[start:end].reshape(len(block), k, width)
+        for j, face in enumerate(CELL_TYPES[block.type].faces):
+            view[:, j, : len(face)] = block.nodes[:, list(face)]
+        owner[start:end].reshape(len(block), k)[:] = (first_cell + np.arange(len(block)))[:, None]
+        start = end
+    for block in mesh.facets:
+        rows[start : start + len(block), : block.nodes.shape[1]] = block.nodes
+        start += len(block)
+    return rows, owner, n_cell_rows
 
 
 def _local_edges(block: CellBlock) -> np.ndarray:
@@ -199,12 +226,16 @@ def _local_edges(block: CellBlock) -> np.ndarray:
 def sorted_columns(nodes: np.ndarray) -> list[np.ndarray]:
     """Columns of ``nodes`` sorted across each row, by a min/max sorting network.
 
-    Much faster than ``np.sort(axis=1)`` for the 2 or 4 columns faces have.
+    Much faster than ``np.sort(axis=1)`` for the 2 or 4 columns faces have; each
+    compare-exchange reuses the two columns' memory (one scratch column in all).
     """
     cols = [nodes[:, i].copy() for i in range(nodes.shape[1])]
     network = {2: [(0, 1)], 4: [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)]}[len(cols)]
+    scratch = np.empty_like(cols[0])
     for i, j in network:
-        cols[i], cols[j] = np.minimum(cols[i], cols[j]), np.maximum(cols[i], cols[j])
+        np.minimum(cols[i], cols[j], out=scratch)
+        np.maximum(cols[i], cols[j], out=cols[j])
+        cols[i], scratch = scratch, cols[i]
     return cols
 
 
@@ -215,15 +246,27 @@ def _sort_keys(nodes: np.ndarray) -> tuple[np.ndarray, ...]:
     nodes (``_grouping_order`` relies on that being rare) whenever the node ids fit in
     21 bits.
     """
-    s = np.column_stack(sorted_columns(nodes)) + 1  # padding -1 becomes 0 and sorts first
-    if s.shape[1] == 2:
-        return (s[:, 0] << 32 | s[:, 1],)
-    if s.max(initial=0) < 2**21:
-        highest_three = s[:, 1] << 42 | s[:, 2] << 21 | s[:, 3]
-        if s[:, 0].max(initial=0) == 0:  # triangles only: one key
+    s = sorted_columns(nodes)  # fresh arrays, so the keys are built in place
+    for column in s:
+        column += 1  # padding -1 becomes 0 and sorts first
+    if len(s) == 2:
+        s[0] <<= 32
+        s[0] |= s[1]
+        return (s[0],)
+    if max(int(column.max(initial=0)) for column in s) < 2**21:
+        highest_three = s[1]
+        highest_three <<= 42
+        s[2] <<= 21
+        highest_three |= s[2]
+        highest_three |= s[3]
+        if s[0].max(initial=0) == 0:  # triangles only: one key
             return (highest_three,)
-        return (s[:, 0], highest_three)
-    return (s[:, 0] << 32 | s[:, 1], s[:, 2] << 32 | s[:, 3])
+        return (s[0], highest_three)
+    s[0] <<= 32
+    s[0] |= s[1]
+    s[2] <<= 32
+    s[2] |= s[3]
+    return (s[0], s[2])
 
 
 def _grouping_order(keys: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -244,31 +287,20 @@ def _grouping_order(keys: tuple[np.ndarray, ...]) -> np.ndarray:
 
 def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
     """Group cell faces and boundary facets by node set; see :class:`Topology`."""
-    width = 2 if mesh.dim == 2 else 4
-    per_block = [_local_faces(b, width) for b in mesh.cells]
-    owner = np.concatenate([np.repeat(np.arange(len(b)), f.shape[1]) for b, f in
-                            zip(mesh.cells, per_block, strict=True)])
-    owner += np.repeat(mesh.block_offsets()[:-1], [f.shape[0] * f.shape[1] for f in per_block])
-    cell_faces = np.concatenate([f.reshape(-1, width) for f in per_block])
-    n_cell_rows = len(cell_faces)
-    facet_rows = [np.pad(b.nodes, ((0, 0), (0, width - b.nodes.shape[1])), constant_values=-1)
-                  for b in mesh.facets]
-    rows = np.concatenate([cell_faces, *facet_rows])
-    owner = np.concatenate([owner, np.full(len(rows) - n_cell_rows, -1, np.int64)])
-    del per_block, facet_rows
+    rows, owner, n_cell_rows = _face_rows(mesh, 2 if mesh.dim == 2 else 4)
     keys = _sort_keys(rows)
     order = _grouping_order(keys)
-    sorted_keys = [k[order] for k in keys]
-    starts_mask = np.ones(len(order), dtype=bool)
-    for k in sorted_keys:
-        starts_mask[1:] &= k[1:] == k[:-1]
-    starts_mask = ~starts_mask
-    starts_mask[0] = True
-    starts = np.flatnonzero(starts_mask)
-    group = np.cumsum(starts_mask) - 1
-    is_cell = order < n_cell_rows
-    n_cells_in = np.bincount(group, weights=is_cell, minlength=len(starts)).astype(np.int64)
-    n_facets_in = np.bincount(group, minlength=len(starts)) - n_cells_in
+    same = np.ones(len(order), dtype=bool)  # row equal to the one before it (sorted)
+    for k in keys:
+        sorted_key = k[order]
+        same[1:] &= sorted_key[1:] == sorted_key[:-1]
+    del keys, sorted_key  # the largest temporaries: free them before the next ones
+    same[0] = False
+    starts = np.flatnonzero(~same)
+    del same
+    n_cells_in = np.add.reduceat((order < n_cell_rows).astype(np.int64), starts) \
+        if len(order) else np.zeros(0, np.int64)
+    n_facets_in = np.diff(np.append(starts, len(order))) - n_cells_in
     _check_groups(mesh, rows, order, owner, starts, n_cells_in, n_cell_rows)
 
     faces = np.flatnonzero(n_cells_in > 0)
