@@ -263,3 +263,12 @@ def test_a_restart_after_kill_drops_the_rows_past_its_checkpoint(tmp_path):
     run_case(load_case(resumed), progress=False)
     history = np.genfromtxt(history_path, delimiter=",", names=True)
     assert history["iteration"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "cases")
+                                        .glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_case_file_is_valid(path):
+    from gpusolver.io.case import load_case
+
+    case = load_case(path)
+    assert case.run["iterations"] >= 1
