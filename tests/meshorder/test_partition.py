@@ -91,3 +91,68 @@ def test_more_parts_than_cells_is_refused():
     graph = Topology(grid_mesh(2, 1)).cell_graph
     with pytest.raises(PartitionError, match="cannot split 2 cells into 3 parts"):
         partition_cells(graph, 3)
+
+
+def test_reorder_with_partitions_stores_them_in_the_plan(tmp_path, capsys):
+    from meshorder.cli import main
+    from meshorder.plan import Plan
+
+    out = tmp_path / "plan.npz"
+    mesh_file = DATA / "naca0012_tri.msh"
+    assert main(["reorder", str(mesh_file), str(out), "--partitions", "3", "--hyperplanes",
+                 "--quiet"]) == 0
+    plan = Plan.load(out)
+    assert plan.n_parts == 3 and plan.metrics["parts"] == 3
+    graph = Topology(read_mesh(mesh_file)).cell_graph
+    split = plan.partition()
+    # the plan's numbering is the partitioned one: check the halos on the renumbered graph
+    from meshorder.metrics import renumber_graph
+
+    check_partition(renumber_graph(graph, plan.cell_order), split)
+    assert main(["info", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "3 parts" in printed and "halo cells" in printed
+    assert main(["plot", str(mesh_file), str(out), "-o", str(tmp_path / "parts.png")]) == 0
+
+
+def test_a_plan_without_partitions_has_one_part(tmp_path):
+    from meshorder.pipeline import make_plan
+
+    plan = make_plan(grid_mesh(3, 3))
+    assert plan.n_parts == 1 and plan.partition() is None
+    plan.save(tmp_path / "p.npz")
+    from meshorder.plan import Plan
+
+    assert Plan.load(tmp_path / "p.npz").n_parts == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--partitions", "2", "--renumber-by-level"], "exclude each other"),
+    (["--partitions", "999999"], "has only 7960 cells"),
+    (["--partitions", "0"], "--partitions"),
+])
+def test_bad_partition_options_are_usage_errors(tmp_path, capsys, args, message):
+    from meshorder.cli import main
+
+    out = tmp_path / "plan.npz"
+    try:
+        code = main(["reorder", str(DATA / "naca0012_tri.msh"), str(out), *args])
+    except SystemExit as stop:  # argparse's own checks
+        code = stop.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_damaged_partition_is_refused_on_load(tmp_path):
+    from meshorder.errors import PlanError
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    plan = make_plan(grid_mesh(6, 5), PlanOptions(partitions=2))
+    plan.replace(part_offsets=np.array([0, 40, 30])).save(tmp_path / "bad.npz")
+    from meshorder.plan import Plan
+
+    with pytest.raises(PlanError, match="part offsets must rise"):
+        Plan.load(tmp_path / "bad.npz")
+    with pytest.raises(PlanError, match="halo lists hold cells outside"):
+        plan.replace(send_cells=plan.send_cells + 100).validate()

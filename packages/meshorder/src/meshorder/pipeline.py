@@ -15,6 +15,7 @@ from .hyperplanes import renumber_by_level, sweep_levels
 from .mesh import Mesh
 from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
 from .orderings import OrderingInput, get_ordering
+from .partition import Partition, PartitionError, partition_cells
 from .permutation import check_permutation, inverse
 from .plan import Plan
 from .progress import Steps
@@ -50,6 +51,9 @@ class PlanOptions:
         Random seed (``random``, ``metis``).
     cluster_size : int
         Target cells per METIS cluster.
+    partitions : int
+        Parts for several GPUs (1: none): the cells are split by METIS and each part's
+        cells follow, interior first, in the cell ordering (:mod:`meshorder.partition`).
     blocks : int
         Faces per block of the block-coloured face kernels (0: no blocks); the plan
         then holds each block's cells, their faces and the block colouring
@@ -66,6 +70,7 @@ class PlanOptions:
     blocks: int = 0
     seed: int = 0
     cluster_size: int = 256
+    partitions: int = 1
 
     def as_dict(self) -> dict:
         """JSON-ready parameters."""
@@ -121,7 +126,10 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     get_face_order(options.faces)
     if options.nodes is not None:
         get_ordering(options.nodes)
-    steps = Steps(total=7, show=progress)
+    if options.partitions > 1 and options.renumber_by_level:
+        raise PartitionError("partitions and renumbering by level exclude each other (the "
+                             "halo lists use the partitioned numbering)")
+    steps = Steps(total=7 + (options.partitions > 1), show=progress)
     try:
         return _make_plan(mesh, options, topology, cell_order, steps)
     finally:
@@ -142,7 +150,15 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
             cell_order = run_ordering(options.cells, data, options)
         else:
             cell_order = np.asarray(given_order, dtype=np.int64)
-        new_graph = renumber_graph(graph, cell_order)
+    arrays: dict[str, np.ndarray] = {}
+    metrics: dict[str, float] = {}
+    if options.partitions > 1:
+        with steps.step("partitions"):
+            split = partition_cells(graph, options.partitions, cell_order, seed=options.seed)
+            cell_order = split.order
+            arrays |= _partition_arrays(split)
+            metrics |= split.metrics(graph)
+    new_graph = renumber_graph(graph, cell_order)
     levels = {}
     if options.hyperplanes:
         with steps.step("hyperplanes"):
@@ -158,8 +174,6 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
         old = topology.face_cells[face_order]
         face_cells = np.where(old >= 0, cell_rank[np.maximum(old, 0)], -1)
         face_marker = topology.face_marker[face_order]
-    arrays: dict[str, np.ndarray] = {}
-    metrics: dict[str, float] = {}
     if options.colour:
         with steps.step("colour"):
             colouring = colour_items(face_cells[:, 0], face_cells[:, 1], mesh.n_cells)
@@ -189,6 +203,17 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                 face_marker=face_marker, created_by=f"meshorder {__version__}", **arrays)
     plan.validate()
     return plan
+
+
+def _partition_arrays(split: Partition) -> dict[str, np.ndarray]:
+    """The plan arrays of a partition (halo lists flattened by pair)."""
+    pairs = sorted(split.send)
+    sizes = [len(split.send[pair]) for pair in pairs]
+    return {"part_offsets": split.offsets, "part_interior": split.n_interior,
+            "send_pairs": np.array(pairs, dtype=np.int64).reshape(-1, 2),
+            "send_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            "send_cells": (np.concatenate([split.send[pair] for pair in pairs]) if pairs
+                           else np.zeros(0, np.int64))}
 
 
 def _node_order(mesh: Mesh, topology: Topology, cell_order: np.ndarray, options: PlanOptions,

@@ -19,6 +19,7 @@ import numpy as np
 from .atomic import atomic_path
 from .blocks import BLOCK_ARRAYS, BLOCK_DTYPES, FaceBlocks
 from .errors import PlanError
+from .partition import Partition
 from .permutation import check_permutation, group_of
 
 #: 2: indices in the narrowest integer type, groupings stored as one group id per item
@@ -35,12 +36,17 @@ GROUPINGS = {"colour": ("colour_order", "colour_offsets"),
              "backward": ("backward_order", "backward_offsets"),
              "edge_colour": ("edge_colour_order", "edge_colour_offsets")}
 
+#: The partition of the cells for several GPUs (:mod:`meshorder.partition`), when asked.
+PARTITION_ARRAYS = ("part_offsets", "part_interior", "send_pairs", "send_offsets",
+                    "send_cells")
+
 #: Array fields, in file order.
 ARRAY_FIELDS = (
     "cell_order", "node_order", "face_order", "face_cells", "face_marker",
     "colour_order", "colour_offsets", "forward_order", "forward_offsets",
     "backward_order", "backward_offsets", "edges", "edge_colour_order", "edge_colour_offsets",
     *(f"block_{name}" for name in BLOCK_ARRAYS),
+    *PARTITION_ARRAYS,
 )
 
 
@@ -79,6 +85,14 @@ class Plan:
     block_cell_offsets, block_cells, ..., block_block_offsets : numpy.ndarray
         The face blocks of the block-coloured kernels (:meth:`face_blocks`), when the
         plan was made with ``blocks``.
+    part_offsets, part_interior : numpy.ndarray
+        Parts for several GPUs (``[0]`` and empty: none): part ``p`` is new cells
+        ``[part_offsets[p], part_offsets[p + 1])``, its first ``part_interior[p]`` cells
+        with no neighbour in another part.
+    send_pairs, send_offsets, send_cells : numpy.ndarray
+        Halo lists: for pair ``k``, part ``send_pairs[k, 0]`` sends to part
+        ``send_pairs[k, 1]`` the new cells ``send_cells[send_offsets[k]:send_offsets[k+1]]``
+        (see :meth:`partition`).
     """
 
     mesh_digest: str
@@ -107,6 +121,11 @@ class Plan:
     block_sides: np.ndarray = field(default_factory=lambda: _EMPTY)
     block_block_order: np.ndarray = field(default_factory=lambda: _EMPTY)
     block_block_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    part_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    part_interior: np.ndarray = field(default_factory=lambda: _EMPTY)
+    send_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    send_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    send_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
     format_version: int = FORMAT_VERSION
     created_by: str = ""
 
@@ -140,6 +159,20 @@ class Plan:
         return FaceBlocks(block_size=int(self.parameters["blocks"]),
                           **{name: getattr(self, f"block_{name}").astype(BLOCK_DTYPES[name])
                              for name in BLOCK_ARRAYS})
+
+    @property
+    def n_parts(self) -> int:
+        """Number of parts (1 when the plan was made without partitions)."""
+        return max(1, len(self.part_offsets) - 1)
+
+    def partition(self) -> Partition | None:
+        """The plan's partition (new numbering: ``order`` is the identity), or None."""
+        if len(self.part_offsets) <= 1:
+            return None
+        send = {(int(p), int(q)): self.send_cells[a:b]
+                for (p, q), a, b in zip(self.send_pairs, self.send_offsets[:-1],
+                                        self.send_offsets[1:], strict=True)}
+        return Partition(np.arange(self.n_cells), self.part_offsets, self.part_interior, send)
 
     def check_mesh(self, digest: str, source: str = "the mesh") -> None:
         """Raise :class:`PlanError` unless the plan was made for the mesh with ``digest``."""
@@ -245,6 +278,26 @@ class Plan:
             raise PlanError("face blocks hold cells outside the mesh or do not add up")
         _check_groups(self.block_block_order, self.block_block_offsets, n_blocks,
                       "block colour")
+        self._check_partition()
+
+    def _check_partition(self) -> None:
+        offsets, n = self.part_offsets, self.n_cells
+        if len(offsets) <= 1:
+            return
+        n_parts = len(offsets) - 1
+        if offsets[0] != 0 or offsets[-1] != n or np.any(np.diff(offsets) <= 0):
+            raise PlanError(f"part offsets must rise strictly from 0 to {n}")
+        if (len(self.part_interior) != n_parts or np.any(self.part_interior < 0)
+                or np.any(self.part_interior > np.diff(offsets))):
+            raise PlanError(f"part_interior must hold {n_parts} counts within the parts")
+        pairs, send = self.send_pairs, self.send_offsets
+        if (pairs.shape != (len(send) - 1, 2) or (len(pairs) and (pairs.min() < 0
+                                                                  or pairs.max() >= n_parts))
+                or send[0] != 0 or send[-1] != len(self.send_cells)
+                or np.any(np.diff(send) < 0)):
+            raise PlanError("halo lists do not match the parts")
+        if len(self.send_cells) and (self.send_cells.min() < 0 or self.send_cells.max() >= n):
+            raise PlanError(f"halo lists hold cells outside 0..{n - 1}")
 
     def replace(self, **changes: object) -> Plan:
         """A copy with some fields changed."""
@@ -252,9 +305,9 @@ class Plan:
 
 
 def _optional_defaults() -> dict[str, np.ndarray]:
-    """Defaults of the fields older plan files lack (the face blocks): their field defaults."""
+    """Defaults of the fields older plan files lack (face blocks, partitions)."""
     return {f.name: f.default_factory() for f in dataclasses.fields(Plan)
-            if f.name.startswith("block_")}
+            if f.name.startswith("block_") or f.name in PARTITION_ARRAYS}
 
 
 def _narrow(array: np.ndarray) -> np.ndarray:

@@ -71,13 +71,15 @@ def plan_figure(topology: Topology, plan: Plan):
     -------
     matplotlib.figure.Figure
         Not registered with pyplot: it shows inline in a notebook and needs no display.
-        One panel each: native and plan adjacency, row-span profile, faces per colour
-        and cells per LU-SGS level (the last two when the plan has them).
+        One panel each: native and plan adjacency, row-span profile, faces per colour,
+        cells per LU-SGS level and the cells coloured by part (the last three when the
+        plan has them).
     """
     n = topology.n_cells
     before = _pairs(topology, np.arange(n))
     after = _pairs(topology, inverse(plan.cell_order))
-    panels = 3 + (len(plan.colour_order) > 0) + (len(plan.forward_order) > 0)
+    split = plan.partition()
+    panels = 3 + (len(plan.colour_order) > 0) + (len(plan.forward_order) > 0) + (split is not None)
     fig = Figure(figsize=(4.6 * panels, 4.6), layout="constrained")
     axes = fig.subplots(1, panels)
     _adjacency(axes[0], *before, n, f"native (bandwidth {plan.metrics['native']['bandwidth']})")
@@ -104,6 +106,16 @@ def plan_figure(topology: Topology, plan: Plan):
         axes[k].set_title(f"LU-SGS forward levels ({plan.metrics['forward_levels']})")
         axes[k].set_xlabel("level")
         axes[k].set_ylabel("cells")
+        k += 1
+    if split is not None:
+        centroids = topology.mesh.centroids()
+        part = split.part_of()[inverse(plan.cell_order)]  # of every cell in the file's order
+        axes[k].scatter(centroids[:, 0], centroids[:, 1], c=part % 10, s=1.0, cmap="tab10",
+                        vmin=0, vmax=9, linewidths=0)
+        axes[k].set_aspect("equal")
+        axes[k].set_title(f"{split.n_parts} parts (edge cut {plan.metrics['edge_cut']})")
+        axes[k].set_xlabel("x")
+        axes[k].set_ylabel("y")
     for i, axis in enumerate(axes):  # 1e6-style ticks: 10M-cell labels do not run together
         axis.ticklabel_format(axis="x" if i == 2 else "both", style="sci", scilimits=(-3, 4))
     return fig

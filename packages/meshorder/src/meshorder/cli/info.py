@@ -52,10 +52,19 @@ def _mesh_info(args: argparse.Namespace) -> None:
 def _plan_info(plan: Plan) -> None:
     print(f"plan format {plan.format_version}, {plan.created_by}, mesh digest "
           f"{plan.mesh_digest[:16]}")
-    print(f"{plan.n_cells} cells, {plan.n_faces} faces ({plan.n_interior_faces} interior)")
+    print(f"{plan.n_cells} cells, {plan.n_faces} faces ({plan.n_interior_faces} interior), "
+          f"{plan.n_parts} part{'s' if plan.n_parts > 1 else ''}")
     print(table(["parameter", "value"], list(plan.parameters.items())))
-    shown = [(k, v) for k, v in plan.metrics.items() if not isinstance(v, dict)]
+    shown = [(k, v) for k, v in plan.metrics.items() if not isinstance(v, dict | list)]
     print(table(["metric", "value"], shown))
+    split = plan.partition()
+    if split is not None:
+        sizes = split.offsets[1:] - split.offsets[:-1]
+        print(table(["part", "cells", "interior cells", "halo cells", "neighbours"],
+                    [(p, int(sizes[p]), int(split.n_interior[p]),
+                      sum(len(split.receive(p, q)) for q in split.neighbours(p)),
+                      ",".join(map(str, split.neighbours(p))) or "-")
+                     for p in range(split.n_parts)]))
     ranges = plan.boundary_ranges()
     if ranges:
         print(table(["boundary marker", "faces"], [(k, f"{a}..{b - 1}")

@@ -48,6 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--blocks", type=non_negative_int, default=0, metavar="FACES",
                    help="also cut faces into coloured blocks of FACES faces for the "
                         "block kernels (gpusolver's block-colour, block-atomic); 0: none")
+    p.add_argument("--partitions", type=positive_int, default=1, metavar="N",
+                   help="split the cells into N parts for N GPUs (METIS; each part interior "
+                        "cells first, in the --cells order; halo lists in the plan)")
     p.add_argument("--compress", action="store_true",
                    help="deflate the plan's arrays (smaller file, slower to write and load)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -70,8 +73,14 @@ def run(args: argparse.Namespace) -> int:
         hyperplanes=args.hyperplanes or args.renumber_by_level,
         renumber_by_level=args.renumber_by_level,
         seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
-        seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks)
+        seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks,
+        partitions=args.partitions)
+    if args.partitions > 1 and args.renumber_by_level:
+        raise UsageError("--partitions and --renumber-by-level exclude each other")
     mesh = load_mesh(args)
+    if args.partitions > mesh.n_cells:
+        raise UsageError(f"--partitions {args.partitions}: the mesh has only {mesh.n_cells} "
+                         "cells")
     plan = make_plan(mesh, options, progress=not args.quiet)
     with contextlib.ExitStack() as stack:  # every output or none: renamed together at the end
         temporary = [stack.enter_context(atomic_path(path)) for path in outputs]
