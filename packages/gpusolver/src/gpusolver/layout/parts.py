@@ -1,0 +1,95 @@
+"""One part of a partitioned mesh as its own finite-volume geometry, with a two-layer halo.
+
+A part computes the residual of its *own* cells (the plan's part range). With the
+states of two layers of neighbouring cells (the halo: cells adjacent to the own cells,
+then cells adjacent to those), every quantity an own cell's residual reads is exact:
+the gradients and limiter of the first halo layer see all their neighbours. So one
+exchange of states per residual evaluation suffices, and the part reuses the
+single-mesh discretisation unchanged. Faces between two second-layer cells, and
+faces from the second layer outwards, are left out (they touch no own cell).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gpusolver.layout.geometry import FVGeometry
+
+
+@dataclass(frozen=True)
+class PartLayout:
+    """The cells and faces of one part, in its local numbering.
+
+    Attributes
+    ----------
+    geometry : FVGeometry
+        Local cells (own cells first, then the halo) and the faces they need.
+    cells : numpy.ndarray
+        Global (plan) number of every local cell.
+    n_own : int
+        Local cells ``[0, n_own)`` are the part's own.
+    boundary_faces : numpy.ndarray
+        For each local boundary face of an own cell, its global face number; the
+        residual's boundary fluxes of these faces are the part's share of the forces.
+    own_boundary : numpy.ndarray
+        Positions, among the local boundary faces, of those of own cells.
+    """
+
+    geometry: FVGeometry
+    cells: np.ndarray
+    n_own: int
+    boundary_faces: np.ndarray
+    own_boundary: np.ndarray
+
+
+def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.ndarray,
+                n_cells: int) -> np.ndarray:
+    """Cells across an interior face from ``cells``, not in ``cells``."""
+    inside = np.zeros(n_cells, dtype=bool)
+    inside[cells] = True
+    l, r = left[:n_interior], right[:n_interior]
+    across = np.concatenate([r[inside[l] & ~inside[r]], l[inside[r] & ~inside[l]]])
+    return np.unique(across)
+
+
+def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
+    """The layout of the part owning global cells ``[first, end)`` of ``host``."""
+    n, ni = host.n_cells, host.n_interior
+    own = np.arange(first, end)
+    layer1 = _neighbours(host.left, host.right, ni, own, n)
+    layer2 = _neighbours(host.left, host.right, ni, np.concatenate([own, layer1]), n)
+    cells = np.concatenate([own, layer1, layer2])
+    local = np.full(n, -1, dtype=np.int64)
+    local[cells] = np.arange(len(cells))
+    near = np.zeros(n, dtype=bool)  # own and first-layer cells
+    near[own] = near[layer1] = True
+    left, right = local[host.left], np.where(host.right >= 0, local[np.maximum(host.right, 0)], -1)
+    interior = np.arange(ni)
+    keep_interior = interior[(left[:ni] >= 0) & (right[:ni] >= 0)
+                             & (near[host.left[:ni]] | near[host.right[:ni]])]
+    boundary = np.arange(ni, host.n_faces)
+    keep_boundary = boundary[near[host.left[ni:]]]
+    faces = np.concatenate([keep_interior, keep_boundary])
+    markers = {}
+    local_boundary_marker = np.empty(len(keep_boundary), dtype=object)
+    for name, (a, b) in host.markers.items():
+        local_boundary_marker[(keep_boundary >= a) & (keep_boundary < b)] = name
+    start = len(keep_interior)
+    for name in host.markers:
+        where = np.flatnonzero(local_boundary_marker == name)
+        if len(where):
+            markers[name] = (start + int(where[0]), start + int(where[-1]) + 1)
+    geometry = replace(
+        host, volume=host.volume[cells], centroid=host.centroid[:, cells],
+        left=left[faces], right=np.where(np.arange(len(faces)) < len(keep_interior),
+                                         right[faces], -1),
+        normal=host.normal[:, faces], area=host.area[faces],
+        face_centre=host.face_centre[:, faces], n_interior=len(keep_interior), markers=markers,
+        cell_order=host.cell_order[cells],
+        interior_colours=np.array([0, len(keep_interior)], dtype=np.int64),
+        boundary_nodes=host.boundary_nodes[keep_boundary - ni])
+    own_boundary = np.flatnonzero(host.left[keep_boundary] < end)
+    own_boundary = own_boundary[host.left[keep_boundary][own_boundary] >= first]
+    return PartLayout(geometry, cells, len(own), keep_boundary, own_boundary)
