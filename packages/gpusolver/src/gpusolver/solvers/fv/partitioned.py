@@ -2,10 +2,11 @@
 
 Each part (``meshorder reorder --partitions N``) runs the single-mesh discretisation on
 its own cells plus a two-layer halo (:mod:`gpusolver.layout.parts`); before every
-residual evaluation the halo states are refreshed from the parts that own them. This
-module holds the ``loopback`` transport, all parts in one process: the reference that
-the MPI and NCCL transports must reproduce, and the test that the layout is exact
-(the parts' answer equals the one-part answer to round-off).
+residual evaluation the halo states are refreshed from the parts that own them, by a
+transport (:mod:`gpusolver.parallel`): ``loopback`` holds every part in one process
+(the reference, and the test that the layout is exact), ``mpi-host`` one part per MPI
+rank. Every global quantity (time step, residual norms, forces) goes through the
+transport's ``sum``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError
-from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.layout.geometry import build_geometry
-from gpusolver.layout.parts import part_layout
+from gpusolver.layout.parts import PartLayout, part_layout
 from gpusolver.monitors.forces import Forces, wall_forces
+from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
 from meshorder import Mesh, Topology
@@ -27,7 +29,7 @@ from meshorder.plan import Plan
 
 
 class PartitionedSolver:
-    """Explicit Runge-Kutta steps on every part of a partitioned plan (loopback).
+    """Explicit Runge-Kutta steps on the parts of a partitioned plan.
 
     Parameters
     ----------
@@ -45,12 +47,16 @@ class PartitionedSolver:
     backend, precision : str
     reference_area : float
     topology : Topology, optional
+    transport : callable, optional
+        Makes the transport from the parts' halo lists: :class:`~gpusolver.parallel.Loopback`
+        (default: every part in this process) or ``functools.partial(MpiHost, comm)``
+        (this rank's part).
     """
 
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, plan: Plan, *,
                  scheme: Scheme | None = None, integrator: str = "rk4", cfl: float = 1.0,
                  backend: str = "numpy", precision: str = "fp64", reference_area: float = 1.0,
-                 topology: Topology | None = None):
+                 topology: Topology | None = None, transport=None):
         split = plan.partition()
         if split is None:
             raise ConfigError("the plan has no partitions; make it with "
@@ -67,89 +73,101 @@ class PartitionedSolver:
         self.gas, self.cfl, self.reference_area = gas, cfl, reference_area
         self.stages = TABLEAUX[integrator]
         self.host = build_geometry(mesh, topology or Topology(mesh), plan)
-        self.parts = [part_layout(self.host, int(a), int(b))
-                      for a, b in itertools.pairwise(split.offsets)]
+        layouts = [part_layout(self.host, int(a), int(b))
+                   for a, b in itertools.pairwise(split.offsets)]
+        halos = halo_lists(layouts, split.offsets)
+        self.transport = (transport or Loopback)(halos)
+        #: The parts this process computes: their layouts and discretisations.
+        self.local = self.transport.local_parts(len(layouts))
+        self.layouts = [layouts[p] for p in self.local]
         scheme = scheme or Scheme()
         self.discretisations = [
-            Discretisation(part.geometry, gas, scheme,
-                           {name: specs[name] for name in part.geometry.markers}, "atomic",
+            Discretisation(layout.geometry, gas, scheme,
+                           {name: specs[name] for name in layout.geometry.markers}, "atomic",
                            self.backend, self.dtype, kernels="arrays")
-            for part in self.parts]
+            for layout in self.layouts]
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
-        xp = self.backend.xp
-        w = np.repeat(gas.free_stream[:, None], self.host.n_cells, axis=1)
-        self.u = self.backend.asarray(gas.to_conserved(w), self.dtype)
-        self.volume = self.backend.asarray(self.host.volume, self.dtype)
-        self.boundary_flux = xp.zeros((gas.n_vars, self.host.n_faces - self.host.n_interior),
-                                      self.dtype)
+        self.states = [self._uniform(layout) for layout in self.layouts]
         self.iteration = 0
+        self._wall_flux = None
+
+    def _uniform(self, layout: PartLayout):
+        w = np.repeat(self.gas.free_stream[:, None], len(layout.cells), axis=1)
+        return self.backend.asarray(self.gas.to_conserved(w), self.dtype)
 
     @property
     def n_parts(self) -> int:
-        """Number of parts."""
-        return len(self.parts)
+        """Number of parts (in all processes)."""
+        return self.transport.n_parts
 
     def set_conserved(self, u: np.ndarray) -> None:
-        """Set the state from conserved values in the file's cell order."""
-        self.u = self.backend.asarray(np.asarray(u)[:, self.host.cell_order], self.dtype)
+        """Set the state from conserved values of every cell in the file's cell order."""
+        plan_order = np.asarray(u)[:, self.host.cell_order]
+        self.states = [self.backend.asarray(plan_order[:, layout.cells], self.dtype)
+                       for layout in self.layouts]
 
     def conserved(self) -> np.ndarray:
-        """Conserved state on the host, in the file's cell order."""
-        out = np.empty((self.gas.n_vars, self.host.n_cells), dtype=self.dtype)
-        out[:, self.host.cell_order] = self.backend.to_host(self.u)
-        return out
+        """Conserved state of every cell, in the file's cell order (gathered from all parts)."""
+        plan_order = np.zeros((self.gas.n_vars, self.host.n_cells))
+        for layout, state in zip(self.layouts, self.states, strict=True):
+            plan_order[:, layout.cells[:layout.n_own]] = self.backend.to_host(
+                state[:, :layout.n_own])
+        plan_order = self.transport.sum(plan_order)  # each cell from its one owner
+        out = np.empty_like(plan_order)
+        out[:, self.host.cell_order] = plan_order
+        return out.astype(self.dtype)
 
-    def _each_part(self, u, work) -> None:
-        """Run ``work(part, discretisation, local_state)`` on every part after the exchange.
-
-        Loopback: a part's local state (own cells and halo) is gathered straight from
-        the global state that the owners' updates wrote.
-        """
-        for part, d in zip(self.parts, self.discretisations, strict=True):
-            work(part, d, u[:, self.backend.asarray(part.cells)])
-
-    def residual(self, u):
-        """``R(u)`` of every cell, each part computing its own cells (plan order)."""
-        out = self.backend.xp.empty_like(u)
-        ni = self.host.n_interior
-
-        def own_residual(part, d, local):
-            own = self.backend.asarray(part.cells[:part.n_own])
-            out[:, own] = d.residual(local)[:, :part.n_own]
-            faces = self.backend.asarray(part.boundary_faces[part.own_boundary] - ni)
-            self.boundary_flux[:, faces] = d.boundary_flux[:, self.backend.asarray(
-                part.own_boundary)]
-        self._each_part(u, own_residual)
-        return out
-
-    def time_step(self, u):
-        """Local time step of every cell at the CFL number, each part its own cells."""
-        dt = self.backend.xp.empty(u.shape[1], dtype=self.dtype)
-
-        def own_step(part, d, local):
-            own = self.backend.asarray(part.cells[:part.n_own])
-            radius = d.spectral_radius(local)[:part.n_own]
-            dt[own] = self.cfl * d.geometry.volume[:part.n_own] / radius
-        self._each_part(u, own_step)
-        return dt
+    def _rates(self, states, first: bool) -> list:
+        """``R / V`` of every local part's cells after the halo exchange."""
+        self.transport.exchange(states)
+        rates = []
+        for d, state in zip(self.discretisations, states, strict=True):
+            rates.append(d.residual(state) / d.geometry.volume)
+            if first:
+                self._boundary.append(d.boundary_flux)
+        return rates
 
     def step(self) -> np.ndarray:
-        """One step; the RMS of ``dU/dt`` per variable before it (one global reduction)."""
-        dt = self.time_step(self.u)
-        flux: dict = {}
-
-        def rate(u):
-            r = self.residual(u) / self.volume
-            flux.setdefault("wall", self.boundary_flux.copy())
-            return r
-
-        self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
-        self._wall_flux = flux["wall"]
+        """One step of every part; the RMS of ``dU/dt`` per variable before it."""
+        self.transport.exchange(self.states)
+        dt = [self.cfl * d.geometry.volume / d.spectral_radius(state)
+              for d, state in zip(self.discretisations, self.states, strict=True)]
+        self._boundary = []
+        u0, current, totals, first_rates = self.states, self.states, None, None
+        for i, stage in enumerate(self.stages):
+            k = self._rates(current, first=i == 0)
+            first_rates = first_rates or k
+            if stage.sum_weight:
+                totals = ([stage.sum_weight * r for r in k] if totals is None
+                          else [t + stage.sum_weight * r for t, r in zip(totals, k, strict=True)])
+            following = []
+            for p in range(len(current)):
+                value = stage.base * u0[p] + stage.rate * dt[p] * k[p]
+                if stage.current:
+                    value = value + stage.current * current[p]
+                if stage.from_sum:
+                    value = value + stage.from_sum * dt[p] * totals[p]
+                following.append(value)
+            current = following
+        self.states = current
         self.iteration += 1
-        xp = self.backend.xp
-        return self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
+        self._wall_flux = self._gather_wall_flux()
+        squares = np.zeros(self.gas.n_vars)
+        for layout, rate in zip(self.layouts, first_rates, strict=True):
+            own = self.backend.to_host(rate[:, :layout.n_own]).astype(np.float64)
+            squares += (own ** 2).sum(axis=1)
+        return np.sqrt(self.transport.sum(squares) / self.host.n_cells)
+
+    def _gather_wall_flux(self) -> np.ndarray:
+        """Boundary fluxes of the first stage, of every boundary face (each from its owner)."""
+        ni = self.host.n_interior
+        flux = np.zeros((self.gas.n_vars, self.host.n_faces - ni))
+        for layout, boundary in zip(self.layouts, self._boundary, strict=True):
+            faces = layout.boundary_faces[layout.own_boundary] - ni
+            flux[:, faces] = self.backend.to_host(boundary)[:, layout.own_boundary]
+        return self.transport.sum(flux)
 
     def wall_forces(self) -> dict[str, Forces]:
-        """Forces on the wall markers at the start of the last step (summed over parts)."""
-        flux = self.backend.to_host(self._wall_flux).astype(np.float64)
-        return wall_forces(flux, self.host, self.gas, self.wall_markers, self.reference_area)
+        """Forces on the wall markers at the start of the last step (all parts)."""
+        return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
+                           self.reference_area)
