@@ -147,3 +147,12 @@ def test_damaged_gmsh_files_read_or_fail_with_a_meshorder_error(tmp_path_factory
         read_mesh(path)
     except MeshorderError as error:
         assert str(path) in str(error) or "cell" in str(error)
+
+
+def test_a_file_cut_inside_its_elements_fails_with_a_meshorder_error(tmp_path):
+    # found by the property test above: meshio reads the cut block as triangles of no nodes
+    data = (DATA / "couette_tri_50.msh").read_bytes()
+    path = tmp_path / "cut.msh"
+    path.write_bytes(data[:int(0.63671875 * len(data))])
+    with pytest.raises(MeshorderError, match="triangle cells with 0 nodes each"):
+        read_mesh(path)

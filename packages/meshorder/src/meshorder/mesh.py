@@ -166,6 +166,11 @@ class Mesh:
         for name, conn, markers in blocks:
             ctype = linear_type(name)
             conn = np.asarray(conn)
+            if ctype is not None and len(conn) and (conn.ndim != 2
+                                                    or conn.shape[1] < ctype.corners):
+                width = conn.shape[1] if conn.ndim == 2 else "no"
+                raise TopologyError(f"{source}: {name} cells with {width} nodes each, "
+                                    f"expected at least {ctype.corners} (truncated file?)")
             typed.append((name, ctype, conn, markers))
         dims = [c.dim for _, c, conn, _ in typed if c is not None and c.dim >= 2 and len(conn)]
         if not dims:
