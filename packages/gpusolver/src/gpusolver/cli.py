@@ -18,6 +18,7 @@ from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.io.case import load_case
+from gpusolver.parallel import mpi_world
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from meshorder import MeshorderError, read_mesh
@@ -162,9 +163,14 @@ def bench(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Execute ``gpusolver run``."""
     case = load_case(args.case)
+    comm = mpi_world()
+    if comm is not None and comm.rank == 0:
+        print(f"{comm.size} ranks", flush=True)
     start = time.perf_counter()
     result = run_case(case, progress=not args.quiet)
     solver = result.solver
+    if not solver.is_root:
+        return 130 if result.interrupted else 0
     status = {None: "", True: "converged: ", False: "not converged: "}[result.converged]
     if result.interrupted:
         status = "interrupted: "

@@ -53,6 +53,9 @@ def halo_lists(layouts, offsets: np.ndarray) -> list[Halo]:
 class Loopback:
     """Every part in this process: the halo copied straight from the owner's state."""
 
+    #: The one process writes the outputs.
+    is_root = True
+
     def __init__(self, halos: list[Halo]):
         self.halos = halos
         self.n_parts = len(halos)
@@ -90,6 +93,8 @@ class MpiHost:
             raise ValueError(f"{comm.size} ranks for {len(halos)} parts")
         self.comm, self.halo = comm, halos[comm.rank]
         self.n_parts = comm.size
+        #: Rank 0 writes the outputs.
+        self.is_root = comm.rank == 0
 
     def local_parts(self, n_parts: int) -> list[int]:
         """This rank's part."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,14 +12,18 @@ from tqdm import tqdm
 
 from gpusolver import load_plan_for
 from gpusolver.errors import ConfigError
+from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
 from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
 from gpusolver.io.output import write_forces, write_solution, write_surface_pressure
 from gpusolver.monitors.history import History
+from gpusolver.parallel import MpiHost, mpi_world
 from gpusolver.solvers.fv.discretisation import check_markers
+from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import Solver
 from meshorder import Topology, read_mesh
 from meshorder.atomic import check_writable
+from meshorder.pipeline import PlanOptions, make_plan
 
 
 @dataclass(frozen=True)
@@ -45,21 +50,46 @@ class RunResult:
     interrupted: bool = False
 
 
-def build_solver(case: Case) -> Solver:
-    """Read the mesh (and plan), check the markers, and set up the solver."""
+def build_solver(case: Case) -> Solver | PartitionedSolver:
+    """Read the mesh (and plan), check the markers, and set up the solver.
+
+    Under ``mpiexec`` with several ranks: the partitioned solver, one part per rank (the
+    case's plan must have that many parts; without a plan one is made).
+    """
     mesh = read_mesh(case.mesh_file)
     topology = Topology(mesh)
     present = np.unique(topology.face_marker[topology.face_marker >= 0])
     check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
     plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
-    solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
-                    stepping=case.stepping, plan=plan, strategy=case.run["strategy"],
-                    backend=case.run["backend"], precision=case.run["precision"],
-                    reference_area=case.reference_area, topology=topology,
-                    kernels=case.run["kernels"])
+    comm = mpi_world()
+    if comm is not None:
+        solver = _partitioned_solver(case, mesh, topology, plan, comm)
+    else:
+        solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
+                        stepping=case.stepping, plan=plan, strategy=case.run["strategy"],
+                        backend=case.run["backend"], precision=case.run["precision"],
+                        reference_area=case.reference_area, topology=topology,
+                        kernels=case.run["kernels"])
     if case.restart:
         load_checkpoint(case.restart, solver)
     return solver
+
+
+def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSolver:
+    stepping = case.stepping
+    if not stepping.local_time_step or stepping.integrator not in TABLEAUX:
+        raise ConfigError(f"runs on several ranks take explicit local steps for now "
+                          f"({', '.join(TABLEAUX)} with local_time_step = true)")
+    if plan is None:
+        plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
+    if plan.n_parts != comm.size:
+        raise ConfigError(f"the plan has {plan.n_parts} part(s) but the run has {comm.size} "
+                          f"ranks; make it with `meshorder reorder --partitions {comm.size}`")
+    return PartitionedSolver(
+        mesh, case.gas_for(mesh.dim), case.boundaries, plan, scheme=case.scheme,
+        integrator=stepping.integrator, cfl=stepping.cfl, backend=case.run["backend"],
+        precision=case.run["precision"], reference_area=case.reference_area,
+        topology=topology, transport=functools.partial(MpiHost, comm))
 
 
 def run_case(case: Case, progress: bool = True) -> RunResult:
@@ -84,16 +114,24 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     except OSError as error:
         raise ConfigError(f"output directory {out}: {error.strerror}") from None
     solver = build_solver(case)
+    root = solver.is_root  # under MPI the root rank alone writes
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"
-    history = History(out / "history.csv", solver.gas.n_vars, append=case.restart is not None,
-                      restart_iteration=solver.iteration)
+    history = (History(out / "history.csv", solver.gas.n_vars, append=case.restart is not None,
+                       restart_iteration=solver.iteration) if root else None)
     target = case.run["residual_reduction"]
     converged = None if target is None else False
     interrupted = False
     bar = tqdm(range(case.run["iterations"]), desc=f"{solver.backend.name} "
-               f"{case.run['precision']} {case.run['strategy']}", unit="it", disable=not progress)
+               f"{case.run['precision']} {case.run['strategy']}", unit="it",
+               disable=not (progress and root))
     start = time.perf_counter()
+
+    def write_checkpoint() -> None:
+        solver.conserved()  # every rank: a global gather under MPI
+        if root:
+            save_checkpoint(checkpoint, solver)
+
     try:
         for _ in bar:
             try:
@@ -101,7 +139,8 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
             except KeyboardInterrupt:
                 interrupted = True  # the state is that of the last finished step
                 break
-            history.record(solver, residuals, time.perf_counter() - start)
+            if history is not None:
+                history.record(solver, residuals, time.perf_counter() - start)
             fall = residuals[0] / solver.first_residual
             bar.set_postfix(res=f"{np.log10(max(fall, 1e-300)):.2f}",
                             cl=f"{solver.wall_forces()['total'].lift:.4f}", refresh=False)
@@ -109,15 +148,16 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
                 converged = True
                 break
             if solver.iteration % case.checkpoint_every == 0:
-                save_checkpoint(checkpoint, solver)
+                write_checkpoint()
     finally:
-        history.close()
+        if history is not None:
+            history.close()
         bar.close()
-    save_checkpoint(checkpoint, solver)
+    write_checkpoint()
     files = [out / "history.csv", checkpoint]
-    if solver.has_loads:  # at least one step taken in this process
+    if solver.has_loads and root:  # at least one step taken in this process
         write_forces(out / "forces.csv", solver)
         cp_files = write_surface_pressure(out, solver)
         write_solution(out / "solution.vtu", solver)
         files += [out / "forces.csv", *cp_files, out / "solution.vtu"]
-    return RunResult(solver, files, converged, interrupted)
+    return RunResult(solver, files if root else [], converged, interrupted)

@@ -28,7 +28,7 @@ def save_checkpoint(path: Path, solver: Solver) -> None:
     """Exact state (file cell order, precision) and iteration, time, circulation, mesh digest."""
     meta = {"version": CHECKPOINT_VERSION, "iteration": solver.iteration, "time": solver.time,
             "mesh_digest": solver.mesh.digest(), "dtype": solver.dtype.name,
-            "circulation": solver.discretisation.circulation, "cfl": solver.cfl,
+            "circulation": solver.circulation, "cfl": solver.cfl,
             "first_residual": solver.first_residual}
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, conserved=solver.conserved(), meta=np.array(json.dumps(meta)))
@@ -64,6 +64,6 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
     solver.set_conserved(conserved)
     solver.iteration = int(meta["iteration"])
     solver.time = float(meta["time"])
-    solver.discretisation.circulation = float(meta.get("circulation", 0.0))
+    solver.circulation = float(meta.get("circulation", 0.0))
     solver.cfl = float(meta.get("cfl", solver.cfl))
     solver.first_residual = meta.get("first_residual")

@@ -41,7 +41,7 @@ def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
     """
     paths = []
     host = solver.host
-    for name in solver.discretisation.wall_markers:
+    for name in solver.wall_markers:
         centre, cp = solver.surface_pressure(name)
         columns = [*list("xyz"[:solver.gas.dim]), "cp"]
         rows = np.column_stack([centre.T, cp])

@@ -20,7 +20,7 @@ from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.layout.parts import PartLayout, part_layout
-from gpusolver.monitors.forces import Forces, wall_forces
+from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
@@ -66,11 +66,13 @@ class PartitionedSolver:
                               f"of {', '.join(TABLEAUX)}, not {integrator!r}")
         specs = {name: value if isinstance(value, BoundarySpec) else BoundarySpec.parse(name, value)
                  for name, value in boundaries.items()}
-        if any(spec.condition.name == "periodic" for spec in specs.values()):
-            raise ConfigError("periodic boundaries are not supported across parts yet")
+        if any(spec.condition.name == "periodic" or spec.params.get("vortex")
+               for spec in specs.values()):
+            raise ConfigError("periodic boundaries and vortex far fields are not supported "
+                              "across parts yet")
         self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
-        self.gas, self.cfl, self.reference_area = gas, cfl, reference_area
+        self.mesh, self.gas, self.cfl, self.reference_area = mesh, gas, cfl, reference_area
         self.stages = TABLEAUX[integrator]
         self.host = build_geometry(mesh, topology or Topology(mesh), plan)
         layouts = [part_layout(self.host, int(a), int(b))
@@ -89,7 +91,14 @@ class PartitionedSolver:
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
         self.states = [self._uniform(layout) for layout in self.layouts]
         self.iteration = 0
+        #: Local time steps only: no physical time passes.
+        self.time = 0.0
+        #: Checkpointed with the state; vortex far fields are not supported across parts.
+        self.circulation = 0.0
+        #: RMS density residual of the first step (the reference of ``residual_reduction``).
+        self.first_residual: float | None = None
         self._wall_flux = None
+        self._gathered: tuple[int, np.ndarray] | None = None
 
     def _uniform(self, layout: PartLayout):
         w = np.repeat(self.gas.free_stream[:, None], len(layout.cells), axis=1)
@@ -102,12 +111,24 @@ class PartitionedSolver:
 
     def set_conserved(self, u: np.ndarray) -> None:
         """Set the state from conserved values of every cell in the file's cell order."""
+        self._gathered = None
         plan_order = np.asarray(u)[:, self.host.cell_order]
         self.states = [self.backend.asarray(plan_order[:, layout.cells], self.dtype)
                        for layout in self.layouts]
 
+    @property
+    def is_root(self) -> bool:
+        """True in the one process that writes outputs."""
+        return self.transport.is_root
+
     def conserved(self) -> np.ndarray:
-        """Conserved state of every cell, in the file's cell order (gathered from all parts)."""
+        """Conserved state of every cell, in the file's cell order.
+
+        Gathered from all parts by a global sum, once per iteration: under MPI every
+        rank calls it at the same point, after which the root writes the outputs.
+        """
+        if self._gathered is not None and self._gathered[0] == self.iteration:
+            return self._gathered[1]
         plan_order = np.zeros((self.gas.n_vars, self.host.n_cells))
         for layout, state in zip(self.layouts, self.states, strict=True):
             plan_order[:, layout.cells[:layout.n_own]] = self.backend.to_host(
@@ -115,7 +136,12 @@ class PartitionedSolver:
         plan_order = self.transport.sum(plan_order)  # each cell from its one owner
         out = np.empty_like(plan_order)
         out[:, self.host.cell_order] = plan_order
-        return out.astype(self.dtype)
+        self._gathered = (self.iteration, out.astype(self.dtype))
+        return self._gathered[1]
+
+    def primitive(self) -> np.ndarray:
+        """Primitive state ``(rho, u, p)`` of every cell, in the file's cell order."""
+        return self.gas.to_primitive(self.conserved().astype(np.float64))
 
     def _rates(self, states, first: bool) -> list:
         """``R / V`` of every local part's cells after the halo exchange."""
@@ -156,7 +182,10 @@ class PartitionedSolver:
         for layout, rate in zip(self.layouts, first_rates, strict=True):
             own = self.backend.to_host(rate[:, :layout.n_own]).astype(np.float64)
             squares += (own ** 2).sum(axis=1)
-        return np.sqrt(self.transport.sum(squares) / self.host.n_cells)
+        norms = np.sqrt(self.transport.sum(squares) / self.host.n_cells)
+        if self.first_residual is None:
+            self.first_residual = float(norms[0])
+        return norms
 
     def _gather_wall_flux(self) -> np.ndarray:
         """Boundary fluxes of the first stage, of every boundary face (each from its owner)."""
@@ -167,7 +196,16 @@ class PartitionedSolver:
             flux[:, faces] = self.backend.to_host(boundary)[:, layout.own_boundary]
         return self.transport.sum(flux)
 
+    @property
+    def has_loads(self) -> bool:
+        """True once a step has been taken (wall forces and Cp are then known)."""
+        return self._wall_flux is not None
+
     def wall_forces(self) -> dict[str, Forces]:
         """Forces on the wall markers at the start of the last step (all parts)."""
         return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
                            self.reference_area)
+
+    def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
+        return surface_pressure(self._wall_flux, self.host, self.gas, marker)

@@ -337,6 +337,23 @@ class Solver:
                 "use order = 1 to start", iteration, cell)
 
     # ------------------------------------------------------------------ loads
+    #: One process: it writes the outputs (see the partitioned solver for several).
+    is_root = True
+
+    @property
+    def wall_markers(self) -> list[str]:
+        """Markers with wall conditions: forces and Cp are reported on them."""
+        return self.discretisation.wall_markers
+
+    @property
+    def circulation(self) -> float:
+        """Circulation of the body seen by vortex-corrected far fields (checkpointed)."""
+        return self.discretisation.circulation
+
+    @circulation.setter
+    def circulation(self, value: float) -> None:
+        self.discretisation.circulation = value
+
     @property
     def has_loads(self) -> bool:
         """True once a step has been taken (wall forces and Cp are then known)."""
@@ -354,7 +371,7 @@ class Solver:
 
     def _integrate_wall_forces(self) -> dict[str, Forces]:
         flux = self.backend.to_host(self._wall_flux).astype(np.float64)
-        return wall_forces(flux, self.host, self.gas, self.discretisation.wall_markers,
+        return wall_forces(flux, self.host, self.gas, self.wall_markers,
                            self.reference_area)
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
