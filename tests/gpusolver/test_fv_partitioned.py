@@ -184,3 +184,22 @@ def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path
     np.testing.assert_allclose(both[:, 3:], one[:, 3:], rtol=2e-8)  # 9 digits in the file
     states = [np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in ("one", "rest")]
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
+
+
+def test_part_faces_come_own_then_interface_then_halo():
+    from gpusolver.layout.geometry import build_geometry
+    from gpusolver.layout.parts import part_layout
+
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    topology = Topology(mesh)
+    plan = make_plan(mesh, PlanOptions(partitions=3), topology=topology)
+    host = build_geometry(mesh, topology, plan)
+    for first, end in zip(plan.part_offsets[:-1], plan.part_offsets[1:], strict=True):
+        layout = part_layout(host, int(first), int(end))
+        g, n_own = layout.geometry, layout.n_own
+        own_sides = (g.left[:g.n_interior] < n_own).astype(int) + (g.right[:g.n_interior] < n_own)
+        for name, sides in (("own", 2), ("interface", 1), ("halo", 0)):
+            a, b = layout.face_ranges[name]
+            assert (own_sides[a:b] == sides).all()
+        assert layout.face_ranges["halo"][1] == g.n_interior
+        assert layout.face_ranges["interface"][1] > layout.face_ranges["interface"][0]

@@ -30,6 +30,11 @@ class PartLayout:
         Global (plan) number of every local cell.
     n_own : int
         Local cells ``[0, n_own)`` are the part's own.
+    face_ranges : dict of str to (int, int)
+        The local interior faces in three contiguous ranges: ``own`` (both cells own:
+        computable while the halo is in flight), ``interface`` (an own cell and a halo
+        cell: one contiguous range, after the exchange) and ``halo`` (two halo cells,
+        only for the first layer's gradients); boundary faces follow, by marker.
     boundary_faces : numpy.ndarray
         For each local boundary face of an own cell, its global face number; the
         residual's boundary fluxes of these faces are the part's share of the forces.
@@ -40,6 +45,7 @@ class PartLayout:
     geometry: FVGeometry
     cells: np.ndarray
     n_own: int
+    face_ranges: dict[str, tuple[int, int]]
     boundary_faces: np.ndarray
     own_boundary: np.ndarray
 
@@ -69,6 +75,16 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
     interior = np.arange(ni)
     keep_interior = interior[(left[:ni] >= 0) & (right[:ni] >= 0)
                              & (near[host.left[:ni]] | near[host.right[:ni]])]
+    own_cells = np.zeros(n, dtype=bool)
+    own_cells[own] = True
+    # own-own faces, then interface (own-halo), then halo-halo; plan order inside each
+    own_sides = (own_cells[host.left[keep_interior]].astype(np.int64)
+                 + own_cells[host.right[keep_interior]])
+    keep_interior = keep_interior[np.argsort(-own_sides, kind="stable")]
+    counts = np.bincount(own_sides, minlength=3)[::-1]
+    edges = np.concatenate([[0], np.cumsum(counts)])
+    face_ranges = {name: (int(edges[k]), int(edges[k + 1]))
+                   for k, name in enumerate(("own", "interface", "halo"))}
     boundary = np.arange(ni, host.n_faces)
     keep_boundary = boundary[near[host.left[ni:]]]
     faces = np.concatenate([keep_interior, keep_boundary])
@@ -92,4 +108,4 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
         boundary_nodes=host.boundary_nodes[keep_boundary - ni])
     own_boundary = np.flatnonzero(host.left[keep_boundary] < end)
     own_boundary = own_boundary[host.left[keep_boundary][own_boundary] >= first]
-    return PartLayout(geometry, cells, len(own), keep_boundary, own_boundary)
+    return PartLayout(geometry, cells, len(own), face_ranges, keep_boundary, own_boundary)
