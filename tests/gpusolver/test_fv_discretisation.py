@@ -175,3 +175,9 @@ def test_every_strategy_has_a_face_kernel_and_the_solvers_are_among_them():
 
     assert face_kernels.STRATEGIES == tuple(STRATEGIES)
     assert set(SOLVER) <= set(STRATEGIES)
+
+
+def test_unknown_kernels_are_refused():
+    with pytest.raises(ConfigError, match="unknown kernels 'cuda'; valid: fused, arrays"):
+        Solver(grid_mesh(3, 3), Gas(dim=2, mach=0.5), FARFIELD_SQUARE, backend="numpy",
+               kernels="cuda")

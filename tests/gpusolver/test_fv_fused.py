@@ -208,3 +208,20 @@ def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, backend):
         residual = solver.discretisation.residual(u)
         updates.append(solver.backend.to_host(lusgs(u, residual, solver.time_step(u))))
     assert _relative_error(updates[1], updates[0]) < TOLERANCE[precision]
+
+
+def test_host_kernels_need_a_compiler(monkeypatch):
+    import gpusolver.backends.host as host
+
+    monkeypatch.setattr(host, "compiler", lambda: None)
+    with pytest.raises(RuntimeError, match="no C\\+\\+ compiler"):
+        host.load_host_templates.__wrapped__("gpusolver.solvers.fv", "kernels/lusgs.cu",
+                                             ("sweep_kernel<double, 2, false>",))
+
+
+def test_host_kernels_refuse_arrays_that_are_not_c_ordered():
+    from gpusolver.backends.host import HostKernel
+
+    kernel = HostKernel(lambda *args: None)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        kernel((1,), (1,), (np.zeros((3, 2)).T,))

@@ -62,6 +62,18 @@ def test_a_plan_without_parts_is_refused():
         PartitionedSolver(mesh, Gas(dim=2, mach=0.5), AIRFOIL, make_plan(mesh))
 
 
+@pytest.mark.parametrize("boundaries, integrator, message", [
+    (AIRFOIL, "lusgs", "time_integrator must be one of"),
+    ({"airfoil": "slip-wall", "farfield": {"type": "farfield", "vortex": True}}, "rk4",
+     "vortex far fields are not supported across parts"),
+])
+def test_what_parts_cannot_run_yet_is_refused(boundaries, integrator, message):
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    plan = make_plan(mesh, PlanOptions(partitions=2))
+    with pytest.raises(ConfigError, match=message):
+        PartitionedSolver(mesh, Gas(dim=2, mach=0.5), boundaries, plan, integrator=integrator)
+
+
 MPI_DRIVER = """
 import functools, sys
 import numpy as np
@@ -147,7 +159,7 @@ directory = "{out}"
 """
 
 
-def _gpusolver_run(tmp_path, name, ranks, iterations, restart=""):
+def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0):
     import shutil
     import subprocess
     import sys
@@ -163,7 +175,9 @@ def _gpusolver_run(tmp_path, name, ranks, iterations, restart=""):
     if ranks > 1:
         command = [mpiexec, "-n", str(ranks), *command]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.returncode == expect, completed.stderr[-2000:]
+    if expect:
+        return completed.stderr, None
     return completed.stdout, np.loadtxt(tmp_path / name / "history.csv", delimiter=",",
                                         skiprows=1, ndmin=2)
 
@@ -203,3 +217,26 @@ def test_part_faces_come_own_then_interface_then_halo():
             assert (own_sides[a:b] == sides).all()
         assert layout.face_ranges["halo"][1] == g.n_interior
         assert layout.face_ranges["interface"][1] > layout.face_ranges["interface"][0]
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("", "the plan has 3 part(s) but the run has 2 ranks"),
+    ("local_time_step = false", "runs on several ranks take explicit local steps"),
+])
+def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):
+    from meshorder.cli import main as meshorder_main
+
+    parts = "3" if not extra else "2"
+    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
+                           str(tmp_path / "plan.npz"), "--partitions", parts, "--quiet"]) == 0
+    printed, _ = _gpusolver_run(tmp_path, "bad", 2, 2, extra, expect=1)
+    assert message in printed
+
+
+def test_mpi_host_needs_one_rank_per_part():
+    from types import SimpleNamespace
+
+    from gpusolver.parallel import Halo, MpiHost
+
+    with pytest.raises(ValueError, match="3 ranks for 2 parts"):
+        MpiHost(SimpleNamespace(size=3, rank=0), [Halo({}, {}), Halo({}, {})])

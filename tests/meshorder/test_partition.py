@@ -46,8 +46,9 @@ def check_partition(graph, split, cell_order=None) -> None:
         assert cells.tolist() == sorted(expected[p, q])
         assert (q, p) in split.send  # neighbours both ways
         assert split.receive(q, p) is cells
-    cut = sum(len(c) for c in split.send.values())
-    assert split.metrics(graph)["edge_cut"] <= cut
+    crossing = sum(int(part[new[cell]] != part[new[other]]) for cell in range(n)
+                   for other in graph.indices[graph.indptr[cell]:graph.indptr[cell + 1]])
+    assert split.metrics(graph)["edge_cut"] == crossing // 2  # each edge seen from both ends
 
 
 @settings(max_examples=15, deadline=None)
@@ -154,5 +155,25 @@ def test_a_damaged_partition_is_refused_on_load(tmp_path):
 
     with pytest.raises(PlanError, match="part offsets must rise"):
         Plan.load(tmp_path / "bad.npz")
-    with pytest.raises(PlanError, match="halo lists hold cells outside"):
-        plan.replace(send_cells=plan.send_cells + 100).validate()
+    for changes, message in (({"send_cells": plan.send_cells + 100}, "halo lists hold cells"),
+                             ({"part_interior": np.array([99, 0])}, "part_interior must hold"),
+                             ({"send_offsets": plan.send_offsets[:-1]}, "do not match the parts")):
+        with pytest.raises(PlanError, match=message):
+            plan.replace(**changes).validate()
+
+
+def test_partitions_and_renumbering_by_level_exclude_each_other():
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    with pytest.raises(PartitionError, match="exclude each other"):
+        make_plan(grid_mesh(4, 4), PlanOptions(partitions=2, hyperplanes=True,
+                                               renumber_by_level=True))
+
+
+def test_a_part_left_empty_by_metis_is_refused(monkeypatch):
+    import meshorder.partition as partition
+
+    graph = Topology(grid_mesh(4, 3)).cell_graph
+    monkeypatch.setattr(partition, "clusters", lambda g, n, seed: np.zeros(g.n, np.int64))
+    with pytest.raises(PartitionError, match="METIS left part 1 of 2 empty"):
+        partition_cells(graph, 2)

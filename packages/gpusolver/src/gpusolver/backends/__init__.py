@@ -52,8 +52,18 @@ class Backend:
         return scipy.sparse
 
     def asarray(self, array, dtype=None):
-        """Copy a host array to this backend (no copy when already there)."""
-        return self.xp.asarray(array, dtype=dtype)
+        """``array`` on this backend, C-contiguous (what every kernel indexes); no copy
+        when it already is."""
+        return self.xp.asarray(array, dtype=dtype, order="C")
+
+    def kernels(self, package: str, filename: str, expressions: tuple[str, ...]) -> dict:
+        """The template kernels ``expressions`` of a ``.cu`` file of ``package``, compiled
+        for this backend: by NVRTC on cupy, as C++ for the CPU on numpy."""
+        if self.name == "cupy":
+            from gpusolver.backends.cuda import load_templates
+            return load_templates(package, filename, expressions)
+        from gpusolver.backends.host import load_host_templates
+        return load_host_templates(package, filename, expressions)
 
     def to_host(self, array) -> np.ndarray:
         """The array as a NumPy array."""

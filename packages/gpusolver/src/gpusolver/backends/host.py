@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -71,9 +72,9 @@ def load_host_templates(package: str, filename: str, expressions: tuple[str, ...
     directory.mkdir(exist_ok=True)
     library = directory / f"{digest}.so"
     if not library.exists():
-        source_file = directory / f"{digest}.cpp"
+        source_file = directory / f"{digest}.{os.getpid()}.cpp"  # per process: workers race
         source_file.write_text(text)
-        partial = directory / f"{digest}.{id(text)}.so"
+        partial = directory / f"{digest}.{os.getpid()}.so"
         subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-w", str(source_file),
                         "-o", str(partial)], check=True, capture_output=True)
         partial.replace(library)  # atomic: parallel test workers may race

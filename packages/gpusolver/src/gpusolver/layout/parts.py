@@ -88,15 +88,14 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
     boundary = np.arange(ni, host.n_faces)
     keep_boundary = boundary[near[host.left[ni:]]]
     faces = np.concatenate([keep_interior, keep_boundary])
-    markers = {}
-    local_boundary_marker = np.empty(len(keep_boundary), dtype=object)
-    for name, (a, b) in host.markers.items():
-        local_boundary_marker[(keep_boundary >= a) & (keep_boundary < b)] = name
+    # boundary faces keep the plan's grouping by marker: each marker's kept faces are
+    # one run of them
     start = len(keep_interior)
-    for name in host.markers:
-        where = np.flatnonzero(local_boundary_marker == name)
-        if len(where):
-            markers[name] = (start + int(where[0]), start + int(where[-1]) + 1)
+    markers = {}
+    for name, (a, b) in host.markers.items():
+        first_kept, end_kept = np.searchsorted(keep_boundary, [a, b])
+        if end_kept > first_kept:
+            markers[name] = (start + int(first_kept), start + int(end_kept))
     geometry = replace(
         host, volume=host.volume[cells], centroid=host.centroid[:, cells],
         left=left[faces], right=np.where(np.arange(len(faces)) < len(keep_interior),
@@ -106,6 +105,6 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
         cell_order=host.cell_order[cells],
         interior_colours=np.array([0, len(keep_interior)], dtype=np.int64),
         boundary_nodes=host.boundary_nodes[keep_boundary - ni])
-    own_boundary = np.flatnonzero(host.left[keep_boundary] < end)
-    own_boundary = own_boundary[host.left[keep_boundary][own_boundary] >= first]
+    owner = host.left[keep_boundary]
+    own_boundary = np.flatnonzero((owner >= first) & (owner < end))
     return PartLayout(geometry, cells, len(own), face_ranges, keep_boundary, own_boundary)

@@ -27,8 +27,7 @@ import itertools
 
 import numpy as np
 
-from gpusolver.backends.cuda import load_templates, real_type
-from gpusolver.backends.host import load_host_templates
+from gpusolver.backends.cuda import real_type
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.physics.gas import SUTHERLAND_K
@@ -113,19 +112,16 @@ class FusedResidual:
         self.bc_value = d.backend.asarray(value, dtype=self.dtype)
         self._vortex = [(slice(b.faces.start - host.n_interior, b.faces.stop - host.n_interior),
                          b.outside) for b in d.boundaries if b.outside is not None]
-
-        def c_order(array, dtype=None):  # what the kernels index
-            return xp.asarray(array, dtype=dtype, order="C")
-
-        self.faces = (c_order(host.left, dtype=np.int32), c_order(host.right, dtype=np.int32),
-                      c_order(g.normal), c_order(g.area), c_order(d.offset_left),
-                      c_order(d.offset_right), c_order(code), self.bc_value, c_order(partner),
+        asarray = d.backend.asarray  # C-contiguous: what the kernels index
+        self.faces = (asarray(host.left, dtype=np.int32), asarray(host.right, dtype=np.int32),
+                      asarray(g.normal), asarray(g.area), asarray(d.offset_left),
+                      asarray(d.offset_right), asarray(code), self.bc_value, asarray(partner),
                       np.int32(self.n_faces), np.int32(self.n_interior))
         slots = face_slots(host.left, host.right, host.n_cells, host.n_interior)
         self.width = np.int32(slots.shape[1])
-        self.slots = xp.asarray(np.ascontiguousarray(slots.T), dtype=np.int32)
-        self.volume = c_order(g.volume)
-        self.epsilon2 = c_order(d.epsilon2)
+        self.slots = asarray(slots.T, dtype=np.int32)
+        self.volume = asarray(g.volume)
+        self.epsilon2 = asarray(d.epsilon2)
         self.ranges = [(0, self.n_faces, self.accumulation)]
         if self.accumulation == PLAIN:
             self.ranges = [(int(a), int(b), PLAIN)
@@ -138,13 +134,13 @@ class FusedResidual:
         gradient_shape = (self.n_vars, self.dim, self.n_cells)
         if d.needs_gradient:
             least_squares = scheme.gradient == "least-squares"
-            self.coefficients = ((c_order(d.gradient.coef_left), c_order(d.gradient.coef_right))
+            self.coefficients = ((asarray(d.gradient.coef_left), asarray(d.gradient.coef_right))
                                  if least_squares else (NULL, NULL))
         # limited gradients (reconstruction) and unlimited ones (viscous flux)
         self.gradient = xp.empty(gradient_shape if self.order == 2 else 1, self.dtype)
         self.raw_gradient = xp.empty(gradient_shape, self.dtype) if self.viscous else NULL
         gas = d.gas
-        self.viscosity = ((self.raw_gradient, c_order(d.tangent), c_order(d.inverse_length))
+        self.viscosity = ((self.raw_gradient, asarray(d.tangent), asarray(d.inverse_length))
                           if self.viscous else (NULL, NULL, NULL))
         self.viscosity += tuple(self.dtype.type(x) for x in (
             gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl, d.viscous_factor))
@@ -173,8 +169,7 @@ class FusedResidual:
 
     def _compile(self, scheme) -> dict:
         names = self._expressions(scheme)
-        load = load_templates if self.backend.name == "cupy" else load_host_templates
-        compiled = load(__package__, SOURCE, tuple(sorted(names.values())))
+        compiled = self.backend.kernels(__package__, SOURCE, tuple(sorted(names.values())))
         return {key: compiled[expression] for key, expression in names.items()}
 
     def _blocks(self, n: int) -> tuple[int]:
@@ -265,10 +260,10 @@ class FusedResidual:
         code does (fresh arrays, so that callers may keep them).
         """
         xp, d = self.xp, self.d
-        u = xp.asarray(u, order="C")  # kernels index C-ordered arrays
+        u = self.backend.asarray(u)  # kernels index C-ordered arrays
         self.update_far_field()
         frozen = d.frozen_limiter is not None
-        phi = (xp.asarray(d.frozen_limiter, order="C") if frozen
+        phi = (self.backend.asarray(d.frozen_limiter) if frozen
                else xp.empty((self.n_vars, self.n_cells), self.dtype))
         boundary_flux = xp.empty((self.n_vars, self.n_faces - self.n_interior), self.dtype)
         source = self.face_pass(u, phi, frozen, boundary_flux, speed=False)

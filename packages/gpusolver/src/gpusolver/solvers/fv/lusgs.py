@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusolver.backends.cuda import load_templates, real_type
-from gpusolver.backends.host import load_host_templates
+from gpusolver.backends.cuda import real_type
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import Discretisation
@@ -225,29 +224,25 @@ class LevelKernels:
     def __init__(self, discretisation: Discretisation, slots: CellSlots, levels):
         d = self.discretisation = discretisation
         backend, dtype = d.backend, d.dtype
-        xp = backend.xp
-
-        def c_order(array, kind=None):
-            return xp.asarray(array, dtype=kind, order="C")
-
+        asarray = backend.asarray  # C-contiguous: what the kernels index
         self.n_cells, self.width = slots.neighbour.shape
-        self.neighbour = c_order(slots.neighbour, np.int32)
-        self.normal = c_order(slots.normal, dtype)
-        self.area = c_order(slots.area, dtype)
-        self.levels = [(c_order(level.order, np.int32), level.offsets.tolist())
+        self.neighbour = asarray(slots.neighbour, np.int32)
+        self.normal = asarray(slots.normal, dtype)
+        self.area = asarray(slots.area, dtype)
+        self.levels = [(asarray(level.order, np.int32), level.offsets.tolist())
                        for level in levels]
         real = real_type(dtype)
         names = tuple(f"sweep_kernel<{real}, {d.gas.dim}, {flag}>" for flag in ("false", "true"))
-        load = load_templates if backend.name == "cupy" else load_host_templates
-        compiled = load(__package__, "kernels/lusgs.cu", names)
+        compiled = backend.kernels(__package__, "kernels/lusgs.cu", names)
         self.launch = [compiled[name] for name in names]
         self.gamma = dtype.type(d.gas.gamma)
 
     def sweep(self, w, diagonal, slot_lambda, rhs):
         """Forward then backward sweep of ``rhs`` at primitive states ``w``."""
-        xp = self.discretisation.backend.xp
-        w, diagonal, rhs = (xp.asarray(a, order="C") for a in (w, diagonal, rhs))
-        slot_lambda = xp.asarray(slot_lambda, order="C")
+        backend = self.discretisation.backend
+        xp = backend.xp
+        w, diagonal, rhs, slot_lambda = (backend.asarray(a)
+                                         for a in (w, diagonal, rhs, slot_lambda))
         du_star = xp.zeros_like(rhs)
         self._sweep(0, w, diagonal, slot_lambda, rhs, du_star)
         du = du_star.copy()

@@ -12,12 +12,13 @@ transport's ``sum``.
 from __future__ import annotations
 
 import itertools
+import operator
 
 import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError
-from gpusolver.integrators.explicit import TABLEAUX
+from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.layout.parts import PartLayout, part_layout
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
@@ -26,6 +27,26 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
 from meshorder import Mesh, Topology
 from meshorder.plan import Plan
+
+
+class PerPart(list):
+    """One array per local part, with element-wise arithmetic (another ``PerPart`` pairs
+    part by part, anything else applies to every part), so that the one Runge-Kutta loop
+    (:func:`gpusolver.integrators.explicit.runge_kutta`) advances all parts."""
+
+    def _apply(self, other, op) -> PerPart:
+        if isinstance(other, PerPart):
+            return PerPart(op(a, b) for a, b in zip(self, other, strict=True))
+        return PerPart(op(a, other) for a in self)
+
+    def __add__(self, other) -> PerPart:
+        return self._apply(other, operator.add)
+
+    def __mul__(self, other) -> PerPart:
+        return self._apply(other, operator.mul)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
 
 
 class PartitionedSolver:
@@ -143,55 +164,39 @@ class PartitionedSolver:
         """Primitive state ``(rho, u, p)`` of every cell, in the file's cell order."""
         return self.gas.to_primitive(self.conserved().astype(np.float64))
 
-    def _rates(self, states, first: bool) -> list:
-        """``R / V`` of every local part's cells after the halo exchange."""
-        self.transport.exchange(states)
-        rates = []
-        for d, state in zip(self.discretisations, states, strict=True):
-            rates.append(d.residual(state) / d.geometry.volume)
-            if first:
-                self._boundary.append(d.boundary_flux)
-        return rates
-
     def step(self) -> np.ndarray:
         """One step of every part; the RMS of ``dU/dt`` per variable before it."""
         self.transport.exchange(self.states)
-        dt = [self.cfl * d.geometry.volume / d.spectral_radius(state)
-              for d, state in zip(self.discretisations, self.states, strict=True)]
-        self._boundary = []
-        u0, current, totals, first_rates = self.states, self.states, None, None
-        for i, stage in enumerate(self.stages):
-            k = self._rates(current, first=i == 0)
-            first_rates = first_rates or k
-            if stage.sum_weight:
-                totals = ([stage.sum_weight * r for r in k] if totals is None
-                          else [t + stage.sum_weight * r for t, r in zip(totals, k, strict=True)])
-            following = []
-            for p in range(len(current)):
-                value = stage.base * u0[p] + stage.rate * dt[p] * k[p]
-                if stage.current:
-                    value = value + stage.current * current[p]
-                if stage.from_sum:
-                    value = value + stage.from_sum * dt[p] * totals[p]
-                following.append(value)
-            current = following
-        self.states = current
+        dt = PerPart(self.cfl * d.geometry.volume / d.spectral_radius(state)
+                     for d, state in zip(self.discretisations, self.states, strict=True))
+        boundary: list = []
+
+        def rate(states: PerPart) -> PerPart:
+            self.transport.exchange(states)
+            rates = PerPart(d.residual(state) / d.geometry.volume
+                            for d, state in zip(self.discretisations, states, strict=True))
+            if not boundary:  # the first stage's, for the forces
+                boundary.extend(d.boundary_flux for d in self.discretisations)
+            return rates
+
+        self.states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
         self.iteration += 1
-        self._wall_flux = self._gather_wall_flux()
+        self._wall_flux = self._gather_wall_flux(boundary)
         squares = np.zeros(self.gas.n_vars)
-        for layout, rate in zip(self.layouts, first_rates, strict=True):
-            own = self.backend.to_host(rate[:, :layout.n_own]).astype(np.float64)
+        for layout, first in zip(self.layouts, first_rates, strict=True):
+            own = self.backend.to_host(first[:, :layout.n_own]).astype(np.float64)
             squares += (own ** 2).sum(axis=1)
         norms = np.sqrt(self.transport.sum(squares) / self.host.n_cells)
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
 
-    def _gather_wall_flux(self) -> np.ndarray:
-        """Boundary fluxes of the first stage, of every boundary face (each from its owner)."""
+    def _gather_wall_flux(self, boundaries: list) -> np.ndarray:
+        """The local parts' ``boundaries`` fluxes as those of every boundary face (each
+        from its owner, summed over all parts)."""
         ni = self.host.n_interior
         flux = np.zeros((self.gas.n_vars, self.host.n_faces - ni))
-        for layout, boundary in zip(self.layouts, self._boundary, strict=True):
+        for layout, boundary in zip(self.layouts, boundaries, strict=True):
             faces = layout.boundary_faces[layout.own_boundary] - ni
             flux[:, faces] = self.backend.to_host(boundary)[:, layout.own_boundary]
         return self.transport.sum(flux)
