@@ -129,6 +129,7 @@ class FusedResidual:
             self.ranges.append((self.n_interior, self.n_faces, ATOMIC))
         scheme = d.scheme
         self.order = scheme.order
+        #: Venkatakrishnan's limiter is computed (second order only).
         self.limited = scheme.limiter == "venkatakrishnan" and self.order == 2
         self.viscous = d.viscous
         gradient_shape = (self.n_vars, self.dim, self.n_cells)
@@ -270,7 +271,7 @@ class FusedResidual:
         out = xp.empty((self.n_vars, self.n_cells), self.dtype)
         self.update(source, residual_out=out)
         d.boundary_flux = boundary_flux
-        if self.order == 2 and self.limited:
+        if self.limited:
             d.limiter_values = phi
         return out
 
@@ -383,7 +384,7 @@ class FusedRungeKutta:
                              u0, out, cfl, local, frozen)
             squares = f.backend.to_host(self.squares)
             bad = int(f.backend.to_host(self.bad_cell)[0])
-        if frozen is None and f.order == 2 and f.limited:
+        if frozen is None and f.limited:
             f.d.limiter_values = self.phi
         f.d.boundary_flux = self.boundary_flux
         norms = np.sqrt(squares / f.n_cells)
