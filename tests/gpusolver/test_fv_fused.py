@@ -15,6 +15,7 @@ import pytest
 from gpusolver.backends.host import compiler
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.solvers.fv.fused import FusedResidual, FusedRungeKutta
+from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
@@ -94,8 +95,12 @@ def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "c
     if backend == "host":
         d = device.discretisation
         d.fused = FusedResidual(d, device.host, strategy)
-        device.fused_steps = (None if device.lusgs is not None else
-                              FusedRungeKutta(d.fused, TABLEAUX[device.stepping.integrator]))
+        if device.lusgs is None:
+            device.fused_steps = FusedRungeKutta(d.fused, TABLEAUX[device.stepping.integrator])
+        else:
+            device.lusgs = LUSGS(d, device.host, plan=device.plan)
+            if device.stepping.integrator == "lusgs":
+                device.fused_implicit = FusedLUSGS(d.fused, device.lusgs.kernels)
     assert device.discretisation.fused is not None
     for solver in (reference, device):
         solver.discretisation.circulation = 0.3  # vortex far fields see a lifting body
@@ -195,8 +200,6 @@ def test_fused_step_names_the_cell_that_went_bad(backend):
                                   "wing-prisms-roe-lsq"])
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
 def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, backend):
-    from gpusolver.solvers.fv.lusgs import LUSGS
-
     reference, device = _pair(case, precision, backend=backend,
                               stepping=Stepping("lusgs", cfl=50.0))
     sweeps = [LUSGS(s.discretisation, s.host, plan=s.plan, kernels=kernels)
@@ -210,13 +213,44 @@ def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, backend):
     assert _relative_error(updates[1], updates[0]) < TOLERANCE[precision]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "3d-mixed-roe-gg", "2d-ns-walls-roe-lsq",
+                                  "wing-prisms-roe-lsq"])
+@pytest.mark.parametrize("strategy", ["reduce", "atomic"])
+def test_fused_lusgs_steps_match_numpy_steps(case, strategy, backend):
+    stepping = Stepping("lusgs", cfl=20.0, cfl_max=200.0)
+    reference, device = _pair(case, "fp64", strategy, backend=backend, stepping=stepping)
+    assert device.fused_implicit is not None and reference.fused_implicit is None
+    for _ in range(4):  # the third and fourth steps replay a recorded CUDA graph
+        norms = [s.step() for s in (reference, device)]
+        np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
+        assert device.cfl == pytest.approx(reference.cfl, rel=1e-12)
+    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,
+                               atol=1e-13)
+    forces = [s.wall_forces()["total"].force for s in (reference, device)]
+    np.testing.assert_allclose(forces[1], forces[0], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_lusgs_backs_off_the_cfl_number_and_names_the_bad_cell(backend):
+    from gpusolver.errors import SolverDivergedError
+
+    _, device = _pair("2d-mixed-roe-lsq", "fp64", backend=backend,
+                      stepping=Stepping("lusgs", cfl=100.0))
+    device.step()
+    device.u[:, 7] = np.nan  # no CFL number saves this state
+    with pytest.raises(SolverDivergedError, match="non-positive density or pressure"):
+        device.step()
+    assert device.cfl == pytest.approx(1e-3)  # backed off six times, to the floor
+
+
 def test_host_kernels_need_a_compiler(monkeypatch):
     import gpusolver.backends.host as host
 
     monkeypatch.setattr(host, "compiler", lambda: None)
     with pytest.raises(RuntimeError, match="no C\\+\\+ compiler"):
         host.load_host_templates.__wrapped__("gpusolver.solvers.fv", "kernels/lusgs.cu",
-                                             ("sweep_kernel<double, 2, false>",))
+                                             ("sweep_kernel<double, 2, false, false>",))
 
 
 def test_host_kernels_refuse_arrays_that_are_not_c_ordered():

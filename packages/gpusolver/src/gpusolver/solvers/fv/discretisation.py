@@ -25,6 +25,8 @@ from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS, neighbour_offset
 
 #: Safety factor on the viscous spectral radius in the time step.
 VISCOUS_FACTOR = 4.0
+#: The factor of the viscous spectral radius in the LU-SGS operator's dissipation.
+IMPLICIT_VISCOUS_FACTOR = 2.0
 
 #: How the residual is computed: ``fused`` CUDA kernels on the cupy backend
 #: (:mod:`gpusolver.solvers.fv.fused`), or ``arrays`` (NumPy/CuPy array code, the reference).
@@ -452,7 +454,8 @@ class Discretisation:
             viscous = diffusivity * self.inverse_length
         return WaveSpeeds(convective, viscous)
 
-    def face_spectral_radius(self, u, omega: float = 1.0, viscous_factor: float = 2.0,
+    def face_spectral_radius(self, u, omega: float = 1.0,
+                             viscous_factor: float = IMPLICIT_VISCOUS_FACTOR,
                              speeds: WaveSpeeds | None = None):
         """``omega (|u.n| + c) + viscous_factor lambda_v`` per face.
 

@@ -22,12 +22,12 @@ On the numpy backend the same kernels run compiled as C++ for the CPU
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 
 import numpy as np
 
 from gpusolver.backends.cuda import real_type
+from gpusolver.backends.graphs import StepGraphs
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.physics.gas import SUTHERLAND_K
@@ -144,8 +144,11 @@ class FusedResidual:
         self.viscosity = ((self.raw_gradient, asarray(d.tangent), asarray(d.inverse_length))
                           if self.viscous else (NULL, NULL, NULL))
         self.viscosity += tuple(self.dtype.type(x) for x in (
-            gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl, d.viscous_factor))
-        self.speed = xp.empty(self.n_faces, self.dtype)
+            gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl))
+        #: Face wave speeds times area: convective, then (viscous flow) viscous.
+        self.speed = xp.empty((2 if self.viscous else 1) * self.n_faces, self.dtype)
+        #: The factor of the viscous speed in the local time step (0: inviscid).
+        self.viscous_factor = self.dtype.type(d.viscous_factor if self.viscous else 0.0)
         # where face fluxes go: per face (gathered by the cell kernel), or per cell
         shape = (self.n_vars, self.n_faces if self.accumulation == STORE else self.n_cells)
         self.accumulated = xp.empty(shape, self.dtype)
@@ -186,7 +189,7 @@ class FusedResidual:
 
         ``phi`` receives the limiter values (or holds the frozen ones); ``boundary_flux``
         ``(n_vars, n_boundary)`` receives the boundary faces' fluxes (or NULL); ``speed``:
-        also store each face's wave speed times area in :attr:`speed`.
+        also store each face's wave speeds times area in :attr:`speed`.
         """
         n_cells = np.int32(self.n_cells)
         if self.d.needs_gradient:
@@ -209,27 +212,29 @@ class FusedResidual:
                  self.gamma))
         return target
 
-    def update(self, source, residual_out=None, stage=None, **arrays) -> None:
+    def update(self, source, residual_out=None, stage=None, implicit=None, **arrays) -> None:
         """Launch the cell kernel: residual into ``residual_out`` and/or one RK stage.
 
-        ``stage``: ``(Stage, first, local_dt, dt_stride, cfl)``; ``arrays``: ``dt``,
-        ``u0``, ``u``, ``total``, ``u_out``, ``squares``, ``bad_cell`` (NULL when absent).
+        ``stage``: ``(Stage, first, local_dt, dt_stride)``; ``implicit``: ``(diagonal,
+        omega, viscous_factor)`` of the LU-SGS diagonal; ``arrays``: ``cfl`` (one float64
+        on the device), ``dt``, ``u0``, ``u``, ``total``, ``u_out``, ``squares``,
+        ``bad_cell`` (NULL when absent).
         """
-        if stage is None:
-            coefficients = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0)
-        else:
-            rk, first, local_dt, dt_stride, cfl = stage
-            coefficients = (rk.base, rk.current, rk.rate, rk.sum_weight, rk.from_sum,
-                            float(cfl), int(first), int(local_dt), int(dt_stride))
-        scalars = [np.float64(x) for x in coefficients[:6]] + [np.int32(x)
-                                                             for x in coefficients[6:]]
+        rk, first, local_dt, dt_stride = stage if stage is not None else (None, 0, 0, 0)
+        coefficients = ((rk.base, rk.current, rk.rate, rk.sum_weight, rk.from_sum)
+                        if rk is not None else (0.0,) * 5)
+        scalars = ([np.float64(x) for x in coefficients]
+                   + [np.int32(x) for x in (first, local_dt, dt_stride)])
+        diagonal, omega, implicit_factor = implicit if implicit is not None else (NULL, 0, 0)
         pointers = [arrays.get(name, NULL) for name in ("dt", "u0", "u", "total", "u_out",
                                                         "squares", "bad_cell")]
+        real = self.dtype.type
         self._kernels["update"](
             self._blocks(self.n_cells), (BLOCK,),
             (np.int32(self.n_cells), np.int32(self.n_faces), self.slots, self.width, source,
              self.volume, NULL if residual_out is None else residual_out, *scalars,
-             self.speed, *pointers, self.gamma))
+             arrays.get("cfl", NULL), self.speed, self.viscous_factor, diagonal,
+             real(omega), real(implicit_factor), *pointers, self.gamma))
 
     def minimum_bytes(self) -> int:
         """Bytes one residual must move if each kernel reads its inputs and writes its
@@ -280,7 +285,65 @@ class FusedResidual:
 NO_BAD_CELL = np.iinfo(np.int32).max
 
 
-class FusedRungeKutta:
+class FusedSteps:
+    """What explicit and implicit steps in the fused kernels share: two state buffers
+    that steps alternate between, the CFL number on the device, the residual norms and
+    divergence check read back once per step, and the steps' CUDA graphs.
+
+    Subclasses launch one step's kernels in :meth:`_launches`.
+
+    Parameters
+    ----------
+    fused : FusedResidual
+    graphs : bool
+        Record each kind of step as a CUDA graph on its second use and replay it after
+        (one launch per step); GPU only.
+    """
+
+    def __init__(self, fused: FusedResidual, graphs: bool = True):
+        xp = self.xp = fused.xp
+        self.fused = fused
+        shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
+        self.states = (xp.empty(shape, dtype), xp.empty(shape, dtype))
+        self.dt = xp.empty(fused.n_cells, dtype)
+        self.cfl = xp.empty(1, np.float64)
+        self.phi = xp.ones(shape, dtype)
+        self.squares = xp.zeros(fused.n_vars, np.float64)
+        self.bad_cell = xp.full(1, NO_BAD_CELL, np.int32)
+        self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
+        self.graphs = StepGraphs(fused.backend, graphs)
+
+    def _launches(self, u0, out, local: bool, frozen) -> None:
+        """Every kernel of one step from ``u0`` into ``out``; ``local``: local time steps."""
+        raise NotImplementedError
+
+    def _step(self, u, cfl: float, dt, frozen):
+        """One step from ``u`` (not modified): ``(u_new, norms, bad_cell)``."""
+        f = self.fused
+        f.update_far_field()
+        u0 = u
+        if not any(u is s for s in self.states):
+            self.states[0][...] = u
+            u0 = self.states[0]
+        out = self.states[1] if u0 is self.states[0] else self.states[0]
+        local = dt is None
+        with self.graphs.stream:
+            if not local:
+                self.dt[:1] = dt
+            self.cfl.fill(cfl)
+        key = (u0 is self.states[0], local, None if frozen is None else id(frozen))
+        self.graphs.run(key, lambda: self._launches(u0, out, local, frozen))
+        with self.graphs.stream:
+            squares = f.backend.to_host(self.squares)
+            bad = int(f.backend.to_host(self.bad_cell)[0])
+        if frozen is None and f.limited:
+            f.d.limiter_values = self.phi
+        f.d.boundary_flux = self.boundary_flux
+        norms = np.sqrt(squares / f.n_cells)
+        return out, norms, None if bad == NO_BAD_CELL else bad
+
+
+class FusedRungeKutta(FusedSteps):
     """Explicit Runge-Kutta steps of a :class:`FusedResidual`, three kernels per stage.
 
     Parameters
@@ -289,29 +352,17 @@ class FusedRungeKutta:
     stages : tuple of Stage
         The method (:data:`gpusolver.integrators.explicit.TABLEAUX`).
     graphs : bool
-        Record each step as a CUDA graph on its second use and replay it after
-        (one launch per step instead of three per stage); GPU only.
+        See :class:`FusedSteps`.
     """
 
     def __init__(self, fused: FusedResidual, stages, graphs: bool = True):
-        xp = fused.xp
-        on_gpu = fused.backend.name == "cupy"
-        self.fused, self.stages, self.graphs, self.xp = fused, stages, graphs and on_gpu, xp
+        super().__init__(fused, graphs)
+        self.stages = stages
         shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
-        self.states = (xp.empty(shape, dtype), xp.empty(shape, dtype))
-        self.stage_state = xp.empty(shape, dtype)
-        self.total = xp.empty(shape, dtype)
-        self.dt = xp.empty(fused.n_cells, dtype)
-        self.phi = xp.ones(shape, dtype)
-        self.squares = xp.zeros(fused.n_vars, np.float64)
-        self.bad_cell = xp.full(1, NO_BAD_CELL, np.int32)
-        self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
-        self.stream = xp.cuda.Stream(non_blocking=False) if on_gpu else contextlib.nullcontext()
-        self._seen: set = set()
-        self._recorded: dict = {}
+        self.stage_state = self.xp.empty(shape, dtype)
+        self.total = self.xp.empty(shape, dtype)
 
-    def _launches(self, u0, out, cfl: float, local: bool, frozen) -> None:
-        """Every kernel of one step from ``u0`` into ``out``."""
+    def _launches(self, u0, out, local: bool, frozen) -> None:
         f = self.fused
         self.squares.fill(0)
         self.bad_cell.fill(NO_BAD_CELL)
@@ -323,23 +374,11 @@ class FusedRungeKutta:
             source = f.face_pass(current, phi, frozen is not None,
                                  self.boundary_flux if first else NULL, speed=first and local)
             target = out if i == last else self.stage_state
-            f.update(source, stage=(rk, first, first and local, 1 if local else 0, cfl),
-                     dt=self.dt, u0=u0, u=current, total=self.total, u_out=target,
+            f.update(source, stage=(rk, first, first and local, 1 if local else 0),
+                     cfl=self.cfl, dt=self.dt, u0=u0, u=current, total=self.total, u_out=target,
                      squares=self.squares if first else NULL,
                      bad_cell=self.bad_cell if i == last else NULL)
             current = target
-
-    def _replay(self, key, u0, out, cfl, local, frozen) -> None:
-        """Launch directly the first time, record a CUDA graph the second, replay after."""
-        if key not in self._seen:
-            self._seen.add(key)
-            self._launches(u0, out, cfl, local, frozen)
-            return
-        if key not in self._recorded:
-            self.stream.begin_capture()
-            self._launches(u0, out, cfl, local, frozen)
-            self._recorded[key] = self.stream.end_capture()
-        self._recorded[key].launch(self.stream)
 
     def __call__(self, u, cfl: float, dt=None, frozen=None):
         """One step from ``u``.
@@ -365,27 +404,4 @@ class FusedRungeKutta:
             First cell (plan order) whose new state is non-finite or has non-positive
             density or pressure.
         """
-        f = self.fused
-        f.update_far_field()
-        u0 = u
-        if not any(u is s for s in self.states):
-            self.states[0][...] = u
-            u0 = self.states[0]
-        out = self.states[1] if u0 is self.states[0] else self.states[0]
-        local = dt is None
-        if not local:
-            self.dt[:1] = dt
-        with self.stream:
-            if not self.graphs:
-                self._launches(u0, out, cfl, local, frozen)
-            else:
-                self._replay((u0 is self.states[0], local, float(cfl),
-                              None if frozen is None else frozen.data.ptr),
-                             u0, out, cfl, local, frozen)
-            squares = f.backend.to_host(self.squares)
-            bad = int(f.backend.to_host(self.bad_cell)[0])
-        if frozen is None and f.limited:
-            f.d.limiter_values = self.phi
-        f.d.boundary_flux = self.boundary_flux
-        norms = np.sqrt(squares / f.n_cells)
-        return out, norms, None if bad == NO_BAD_CELL else bad
+        return self._step(u, cfl, dt, frozen)

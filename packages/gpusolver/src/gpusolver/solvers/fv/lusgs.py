@@ -15,11 +15,13 @@ decreasing order; cells of one wavefront level (hyperplane) do not depend on eac
 other and are updated together, which is exactly the sequential sweep. Boundary
 faces enter the diagonal only (their ghost change is lagged). With the fused kernels
 each level is one launch of ``kernels/lusgs.cu`` (compiled as C++ on the numpy
-backend); otherwise array code.
+backend), and :class:`FusedLUSGS` runs a whole step (residual, time step, diagonal,
+sweeps and update) in kernels recorded as one CUDA graph; otherwise array code.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -28,7 +30,8 @@ import numpy as np
 from gpusolver.backends.cuda import real_type
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
-from gpusolver.solvers.fv.discretisation import Discretisation
+from gpusolver.solvers.fv.discretisation import IMPLICIT_VISCOUS_FACTOR, Discretisation
+from gpusolver.solvers.fv.fused import NO_BAD_CELL, NULL, FusedResidual, FusedSteps
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
 from meshorder.permutation import group_of
@@ -122,8 +125,8 @@ class LUSGS:
     plan : Plan, optional
         Its hyperplanes are the sweeps' levels when it has them.
     kernels : bool, optional
-        Sweep with one kernel launch per level; by default when the discretisation
-        runs fused kernels.
+        Sweep with one kernel launch per level (the discretisation's fused kernels
+        must exist); by default when the discretisation runs fused kernels.
     """
 
     def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA,
@@ -134,7 +137,7 @@ class LUSGS:
         slots = cell_slots(host)
         levels = sweep_levels(host, plan)
         self.slot_face = backend.asarray(slots.face)
-        self.kernels = (LevelKernels(d, slots, levels)
+        self.kernels = (LevelKernels(d.fused, levels, omega)
                         if (d.fused is not None if kernels is None else kernels) else None)
         if self.kernels is None:
             self.forward, self.backward = (
@@ -165,9 +168,13 @@ class LUSGS:
         """
         d = self.discretisation
         g = d.geometry
+        speeds = d.face_wave_speeds(u) if speeds is None else speeds
         face_lambda = d.face_spectral_radius(u, self.omega, speeds=speeds)
         diagonal = g.volume / dt + 0.5 * d.accumulator.combine(face_lambda * g.area,
                                                                 face_lambda * g.area)
+        if self.kernels is not None:
+            speed = d.backend.xp.concatenate([s * g.area for s in speeds if s is not None])
+            return functools.partial(self.kernels.sweep, u, diagonal, speed)
         return LUSGSOperator(self, d.gas.to_primitive(u), diagonal, face_lambda[self.slot_face])
 
     def __call__(self, u, residual, dt, speeds=None):
@@ -191,8 +198,6 @@ class LUSGSOperator:
 
     def __call__(self, rhs):
         """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level."""
-        if self.lusgs.kernels is not None:
-            return self.lusgs.kernels.sweep(self.w, self.diagonal, self.slot_lambda, rhs)
         xp = self.lusgs.discretisation.backend.xp
         diagonal = self.diagonal
         du_star = xp.zeros_like(rhs)
@@ -210,52 +215,113 @@ class LUSGSOperator:
 class LevelKernels:
     """The sweeps as one kernel launch per level (``kernels/lusgs.cu``).
 
+    They read the face tables of the fused residual (its slots, cells, normals and
+    areas) and the face wave speeds as its face kernel stores them.
+
     Parameters
     ----------
-    discretisation : Discretisation
-    slots : CellSlots
-        Host tables of every cell's interior faces.
+    fused : FusedResidual
     levels : tuple of Levels
         Forward and backward wavefront levels.
+    omega : float
+        Over-relaxation of the convective spectral radius.
     """
 
     BLOCK = 256
 
-    def __init__(self, discretisation: Discretisation, slots: CellSlots, levels):
-        d = self.discretisation = discretisation
-        backend, dtype = d.backend, d.dtype
-        asarray = backend.asarray  # C-contiguous: what the kernels index
-        self.n_cells, self.width = slots.neighbour.shape
-        self.neighbour = asarray(slots.neighbour, np.int32)
-        self.normal = asarray(slots.normal, dtype)
-        self.area = asarray(slots.area, dtype)
-        self.levels = [(asarray(level.order, np.int32), level.offsets.tolist())
+    def __init__(self, fused: FusedResidual, levels, omega: float = OMEGA):
+        if fused is None:
+            raise ValueError("the LU-SGS level kernels need the fused residual's tables")
+        self.fused = fused
+        backend, dtype = fused.backend, fused.dtype
+        self.levels = [(backend.asarray(level.order, np.int32), level.offsets.tolist())
                        for level in levels]
-        real = real_type(dtype)
-        names = tuple(f"sweep_kernel<{real}, {d.gas.dim}, {flag}>" for flag in ("false", "true"))
+        real, viscous = real_type(dtype), "true" if fused.viscous else "false"
+        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {flag}, {viscous}>"
+                      for flag in ("false", "true"))
         compiled = backend.kernels(__package__, "kernels/lusgs.cu", names)
         self.launch = [compiled[name] for name in names]
-        self.gamma = dtype.type(d.gas.gamma)
+        left, right, normal, area = fused.faces[:4]
+        self.tables = (np.int32(fused.n_cells), np.int32(fused.n_faces),
+                       np.int32(fused.n_interior), fused.slots, fused.width, left, right,
+                       normal, area)
+        self.scalars = (dtype.type(omega), dtype.type(IMPLICIT_VISCOUS_FACTOR))
 
-    def sweep(self, w, diagonal, slot_lambda, rhs):
-        """Forward then backward sweep of ``rhs`` at primitive states ``w``."""
-        backend = self.discretisation.backend
-        xp = backend.xp
-        w, diagonal, rhs, slot_lambda = (backend.asarray(a)
-                                         for a in (w, diagonal, rhs, slot_lambda))
-        du_star = xp.zeros_like(rhs)
-        self._sweep(0, w, diagonal, slot_lambda, rhs, du_star)
-        du = du_star.copy()
-        self._sweep(1, w, diagonal, slot_lambda, du_star, du)
+    def sweep(self, u, diagonal, speed, rhs):
+        """Forward then backward sweep of ``rhs`` at the state ``u``.
+
+        ``speed``: the face wave speeds times area (convective, then viscous).
+        """
+        backend = self.fused.backend
+        u, diagonal, speed, rhs = (backend.asarray(a) for a in (u, diagonal, speed, rhs))
+        du = backend.xp.empty_like(rhs)
+        self.launches(u, diagonal, speed, rhs, du)
         return du
 
-    def _sweep(self, backward: int, w, diagonal, slot_lambda, base, out) -> None:
+    def launches(self, u, diagonal, speed, rhs, du, u_new=NULL, bad_cell=NULL) -> None:
+        """Both sweeps of ``rhs`` into ``du`` (the backward one in place); with ``u_new``
+        also ``u_new = u + du`` and the first invalid cell into ``bad_cell``."""
+        self._sweep(0, u, diagonal, speed, rhs, du, NULL, NULL)
+        self._sweep(1, u, diagonal, speed, du, du, u_new, bad_cell)
+
+    def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell) -> None:
         cells, offsets = self.levels[backward]
-        tables = (np.int32(self.n_cells), np.int32(self.width), self.neighbour, self.normal,
-                  self.area, slot_lambda, w, diagonal, base, out, self.gamma)
+        arguments = (*self.tables, speed, *self.scalars, u, diagonal, base, out, u_new,
+                     bad_cell, self.fused.gamma)
         for first, last in itertools.pairwise(offsets):
             n = last - first
             if n == 0:
                 continue
             self.launch[backward](((n + self.BLOCK - 1) // self.BLOCK,), (self.BLOCK,),
-                                  (cells[first:last], np.int32(n), *tables))
+                                  (cells[first:last], np.int32(n), *arguments))
+
+
+class FusedLUSGS(FusedSteps):
+    """Whole LU-SGS steps in kernels: gradients and face fluxes, the cell pass (residual,
+    its norms, the local time step and the diagonal), both sweeps and the update,
+    recorded as one CUDA graph per kind of step and replayed at any CFL number.
+
+    Parameters
+    ----------
+    fused : FusedResidual
+    kernels : LevelKernels
+        The sweeps (of the same discretisation).
+    graphs : bool
+        See :class:`~gpusolver.solvers.fv.fused.FusedSteps`.
+    """
+
+    def __init__(self, fused: FusedResidual, kernels: LevelKernels, graphs: bool = True):
+        super().__init__(fused, graphs)
+        self.kernels = kernels
+        shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
+        self.residual = self.xp.empty(shape, dtype)
+        self.du = self.xp.empty(shape, dtype)
+        self.diagonal = self.xp.empty(fused.n_cells, dtype)
+
+    def _launches(self, u0, out, local: bool, frozen) -> None:
+        f = self.fused
+        self.squares.fill(0)
+        self.bad_cell.fill(NO_BAD_CELL)
+        phi = self.phi if frozen is None else frozen
+        source = f.face_pass(u0, phi, frozen is not None, self.boundary_flux, speed=True)
+        omega, implicit_factor = self.kernels.scalars
+        f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
+                 implicit=(self.diagonal, omega, implicit_factor), cfl=self.cfl, dt=self.dt,
+                 squares=self.squares)
+        self.kernels.launches(u0, self.diagonal, f.speed, self.residual, self.du, out,
+                              self.bad_cell)
+
+    def __call__(self, u, cfl: float, frozen=None):
+        """One step from ``u`` (not modified) at local time steps of CFL number ``cfl``.
+
+        Returns
+        -------
+        u_new : array
+            The new state (one of two buffers that steps alternate between).
+        norms : numpy.ndarray
+            RMS of ``R / V`` per variable at ``u``.
+        bad_cell : int or None
+            First cell (plan order) whose new state is non-finite or has non-positive
+            density or pressure.
+        """
+        return self._step(u, cfl, None, frozen)

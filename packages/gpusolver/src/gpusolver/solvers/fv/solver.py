@@ -20,7 +20,7 @@ from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
-from gpusolver.solvers.fv.lusgs import LUSGS
+from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder import Mesh, Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan
@@ -149,6 +149,9 @@ class Solver:
         self.fused_steps = (FusedRungeKutta(fused, TABLEAUX[self.stepping.integrator])
                             if fused is not None and not implicit else None)
         self.lusgs = LUSGS(self.discretisation, host, plan=plan) if implicit else None
+        self.fused_implicit = None
+        if self.stepping.integrator == "lusgs" and self.lusgs.kernels is not None:
+            self.fused_implicit = FusedLUSGS(fused, self.lusgs.kernels)
         self.newton = None
         if self.stepping.integrator == "newton-krylov":
             if self.stepping.preconditioner not in PRECONDITIONERS:
@@ -232,7 +235,10 @@ class Solver:
             return self._step(dt)
 
     def _step(self, dt):
-        if self.lusgs is not None:
+        norms = None
+        if self.fused_implicit is not None and dt is None and self.stepping.local_time_step:
+            u_new, norms, wall_flux = self._fused_implicit_step()
+        elif self.lusgs is not None:
             u_new, r0, wall_flux = self._implicit_step(dt)
         elif self.fused_steps is not None:
             if dt is None and not self.stepping.local_time_step:
@@ -259,7 +265,7 @@ class Solver:
             self.discretisation.circulation = circulation_of_lift(self.gas, lift)
         if not self.stepping.local_time_step:
             self.time += float(dt)
-        if self.fused_steps is None:
+        if norms is None:
             xp = self.backend.xp
             norms = self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
         self._adapt(float(norms[0]))
@@ -269,10 +275,19 @@ class Solver:
         """One explicit step in the fused kernels: ``(u_new, norms, wall_flux)``."""
         u_new, norms, bad_cell = self.fused_steps(self.u, self.cfl, dt,
                                                   self.discretisation.frozen_limiter)
-        if bad_cell is not None:
-            bad = self.backend.xp.zeros(self.host.n_cells, dtype=bool)
-            bad[bad_cell] = True
-            self._check(bad, self.iteration + 1)
+        self._check_cell(bad_cell, self.iteration + 1)
+        return u_new, norms, self.discretisation.boundary_flux
+
+    def _fused_implicit_step(self):
+        """One LU-SGS step in the fused kernels, retried at smaller CFL numbers if it
+        fails: ``(u_new, norms, wall_flux)``."""
+        frozen = self.discretisation.frozen_limiter
+        for attempt in range(RETRIES + 1):
+            u_new, norms, bad_cell = self.fused_implicit(self.u, self.cfl, frozen)
+            if bad_cell is None or attempt == RETRIES:
+                break
+            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+        self._check_cell(bad_cell, self.iteration + 1)
         return u_new, norms, self.discretisation.boundary_flux
 
     def _implicit_step(self, dt):
@@ -326,9 +341,12 @@ class Solver:
 
     def _check(self, bad, iteration: int) -> None:
         """Raise :class:`SolverDivergedError` naming the first cell of the ``bad`` mask."""
-        xp = self.backend.xp
         if bool(bad.any()):
-            new = int(xp.argmax(bad))
+            self._check_cell(int(self.backend.xp.argmax(bad)), iteration)
+
+    def _check_cell(self, new: int | None, iteration: int) -> None:
+        """Raise :class:`SolverDivergedError` naming cell ``new`` (plan order) unless None."""
+        if new is not None:
             cell = int(self.host.cell_order[new])
             where = ", ".join(f"{x:.4g}" for x in self.host.centroid[:, new])
             raise SolverDivergedError(

@@ -4,43 +4,51 @@
 // One thread per cell of the level. A cell's upstream neighbours (lower plan index in
 // the forward sweep, higher in the backward one) lie in earlier levels, so one
 // launch per level reproduces the sequential sweep exactly:
-//   forward:  out_i = (rhs_i - S_i) / D_i
-//   backward: out_i = base_i - S_i / D_i
-//   S_i = 1/2 sum_upstream A_f ((dF/dU)(W_j) . n  out_j - lambda_f out_j)
-// Slot tables are [c * width + k] (normals [(d * n_cells + c) * width + k]); an unused
-// slot names the cell itself, so the strict upstream test skips it.
+//   forward:  out_i = (base_i - S_i) / D_i             (base: the right-hand side)
+//   backward: out_i = base_i - S_i / D_i               (base: the forward result; may
+//                                                       be out itself, swept in place)
+//   S_i = 1/2 sum_upstream ((dF/dU)(U_j) . n A_f - lambda_f A_f) out_j
+//   lambda_f A_f = omega s_c + viscous_factor s_v,
+// with s_c, s_v the face's convective and viscous wave speeds times area, as the
+// residual's face kernel stores them (speed[f], speed[n_faces + f]). A cell's faces
+// are its slots in residual.cu's layout ([k * n_cells + c]; s < n_faces: left of face
+// s, n_faces <= s < 2 n_faces: right of face s - n_faces, 2 n_faces: unused); boundary
+// faces enter the diagonal only. The backward sweep can also write u_new = u + out and
+// report the first cell whose new state is invalid (atomicMin into bad_cell).
 
 template <typename real, int DIM>
-__device__ __forceinline__ void flux_jvp(const real* __restrict__ w, int n_cells, int j,
+__device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells, int j,
                                          const real* du, const real n[DIM], real gamma,
                                          real out[DIM + 2]) {
     constexpr int P = DIM + 1;
-    const real rho = w[j], p = w[P * n_cells + j];
+    const real rho = u[j], energy = u[P * n_cells + j];
     real velocity[DIM], q2 = 0, un = 0, v_dm = 0, dm_n = 0;
 #pragma unroll
     for (int d = 0; d < DIM; ++d) {
-        velocity[d] = w[(1 + d) * n_cells + j];
+        velocity[d] = u[(1 + d) * n_cells + j] / rho;
         q2 += velocity[d] * velocity[d];
         un += velocity[d] * n[d];
         v_dm += velocity[d] * du[1 + d];
         dm_n += du[1 + d] * n[d];
     }
+    const real p = (gamma - real(1)) * (energy - real(0.5) * rho * q2);
     const real d_p = (gamma - real(1)) * (du[P] - v_dm + real(0.5) * q2 * du[0]);
     const real d_un = (dm_n - un * du[0]) / rho;
-    const real energy = p / (gamma - real(1)) + real(0.5) * rho * q2;
     out[0] = rho * d_un + un * du[0];
 #pragma unroll
     for (int d = 0; d < DIM; ++d) out[1 + d] = du[1 + d] * un + rho * velocity[d] * d_un + d_p * n[d];
     out[P] = (du[P] + d_p) * un + (energy + p) * d_un;
 }
 
-template <typename real, int DIM, bool BACKWARD>
+template <typename real, int DIM, bool BACKWARD, bool VISCOUS>
 __global__ void __launch_bounds__(256) sweep_kernel(
-    const int* __restrict__ cells, int n_level, int n_cells, int width,
-    const int* __restrict__ neighbour, const real* __restrict__ normal,
-    const real* __restrict__ area, const real* __restrict__ lambda,
-    const real* __restrict__ w, const real* __restrict__ diagonal,
-    const real* __restrict__ base, real* out, real gamma) {
+    const int* __restrict__ cells, int n_level, int n_cells, int n_faces, int n_interior,
+    const int* __restrict__ slots, int width, const int* __restrict__ left,
+    const int* __restrict__ right, const real* __restrict__ normal,
+    const real* __restrict__ area, const real* __restrict__ speed, real omega,
+    real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
+    const real* base, real* out, real* __restrict__ u_new, int* __restrict__ bad_cell,
+    real gamma) {
     constexpr int NV = DIM + 2;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_level) return;
@@ -49,24 +57,43 @@ __global__ void __launch_bounds__(256) sweep_kernel(
 #pragma unroll
     for (int v = 0; v < NV; ++v) sum[v] = 0;
     for (int k = 0; k < width; ++k) {
-        const int s = c * width + k;
-        const int j = neighbour[s];
+        const int s = slots[k * n_cells + c];
+        if (s == 2 * n_faces) break;
+        const bool is_right = s >= n_faces;
+        const int f = is_right ? s - n_faces : s;
+        if (f >= n_interior) continue;
+        const int j = is_right ? left[f] : right[f];
         if (BACKWARD ? j <= c : j >= c) continue;
         real n[DIM], du[NV], change[NV];
 #pragma unroll
-        for (int d = 0; d < DIM; ++d) n[d] = normal[(d * n_cells + c) * width + k];
+        for (int d = 0; d < DIM; ++d) n[d] = is_right ? -normal[d * n_faces + f] : normal[d * n_faces + f];
 #pragma unroll
         for (int v = 0; v < NV; ++v) du[v] = out[v * n_cells + j];
-        flux_jvp<real, DIM>(w, n_cells, j, du, n, gamma, change);
-        const real a = area[s], l = lambda[s];
+        flux_jvp<real, DIM>(u, n_cells, j, du, n, gamma, change);
+        const real a = area[f];
+        const real lambda = omega * speed[f] + (VISCOUS ? viscous_factor * speed[n_faces + f] : real(0));
 #pragma unroll
-        for (int v = 0; v < NV; ++v) sum[v] += (change[v] - l * du[v]) * a;
+        for (int v = 0; v < NV; ++v) sum[v] += change[v] * a - lambda * du[v];
     }
     const real d = diagonal[c];
+    real value[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
         const real off = real(0.5) * sum[v];
-        out[v * n_cells + c] = BACKWARD ? base[v * n_cells + c] - off / d
-                                        : (base[v * n_cells + c] - off) / d;
+        value[v] = BACKWARD ? base[v * n_cells + c] - off / d : (base[v * n_cells + c] - off) / d;
+        out[v * n_cells + c] = value[v];
     }
+    if (!BACKWARD || u_new == nullptr) return;
+    bool bad = false;
+    real kinetic = 0;
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        value[v] += u[v * n_cells + c];
+        u_new[v * n_cells + c] = value[v];
+        bad |= !isfinite(value[v]);
+    }
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) kinetic += value[1 + d] * value[1 + d];
+    const real p = (gamma - real(1)) * (value[NV - 1] - real(0.5) * kinetic / value[0]);
+    if (bad || !(value[0] > 0) || !(p > 0)) atomicMin(bad_cell, c);
 }

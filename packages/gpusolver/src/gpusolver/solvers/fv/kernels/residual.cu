@@ -10,11 +10,12 @@
 //                   fall-back, Riemann flux (Roe, Rusanov or AUSMPW+: a template
 //                   argument) minus the laminar viscous flux (template flag), times area; stores it per face (gather), or adds it
 //                   into the cells with atomics, or with plain updates (faces of one
-//                   colour); optionally the face's wave speed times area;
-//   cell_update     one thread per cell: sums its face slots (gather), and either
-//                   writes the residual or performs one Runge-Kutta stage with the
-//                   local time step, the RMS sums of the rate and a divergence check
-//                   fused in.
+//                   colour); optionally the face's wave speeds times area
+//                   (convective |u.n| + c, then the viscous lambda_v);
+//   cell_update     one thread per cell: sums its face slots (gather), and writes
+//                   the residual, the RMS sums of the rate, the local time step and
+//                   the LU-SGS diagonal, or performs one Runge-Kutta stage with the
+//                   divergence check fused in.
 //
 // Layout: Structure-of-Arrays in the plan's order, variable-major (W[v * n + i]);
 // gradients [(v * DIM + d) * n_cells + c]; the slot table is [k * n_cells + c],
@@ -458,7 +459,7 @@ struct Viscosity {
     const real* gradient;        // unlimited cell gradients (as the limited ones)
     const real* tangent;         // [d * n_faces + f] unit centroid-to-centroid direction
     const real* inverse_length;  // 1 / centroid distance (twice the wall distance on walls)
-    real mu_ref, sutherland, prandtl, speed_factor;
+    real mu_ref, sutherland, prandtl;
 };
 
 template <typename real, int DIM>
@@ -610,18 +611,17 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
     const real a = F.area[f];
 #pragma unroll
     for (int v = 0; v < NV; ++v) flux[v] *= a;
-    if (speed != nullptr) {  // |u.n| + c of the mean cell state (the cell's own on the boundary)
+    if (speed != nullptr) {  // wave speeds of the mean cell state (the cell's own on the boundary)
         real mean[NV];
 #pragma unroll
         for (int v = 0; v < NV; ++v) mean[v] = interior ? real(0.5) * (cell_l[v] + cell_r[v]) : cell_l[v];
-        real radius = fabs(normal_velocity<real, DIM>(mean, n))
-                      + sound_speed(mean[0], mean[DIM + 1], gamma);
+        speed[f] = (fabs(normal_velocity<real, DIM>(mean, n))
+                    + sound_speed(mean[0], mean[DIM + 1], gamma)) * a;
         if (VISCOUS) {
             const real mu = sutherland_viscosity(gamma * mean[DIM + 1] / mean[0], V);
             const real diffusivity = fmax(real(4.0 / 3.0), gamma / V.prandtl) * mu / mean[0];
-            radius += V.speed_factor * (diffusivity * inv_len);
+            speed[F.n_faces + f] = diffusivity * inv_len * a;
         }
-        speed[f] = radius * a;
     }
     if (!interior && boundary_flux != nullptr) {
         const int nb = F.n_faces - F.n_interior, b = f - F.n_interior;
@@ -646,11 +646,21 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
 // One Runge-Kutta stage (gpusolver.integrators.explicit.Stage) per cell:
 //   k = R / V, sum = (first ? 0 : sum) + sum_weight k,
 //   u_out = base u0 + current u + rate dt k + from_sum dt sum;
-// local_dt: dt = cfl V / (sum of the face speeds), stored in dt; otherwise dt is read
-// (dt_stride 1: one per cell, 0: one for all).
+// local_dt: dt = cfl V / sum_f (s_c + viscous_factor s_v)_f, stored in dt (s_c, s_v the
+// face's convective and viscous speeds times area); otherwise dt is read (dt_stride 1:
+// one per cell, 0: one for all). The CFL number is read from the device (cfl[0]), so
+// that a recorded step replays at any CFL number.
 struct Stage {
-    double base, current, rate, sum_weight, from_sum, cfl;
+    double base, current, rate, sum_weight, from_sum;
     int first, local_dt, dt_stride;
+};
+
+// Implicit steps: the LU-SGS diagonal V / dt + 1/2 sum_f (omega s_c + viscous_factor s_v)_f
+// (gpusolver/solvers/fv/lusgs.py) into diagonal (null: none).
+template <typename real>
+struct Implicit {
+    real* diagonal;
+    real omega, viscous_factor;
 };
 
 // squares[v] += the sum of k2[v] over the thread block (one atomic per block and
@@ -681,7 +691,8 @@ template <typename real, int DIM, int SOURCE>
 __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ slots, int width,
                             const real* __restrict__ source, const real* __restrict__ volume,
                             real* __restrict__ residual_out, Stage stage,
-                            const real* __restrict__ speed, real* __restrict__ dt,
+                            const double* __restrict__ cfl, const real* __restrict__ speed,
+                            real viscous_factor, Implicit<real> implicit, real* __restrict__ dt,
                             const real* __restrict__ u0, const real* __restrict__ u,
                             real* __restrict__ sum, real* __restrict__ u_out,
                             double* __restrict__ squares, int* __restrict__ bad_cell,
@@ -713,7 +724,6 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
 #pragma unroll
         for (int v = 0; v < NV; ++v) residual_out[v * n_cells + c] = r[v];
     }
-    if (u_out == nullptr) return;  // the same for every thread
     const real vol = active ? volume[c] : real(1);
     real k[NV];
 #pragma unroll
@@ -724,21 +734,31 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
         for (int v = 0; v < NV; ++v) k2[v] = double(k[v]) * double(k[v]);
         add_block_sums<NV>(k2, squares);
     }
-    if (!active) return;
+    if (!active || (u_out == nullptr && implicit.diagonal == nullptr)) return;
     real step;
-    if (stage.local_dt) {
-        real radius = 0;
+    if (stage.local_dt || implicit.diagonal != nullptr) {
+        real radius = 0, lambda = 0;
         for (int j = 0; j < width; ++j) {
             const int s = slots[j * n_cells + c];
             if (s == unused) break;
             bool is_right;
-            radius += speed[slot_face(s, n_faces, &is_right)];
+            const int f = slot_face(s, n_faces, &is_right);
+            const real convective = speed[f];
+            const real viscous = viscous_factor != 0 ? speed[n_faces + f] : real(0);
+            radius += convective + viscous_factor * viscous;
+            lambda += implicit.omega * convective + implicit.viscous_factor * viscous;
         }
-        step = real(stage.cfl) * vol / radius;
-        dt[c] = step;
+        if (stage.local_dt) {
+            step = real(cfl[0]) * vol / radius;
+            dt[c] = step;
+        } else {
+            step = dt[stage.dt_stride * c];
+        }
+        if (implicit.diagonal != nullptr) implicit.diagonal[c] = vol / step + real(0.5) * lambda;
     } else {
         step = dt[stage.dt_stride * c];
     }
+    if (u_out == nullptr) return;
     bool bad = false;
     real out[NV];
 #pragma unroll
@@ -789,12 +809,11 @@ __global__ void __launch_bounds__(256) flux_kernel(
     const int* bc_code, const real* bc_value, const int* bc_partner, int n_faces,
     int n_interior, const real* raw_gradient, const real* tangent,
     const real* inverse_length, real mu_ref, real sutherland, real prandtl,
-    real speed_factor, int first, int last, real* out, real* boundary_flux, real* speed,
-    real gamma) {
+    int first, int last, real* out, real* boundary_flux, real* speed, real gamma) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
     const Viscosity<real> V{raw_gradient, tangent, inverse_length, mu_ref, sutherland,
-                            prandtl, speed_factor};
+                            prandtl};
     face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS>(U, gradient, n_cells, F, V, first, last,
                                                     out, boundary_flux, speed, gamma);
 }
@@ -803,12 +822,13 @@ template <typename real, int DIM, int SOURCE>
 __global__ void __launch_bounds__(256) update_kernel(
     int n_cells, int n_faces, const int* slots, int width, const real* source,
     const real* volume, real* residual_out, double base, double current, double rate,
-    double sum_weight, double from_sum, double cfl, int first, int local_dt, int dt_stride,
-    const real* speed, real* dt, const real* u0, const real* u, real* sum, real* u_out,
-    double* squares, int* bad_cell, real gamma) {
-    const Stage stage{base, current, rate, sum_weight, from_sum, cfl, first, local_dt,
-                      dt_stride};
+    double sum_weight, double from_sum, int first, int local_dt, int dt_stride,
+    const double* cfl, const real* speed, real viscous_factor, real* diagonal, real omega,
+    real implicit_viscous_factor, real* dt, const real* u0, const real* u, real* sum,
+    real* u_out, double* squares, int* bad_cell, real gamma) {
+    const Stage stage{base, current, rate, sum_weight, from_sum, first, local_dt, dt_stride};
+    const Implicit<real> implicit{diagonal, omega, implicit_viscous_factor};
     cell_update<real, DIM, SOURCE>(n_cells, n_faces, slots, width, source, volume,
-                                   residual_out, stage, speed, dt, u0, u, sum, u_out, squares,
-                                   bad_cell, gamma);
+                                   residual_out, stage, cfl, speed, viscous_factor, implicit,
+                                   dt, u0, u, sum, u_out, squares, bad_cell, gamma);
 }

@@ -1,0 +1,45 @@
+"""Solver steps recorded once as CUDA graphs and replayed, against launch overhead."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Hashable
+
+
+class StepGraphs:
+    """Run a step's kernel launches directly the first time a step of its kind is
+    seen, record them as a CUDA graph the second time, and replay the graph after.
+
+    A kind (``key``) must name everything the launches bake in: buffers and scalar
+    arguments; values that change between steps of one kind live in device arrays.
+
+    Parameters
+    ----------
+    backend : Backend
+        Graphs on the cupy backend; the numpy one (host-compiled kernels) launches
+        directly.
+    enabled : bool
+        False launches directly on the GPU too.
+    """
+
+    def __init__(self, backend, enabled: bool = True):
+        on_gpu = backend.name == "cupy"
+        self.enabled = enabled and on_gpu
+        #: The stream that steps run on (blocking: the default stream waits for it).
+        self.stream = (backend.xp.cuda.Stream(non_blocking=False) if on_gpu
+                       else contextlib.nullcontext())
+        self._seen: set = set()
+        self._recorded: dict = {}
+
+    def run(self, key: Hashable, launches: Callable[[], None]) -> None:
+        """Launch ``launches()``'s kernels on :attr:`stream`, through a graph of ``key``."""
+        with self.stream:
+            if not self.enabled or key not in self._seen:
+                self._seen.add(key)
+                launches()
+                return
+            if key not in self._recorded:
+                self.stream.begin_capture()
+                launches()
+                self._recorded[key] = self.stream.end_capture()
+            self._recorded[key].launch(self.stream)
