@@ -6,7 +6,8 @@ needs them) is made; then, per precision and strategy:
 - the face-flux kernel (Rusanov, 5 variables) is timed, and its achieved bandwidth
   under the minimum-bytes model divided by the copy bandwidth measured in the same run;
 - optionally the full second-order residual (Roe, least squares, Venkatakrishnan, far
-  field on every marker) on the CuPy backend, per evaluation and per RK4 stage;
+  field on every marker) on the CuPy backend, per evaluation, per RK4 stage and per
+  LU-SGS step, and the same residual with the laminar viscous flux (Navier-Stokes);
 - optionally the same residual on the NumPy backend, for the GPU/CPU ratio.
 """
 
@@ -31,14 +32,20 @@ from meshorder.pipeline import PlanOptions, make_plan
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kernel_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms",
            "residual_ns_per_cell", "residual_ratio_to_copy", "arrays_residual_ms",
-           "rk_stage_ms", "lusgs_step_ms", "lusgs_vs_residual", "cpu_residual_ms", "gpu_vs_cpu")
+           "rk_stage_ms", "lusgs_step_ms", "lusgs_vs_residual", "ns_residual_ms", "ns_vs_euler",
+           "cpu_residual_ms", "gpu_vs_cpu")
+
+#: Steps before timing: the first two of each state buffer run directly and record
+#: CUDA graphs, the timed ones replay them.
+STEP_WARMUP = 4
 
 
 def _solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
-            integrator="rk4") -> Solver:
+            integrator="rk4", reynolds: float | None = None) -> Solver:
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
-    solver = Solver(mesh, Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0), boundaries,
+    gas = Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0, reynolds=reynolds)
+    solver = Solver(mesh, gas, boundaries,
                     scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
                     stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0),
                     plan=plan, strategy=strategy, backend=backend,
@@ -111,13 +118,14 @@ def _native_ms(rows: list[dict], row: dict, strategy: str) -> float:
 
 def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu_ms,
                     copy_gbs, arrays) -> dict:
-    """The full residual (fused kernels and array code) and one RK4 stage, timed."""
+    """The full residual (fused kernels and array code, Euler and Navier-Stokes), one RK4
+    stage and one LU-SGS step, timed."""
     solver = _solver(mesh, topology, plan, strategy, precision, "cupy")
     timed = max(3, repeats // 4)
     residual = solver.discretisation.residual
     residual_s = solver.backend.median_seconds(lambda: residual(solver.u), timed, warmup=1)
     stages = STAGES[solver.stepping.integrator]
-    step_s = solver.backend.median_seconds(solver.step, timed, warmup=2)
+    step_s = solver.backend.median_seconds(solver.step, timed, warmup=STEP_WARMUP)
     out = {"residual_ms": residual_s * 1e3, "rk_stage_ms": step_s / stages * 1e3,
            "residual_ns_per_cell": residual_s / mesh.n_cells * 1e9}
     fused = solver.discretisation.fused
@@ -125,9 +133,14 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
         out["residual_ratio_to_copy"] = fused.minimum_bytes() / residual_s / 1e9 / copy_gbs
     solver = residual = None  # free its device memory before the next solver's
     implicit = _solver(mesh, topology, plan, strategy, precision, "cupy", integrator="lusgs")
-    lusgs_s = implicit.backend.median_seconds(implicit.step, timed, warmup=2)
+    lusgs_s = implicit.backend.median_seconds(implicit.step, timed, warmup=STEP_WARMUP)
     out |= {"lusgs_step_ms": lusgs_s * 1e3, "lusgs_vs_residual": lusgs_s / residual_s}
     implicit = None
+    viscous = _solver(mesh, topology, plan, strategy, precision, "cupy", reynolds=1e6)
+    residual = viscous.discretisation.residual
+    ns_s = viscous.backend.median_seconds(lambda: residual(viscous.u), timed, warmup=1)
+    out |= {"ns_residual_ms": ns_s * 1e3, "ns_vs_euler": ns_s / residual_s}
+    viscous = residual = None
     if arrays:
         reference = _solver(mesh, topology, plan, strategy, precision, "cupy", kernels="arrays")
         residual = reference.discretisation.residual

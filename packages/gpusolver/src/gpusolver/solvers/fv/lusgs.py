@@ -137,7 +137,7 @@ class LUSGS:
         slots = cell_slots(host)
         levels = sweep_levels(host, plan)
         self.slot_face = backend.asarray(slots.face)
-        self.kernels = (LevelKernels(d.fused, levels, omega)
+        self.kernels = (LevelKernels(d.fused, slots, levels, omega)
                         if (d.fused is not None if kernels is None else kernels) else None)
         if self.kernels is None:
             self.forward, self.backward = (
@@ -212,15 +212,45 @@ class LUSGSOperator:
         return du
 
 
+@dataclass(frozen=True)
+class SweepTables:
+    """One sweep's cells and upstream slots packed in sweep order, for the kernels.
+
+    Position ``i`` runs over the levels in turn; slot tables are ``(width, n_cells)``
+    (``[k, i]``), normals times area ``(dim, width, n_cells)``.
+    """
+
+    cells: object
+    upstream: object  # neighbour across the slot if it is upstream, else -1
+    face: object
+    normal_area: object
+    offsets: list
+
+
+def sweep_tables(slots: CellSlots, level: Levels, backward: bool, backend, dtype
+                 ) -> SweepTables:
+    """Pack one sweep's slot tables (host arrays from :func:`cell_slots`) on the backend."""
+    order = level.order
+    neighbour = slots.neighbour[order]
+    up = neighbour > order[:, None] if backward else neighbour < order[:, None]
+    normal_area = slots.normal[:, order] * slots.area[order]
+    return SweepTables(backend.asarray(order, np.int32),
+                       backend.asarray(np.where(up, neighbour, -1).T, np.int32),
+                       backend.asarray(np.where(up, slots.face[order], 0).T, np.int32),
+                       backend.asarray(np.where(up, normal_area, 0.0).transpose(0, 2, 1), dtype),
+                       level.offsets.tolist())
+
+
 class LevelKernels:
     """The sweeps as one kernel launch per level (``kernels/lusgs.cu``).
 
-    They read the face tables of the fused residual (its slots, cells, normals and
-    areas) and the face wave speeds as its face kernel stores them.
+    They read the face wave speeds as the fused residual's face kernel stores them.
 
     Parameters
     ----------
     fused : FusedResidual
+    slots : CellSlots
+        Host tables of every cell's interior faces.
     levels : tuple of Levels
         Forward and backward wavefront levels.
     omega : float
@@ -229,22 +259,19 @@ class LevelKernels:
 
     BLOCK = 256
 
-    def __init__(self, fused: FusedResidual, levels, omega: float = OMEGA):
+    def __init__(self, fused: FusedResidual, slots: CellSlots, levels, omega: float = OMEGA):
         if fused is None:
             raise ValueError("the LU-SGS level kernels need the fused residual's tables")
         self.fused = fused
         backend, dtype = fused.backend, fused.dtype
-        self.levels = [(backend.asarray(level.order, np.int32), level.offsets.tolist())
-                       for level in levels]
+        self.sweeps = [sweep_tables(slots, level, backward, backend, dtype)
+                       for level, backward in zip(levels, (False, True), strict=True)]
         real, viscous = real_type(dtype), "true" if fused.viscous else "false"
-        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {flag}, {viscous}>"
+        width = slots.neighbour.shape[1]
+        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}>"
                       for flag in ("false", "true"))
         compiled = backend.kernels(__package__, "kernels/lusgs.cu", names)
         self.launch = [compiled[name] for name in names]
-        left, right, normal, area = fused.faces[:4]
-        self.tables = (np.int32(fused.n_cells), np.int32(fused.n_faces),
-                       np.int32(fused.n_interior), fused.slots, fused.width, left, right,
-                       normal, area)
         self.scalars = (dtype.type(omega), dtype.type(IMPLICIT_VISCOUS_FACTOR))
 
     def sweep(self, u, diagonal, speed, rhs):
@@ -265,15 +292,16 @@ class LevelKernels:
         self._sweep(1, u, diagonal, speed, du, du, u_new, bad_cell)
 
     def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell) -> None:
-        cells, offsets = self.levels[backward]
-        arguments = (*self.tables, speed, *self.scalars, u, diagonal, base, out, u_new,
-                     bad_cell, self.fused.gamma)
-        for first, last in itertools.pairwise(offsets):
-            n = last - first
-            if n == 0:
-                continue
-            self.launch[backward](((n + self.BLOCK - 1) // self.BLOCK,), (self.BLOCK,),
-                                  (cells[first:last], np.int32(n), *arguments))
+        t = self.sweeps[backward]
+        f = self.fused
+        arguments = (np.int32(f.n_cells), np.int32(f.n_faces), t.cells, t.upstream, t.face,
+                     t.normal_area, speed, *self.scalars, u, diagonal, base, out, u_new,
+                     bad_cell, f.gamma)
+        for first, last in itertools.pairwise(t.offsets):
+            if last > first:
+                self.launch[backward](((last - first + self.BLOCK - 1) // self.BLOCK,),
+                                      (self.BLOCK,),
+                                      (np.int32(first), np.int32(last), *arguments))
 
 
 class FusedLUSGS(FusedSteps):

@@ -10,11 +10,15 @@
 //   S_i = 1/2 sum_upstream ((dF/dU)(U_j) . n A_f - lambda_f A_f) out_j
 //   lambda_f A_f = omega s_c + viscous_factor s_v,
 // with s_c, s_v the face's convective and viscous wave speeds times area, as the
-// residual's face kernel stores them (speed[f], speed[n_faces + f]). A cell's faces
-// are its slots in residual.cu's layout ([k * n_cells + c]; s < n_faces: left of face
-// s, n_faces <= s < 2 n_faces: right of face s - n_faces, 2 n_faces: unused); boundary
-// faces enter the diagonal only. The backward sweep can also write u_new = u + out and
+// residual's face kernel stores them (speed[f], speed[n_faces + f]). Boundary faces
+// enter the diagonal only. The backward sweep can also write u_new = u + out and
 // report the first cell whose new state is invalid (atomicMin into bad_cell).
+//
+// The sweep's tables are packed in sweep order (position i of all levels in turn):
+// cells[i], and per slot k < WIDTH (at [k * n_cells + i]) the upstream neighbour
+// (-1: none), its face and the normal times area out of the cell
+// ([(d * WIDTH + k) * n_cells + i]; the flux Jacobian product is linear in it). A level is latency-bound (few cells, each a chain
+// of dependent loads), so every load a thread needs is one step from its position.
 
 template <typename real, int DIM>
 __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells, int j,
@@ -40,40 +44,35 @@ __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells
     out[P] = (du[P] + d_p) * un + (energy + p) * d_un;
 }
 
-template <typename real, int DIM, bool BACKWARD, bool VISCOUS>
+template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS>
 __global__ void __launch_bounds__(256) sweep_kernel(
-    const int* __restrict__ cells, int n_level, int n_cells, int n_faces, int n_interior,
-    const int* __restrict__ slots, int width, const int* __restrict__ left,
-    const int* __restrict__ right, const real* __restrict__ normal,
-    const real* __restrict__ area, const real* __restrict__ speed, real omega,
+    int first, int last, int n_cells, int n_faces, const int* __restrict__ cells,
+    const int* __restrict__ upstream, const int* __restrict__ face,
+    const real* __restrict__ normal_area, const real* __restrict__ speed, real omega,
     real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
     const real* base, real* out, real* __restrict__ u_new, int* __restrict__ bad_cell,
     real gamma) {
     constexpr int NV = DIM + 2;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_level) return;
+    const int i = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= last) return;
     const int c = cells[i];
     real sum[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) sum[v] = 0;
-    for (int k = 0; k < width; ++k) {
-        const int s = slots[k * n_cells + c];
-        if (s == 2 * n_faces) break;
-        const bool is_right = s >= n_faces;
-        const int f = is_right ? s - n_faces : s;
-        if (f >= n_interior) continue;
-        const int j = is_right ? left[f] : right[f];
-        if (BACKWARD ? j <= c : j >= c) continue;
-        real n[DIM], du[NV], change[NV];
 #pragma unroll
-        for (int d = 0; d < DIM; ++d) n[d] = is_right ? -normal[d * n_faces + f] : normal[d * n_faces + f];
+    for (int k = 0; k < WIDTH; ++k) {
+        const int j = upstream[k * n_cells + i];
+        if (j < 0) continue;
+        const int f = face[k * n_cells + i];
+        real na[DIM], du[NV], change[NV];
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) na[d] = normal_area[(d * WIDTH + k) * n_cells + i];
 #pragma unroll
         for (int v = 0; v < NV; ++v) du[v] = out[v * n_cells + j];
-        flux_jvp<real, DIM>(u, n_cells, j, du, n, gamma, change);
-        const real a = area[f];
+        flux_jvp<real, DIM>(u, n_cells, j, du, na, gamma, change);  // linear in the normal
         const real lambda = omega * speed[f] + (VISCOUS ? viscous_factor * speed[n_faces + f] : real(0));
 #pragma unroll
-        for (int v = 0; v < NV; ++v) sum[v] += change[v] * a - lambda * du[v];
+        for (int v = 0; v < NV; ++v) sum[v] += change[v] - lambda * du[v];
     }
     const real d = diagonal[c];
     real value[NV];
