@@ -89,8 +89,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "cfl_max": Key(NUMBER, positive=True,
                        help="implicit: ramp the CFL number with the residual's fall up to this"),
         "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
-                              help="freeze the limiter once the residual has fallen "
-                                   "by this factor and stalled"),
+                              help="freeze the limiter from above (it may fall, never "
+                                   "rise) once the residual has fallen by this factor "
+                                   "and stalled"),
         "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
                               help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
         "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,

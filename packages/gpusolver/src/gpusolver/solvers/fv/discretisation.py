@@ -262,8 +262,12 @@ class Discretisation:
         #: Limiter values ``(n_vars, n_cells)`` of the last residual (None: unlimited).
         self.limiter_values = None
         #: When set, the residual uses these limiter values instead of computing them
-        #: (frozen limiter: Newton-Krylov products, and late convergence).
+        #: (Newton-Krylov products).
         self.frozen_limiter = None
+        #: When set, computed limiter values are capped by these, which then take the
+        #: capped values: the limiter may still fall where new extrema appear, but never
+        #: rise again (late convergence without limiter chatter).
+        self.limiter_ceiling = None
         self.viscous_factor = VISCOUS_FACTOR
         self.fused = (FusedResidual(self, host, strategy)
                       if kernels == "fused" and unsupported(self) is None else None)
@@ -331,6 +335,9 @@ class Discretisation:
             if phi is None:
                 phi = venkatakrishnan(w, gradient, w_cell_left, neighbour, self.offset_left,
                                       self.offset_right, self.epsilon2, self.accumulator)
+                if self.limiter_ceiling is not None:
+                    phi = self.limiter_ceiling = self.backend.xp.minimum(phi,
+                                                                         self.limiter_ceiling)
             self.limiter_values = phi
             limited = gradient * phi[:, None, :]
         else:

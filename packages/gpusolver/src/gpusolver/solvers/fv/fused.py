@@ -38,7 +38,7 @@ CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
                    "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
 FLUX_CODES = {"roe": 0, "rusanov": 1, "ausmpw+": 2}
 GRADIENT_CODES = {"least-squares": 0, "green-gauss": 1}
-UNLIMITED, VENKATAKRISHNAN, FROZEN = 0, 1, 2
+UNLIMITED, VENKATAKRISHNAN, FROZEN, RATCHET = 0, 1, 2, 3  # enum Limiter
 STORE, ATOMIC, PLAIN = 0, 1, 2
 #: Solver strategy -> how the face kernel accumulates (``enum Accumulation``).
 ACCUMULATION = {"reduce": STORE, "atomic": ATOMIC, "colour": PLAIN}
@@ -60,6 +60,21 @@ def unsupported(discretisation) -> str | None:
     if d.accumulator_name not in ACCUMULATION:
         return f"strategy {d.accumulator_name!r} has no fused kernels"
     return None
+
+
+def limiter_input(discretisation) -> tuple[object, int]:
+    """What the gradient kernel does with the limiter: ``(array, mode)``.
+
+    ``FROZEN``: use the discretisation's frozen values; ``RATCHET``: cap the computed
+    values by its ceiling and store them there; ``VENKATAKRISHNAN``: compute them
+    (array None: into a buffer of the caller's).
+    """
+    d = discretisation
+    if d.frozen_limiter is not None:
+        return d.frozen_limiter, FROZEN
+    if d.limiter_ceiling is not None:
+        return d.limiter_ceiling, RATCHET
+    return None, VENKATAKRISHNAN
 
 
 def _boundary_values(d, host: FVGeometry) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,7 +181,8 @@ class FusedResidual:
                                             f"{accumulation}, {viscous}>")
         if self.d.needs_gradient:
             gradient = GRADIENT_CODES[scheme.gradient]
-            for limiter in ((VENKATAKRISHNAN, FROZEN) if self.limited else (UNLIMITED,)):
+            for limiter in ((VENKATAKRISHNAN, FROZEN, RATCHET) if self.limited
+                            else (UNLIMITED,)):
                 names[f"gradients{limiter}"] = (f"gradients_kernel<{real}, {dim}, {gradient}, "
                                                 f"{limiter}>")
         return names
@@ -184,16 +200,17 @@ class FusedResidual:
         for local, outside in self._vortex:
             self.bc_value[:, local] = outside.primitive(self.d.circulation)
 
-    def face_pass(self, u, phi, frozen: bool, boundary_flux, speed: bool):
+    def face_pass(self, u, phi, mode: int, boundary_flux, speed: bool):
         """Gradients (order 2) and face fluxes of ``u``; returns where they accumulate.
 
-        ``phi`` receives the limiter values (or holds the frozen ones); ``boundary_flux``
+        ``phi`` receives the limiter values, or holds the frozen ones or the ceiling of
+        the new ones (``mode``: see :func:`limiter_input`); ``boundary_flux``
         ``(n_vars, n_boundary)`` receives the boundary faces' fluxes (or NULL); ``speed``:
         also store each face's wave speeds times area in :attr:`speed`.
         """
         n_cells = np.int32(self.n_cells)
         if self.d.needs_gradient:
-            limiter = (FROZEN if frozen else VENKATAKRISHNAN) if self.limited else UNLIMITED
+            limiter = mode if self.limited else UNLIMITED
             # first order (viscous): only the unlimited gradients
             outputs = ((self.gradient, self.raw_gradient) if self.order == 2
                        else (self.raw_gradient, NULL))
@@ -268,11 +285,11 @@ class FusedResidual:
         xp, d = self.xp, self.d
         u = self.backend.asarray(u)  # kernels index C-ordered arrays
         self.update_far_field()
-        frozen = d.frozen_limiter is not None
-        phi = (self.backend.asarray(d.frozen_limiter) if frozen
-               else xp.empty((self.n_vars, self.n_cells), self.dtype))
+        phi, mode = limiter_input(d)
+        phi = (xp.empty((self.n_vars, self.n_cells), self.dtype) if phi is None
+               else self.backend.asarray(phi))
         boundary_flux = xp.empty((self.n_vars, self.n_faces - self.n_interior), self.dtype)
-        source = self.face_pass(u, phi, frozen, boundary_flux, speed=False)
+        source = self.face_pass(u, phi, mode, boundary_flux, speed=False)
         out = xp.empty((self.n_vars, self.n_cells), self.dtype)
         self.update(source, residual_out=out)
         d.boundary_flux = boundary_flux
@@ -313,12 +330,14 @@ class FusedSteps:
         self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
         self.graphs = StepGraphs(fused.backend, graphs)
 
-    def _launches(self, u0, out, local: bool, frozen) -> None:
-        """Every kernel of one step from ``u0`` into ``out``; ``local``: local time steps."""
+    def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
+        """Every kernel of one step from ``u0`` into ``out``; ``local``: local time steps;
+        ``phi``, ``mode``: the limiter (:meth:`FusedResidual.face_pass`)."""
         raise NotImplementedError
 
-    def _step(self, u, cfl: float, dt, frozen):
-        """One step from ``u`` (not modified): ``(u_new, norms, bad_cell)``."""
+    def _step(self, u, cfl: float, dt, limiter):
+        """One step from ``u`` (not modified): ``(u_new, norms, bad_cell)``; ``limiter``
+        from :func:`limiter_input` (array None: into :attr:`phi`)."""
         f = self.fused
         f.update_far_field()
         u0 = u
@@ -331,13 +350,15 @@ class FusedSteps:
             if not local:
                 self.dt[:1] = dt
             self.cfl.fill(cfl)
-        key = (u0 is self.states[0], local, None if frozen is None else id(frozen))
-        self.graphs.run(key, lambda: self._launches(u0, out, local, frozen))
+        phi, mode = limiter
+        phi = self.phi if phi is None else phi
+        key = (u0 is self.states[0], local, id(phi), mode)
+        self.graphs.run(key, lambda: self._launches(u0, out, local, phi, mode))
         with self.graphs.stream:
             squares = f.backend.to_host(self.squares)
             bad = int(f.backend.to_host(self.bad_cell)[0])
-        if frozen is None and f.limited:
-            f.d.limiter_values = self.phi
+        if f.limited and mode != FROZEN:
+            f.d.limiter_values = phi
         f.d.boundary_flux = self.boundary_flux
         norms = np.sqrt(squares / f.n_cells)
         return out, norms, None if bad == NO_BAD_CELL else bad
@@ -362,16 +383,15 @@ class FusedRungeKutta(FusedSteps):
         self.stage_state = self.xp.empty(shape, dtype)
         self.total = self.xp.empty(shape, dtype)
 
-    def _launches(self, u0, out, local: bool, frozen) -> None:
+    def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
         f = self.fused
         self.squares.fill(0)
         self.bad_cell.fill(NO_BAD_CELL)
-        phi = self.phi if frozen is None else frozen
         current = u0
         last = len(self.stages) - 1
         for i, rk in enumerate(self.stages):
             first = i == 0
-            source = f.face_pass(current, phi, frozen is not None,
+            source = f.face_pass(current, phi, mode,
                                  self.boundary_flux if first else NULL, speed=first and local)
             target = out if i == last else self.stage_state
             f.update(source, stage=(rk, first, first and local, 1 if local else 0),
@@ -380,7 +400,7 @@ class FusedRungeKutta(FusedSteps):
                      bad_cell=self.bad_cell if i == last else NULL)
             current = target
 
-    def __call__(self, u, cfl: float, dt=None, frozen=None):
+    def __call__(self, u, cfl: float, dt=None, limiter=(None, VENKATAKRISHNAN)):
         """One step from ``u``.
 
         Parameters
@@ -391,8 +411,8 @@ class FusedRungeKutta(FusedSteps):
             CFL number of the local time step (used when ``dt`` is None).
         dt : float or array, optional
             One global time step instead.
-        frozen : array, optional
-            Limiter values to use instead of computing them.
+        limiter : tuple, optional
+            ``(array, mode)`` from :func:`limiter_input`; by default computed.
 
         Returns
         -------
@@ -404,4 +424,4 @@ class FusedRungeKutta(FusedSteps):
             First cell (plan order) whose new state is non-finite or has non-positive
             density or pressure.
         """
-        return self._step(u, cfl, dt, frozen)
+        return self._step(u, cfl, dt, limiter)

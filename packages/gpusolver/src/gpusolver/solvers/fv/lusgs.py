@@ -31,7 +31,8 @@ from gpusolver.backends.cuda import real_type
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import IMPLICIT_VISCOUS_FACTOR, Discretisation
-from gpusolver.solvers.fv.fused import NO_BAD_CELL, NULL, FusedResidual, FusedSteps
+from gpusolver.solvers.fv.fused import (NO_BAD_CELL, NULL, VENKATAKRISHNAN, FusedResidual,
+                                        FusedSteps)
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
 from meshorder.permutation import group_of
@@ -326,12 +327,11 @@ class FusedLUSGS(FusedSteps):
         self.du = self.xp.empty(shape, dtype)
         self.diagonal = self.xp.empty(fused.n_cells, dtype)
 
-    def _launches(self, u0, out, local: bool, frozen) -> None:
+    def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
         f = self.fused
         self.squares.fill(0)
         self.bad_cell.fill(NO_BAD_CELL)
-        phi = self.phi if frozen is None else frozen
-        source = f.face_pass(u0, phi, frozen is not None, self.boundary_flux, speed=True)
+        source = f.face_pass(u0, phi, mode, self.boundary_flux, speed=True)
         omega, implicit_factor = self.kernels.scalars
         f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
                  implicit=(self.diagonal, omega, implicit_factor), cfl=self.cfl, dt=self.dt,
@@ -339,8 +339,9 @@ class FusedLUSGS(FusedSteps):
         self.kernels.launches(u0, self.diagonal, f.speed, self.residual, self.du, out,
                               self.bad_cell)
 
-    def __call__(self, u, cfl: float, frozen=None):
-        """One step from ``u`` (not modified) at local time steps of CFL number ``cfl``.
+    def __call__(self, u, cfl: float, limiter=(None, VENKATAKRISHNAN)):
+        """One step from ``u`` (not modified) at local time steps of CFL number ``cfl``;
+        ``limiter`` from :func:`~gpusolver.solvers.fv.fused.limiter_input`.
 
         Returns
         -------
@@ -352,4 +353,4 @@ class FusedLUSGS(FusedSteps):
             First cell (plan order) whose new state is non-finite or has non-positive
             density or pressure.
         """
-        return self._step(u, cfl, None, frozen)
+        return self._step(u, cfl, None, limiter)

@@ -18,7 +18,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
-from gpusolver.solvers.fv.fused import FusedRungeKutta
+from gpusolver.solvers.fv.fused import FusedRungeKutta, limiter_input
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder import Mesh, Topology
@@ -43,10 +43,11 @@ class Stepping:
         Implicit only: the CFL number grows with the fall of the residual (switched
         evolution relaxation, ``cfl (r_1 / r_n)``) up to this; None keeps ``cfl``.
     freeze_limiter : float or None
-        Freeze the limiter for good once the density residual has fallen by at least
+        Freeze the limiter from above once the density residual has fallen by at least
         this factor and then stalled for :data:`STALL_STEPS` implicit (or
-        :data:`EXPLICIT_STALL_STEPS` explicit) steps (limiter chatter);
-        None never freezes.
+        :data:`EXPLICIT_STALL_STEPS` explicit) steps (limiter chatter): from then on
+        each cell's limiter values may fall (new extrema are still limited) but never
+        rise again (``Discretisation.limiter_ceiling``); None never freezes.
     preconditioner : str
         Newton-Krylov only: ``lu`` (sparse LU of the first-order operator) or
         ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
@@ -274,16 +275,16 @@ class Solver:
     def _fused_step(self, dt):
         """One explicit step in the fused kernels: ``(u_new, norms, wall_flux)``."""
         u_new, norms, bad_cell = self.fused_steps(self.u, self.cfl, dt,
-                                                  self.discretisation.frozen_limiter)
+                                                  limiter_input(self.discretisation))
         self._check_cell(bad_cell, self.iteration + 1)
         return u_new, norms, self.discretisation.boundary_flux
 
     def _fused_implicit_step(self):
         """One LU-SGS step in the fused kernels, retried at smaller CFL numbers if it
         fails: ``(u_new, norms, wall_flux)``."""
-        frozen = self.discretisation.frozen_limiter
+        limiter = limiter_input(self.discretisation)
         for attempt in range(RETRIES + 1):
-            u_new, norms, bad_cell = self.fused_implicit(self.u, self.cfl, frozen)
+            u_new, norms, bad_cell = self.fused_implicit(self.u, self.cfl, limiter)
             if bad_cell is None or attempt == RETRIES:
                 break
             self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
@@ -324,8 +325,8 @@ class Solver:
         d = self.discretisation
         window = STALL_STEPS if self.lusgs is not None else EXPLICIT_STALL_STEPS
         stalled = self._since_best >= window
-        if freeze is not None and fall <= freeze and stalled and d.frozen_limiter is None:
-            d.frozen_limiter = d.limiter_values
+        if freeze is not None and fall <= freeze and stalled and d.limiter_ceiling is None:
+            d.limiter_ceiling = d.limiter_values
 
     def advance_to(self, final_time: float) -> None:
         """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""

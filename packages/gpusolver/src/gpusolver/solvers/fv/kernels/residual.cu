@@ -34,7 +34,9 @@ enum Condition { MIRROR = 0, NO_SLIP_ADIABATIC = 1, NO_SLIP_ISOTHERMAL = 2, FARF
                  IMPOSED = 4, EXTRAPOLATED = 5, PRESSURE_OUTLET = 6, PERIODIC = 7 };
 // Gradients and limiters
 enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1 };
-enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2 };
+// FROZEN reads the limiter values; RATCHET caps the computed ones by them and stores
+// the result (the limiter may fall, never rise).
+enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2, RATCHET = 3 };
 // Accumulation of face fluxes
 enum Accumulation { STORE = 0, ATOMIC = 1, PLAIN = 2 };
 // Harten's entropy fix (gpusolver.physics.fluxes.ENTROPY_FIX)
@@ -412,8 +414,9 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
     }
     real phi[NV];
 #pragma unroll
-    for (int v = 0; v < NV; ++v) phi[v] = LIMITER == FROZEN ? phi_io[v * n_cells + c] : real(1);
-    if (LIMITER == VENKATAKRISHNAN) {
+    for (int v = 0; v < NV; ++v)
+        phi[v] = LIMITER == FROZEN || LIMITER == RATCHET ? phi_io[v * n_cells + c] : real(1);
+    if (LIMITER == VENKATAKRISHNAN || LIMITER == RATCHET) {
         real eps[NV];
 #pragma unroll
         for (int v = 0; v < NV; ++v) eps[v] = epsilon2[v * n_cells + c];
