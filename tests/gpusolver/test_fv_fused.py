@@ -17,6 +17,7 @@ from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.solvers.fv.fused import FusedResidual, FusedRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder import read_mesh
+from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import Gas, Scheme, Stepping, perturbed_solver
@@ -76,7 +77,7 @@ BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
 
 
 def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "cupy",
-          **kwargs):
+          sweep_colours: bool = False, **kwargs):
     """The NumPy reference and the fused solver of ``case`` on one random state.
 
     ``backend`` ``host``: the second solver is on NumPy too, with host-compiled
@@ -86,6 +87,9 @@ def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "c
     seed = int(np.random.default_rng().integers(2**31))  # fresh random data
     print(f"seed {seed}")
     mesh = make_mesh()
+    if sweep_colours:  # LU-SGS sweeps by cell colour instead of hyperplanes
+        kwargs["plan"] = make_plan(mesh, PlanOptions(sweep_colours=True,
+                                                     colour=strategy == "colour"))
     if boundaries is not None:
         kwargs["boundaries"] = boundaries
     common = dict(gas=gas, scheme=scheme, precision=precision, seed=seed, strategy=strategy,
@@ -222,8 +226,9 @@ def test_fused_step_names_the_cell_that_went_bad(backend):
 @pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "3d-mixed-ausmpw-1",
                                   "wing-prisms-roe-lsq"])
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
-def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, backend):
-    reference, device = _pair(case, precision, backend=backend,
+@pytest.mark.parametrize("sweep_colours", [False, True])
+def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, sweep_colours, backend):
+    reference, device = _pair(case, precision, backend=backend, sweep_colours=sweep_colours,
                               stepping=Stepping("lusgs", cfl=50.0))
     sweeps = [LUSGS(s.discretisation, s.host, plan=s.plan, kernels=kernels)
               for s, kernels in ((reference, False), (device, True))]

@@ -12,9 +12,10 @@ from meshorder.testing import grid_mesh
 from .fv_cases import FARFIELD_SQUARE, perturbed_solver
 
 
-def sequential_lusgs(lusgs: LUSGS, u, residual, dt):
-    """The LU-SGS sweeps cell by cell, in plan order, from the face list (linearised
-    coupling: the flux Jacobian of the upstream cell times its change)."""
+def sequential_lusgs(lusgs: LUSGS, u, residual, dt, order=None):
+    """The LU-SGS sweeps cell by cell, from the face list (linearised coupling: the flux
+    Jacobian of the upstream cell times its change): forward in ``order`` (default: plan
+    order), backward in reverse."""
     d = lusgs.discretisation
     g, gas = d.geometry, d.gas
     ni, n = g.n_interior, g.n_cells
@@ -35,12 +36,16 @@ def sequential_lusgs(lusgs: LUSGS, u, residual, dt):
                 total += 0.5 * g.area[f] * (change[:, 0] - lam[f] * du[:, j])
         return total
 
+    order = np.arange(n) if order is None else order
+    position = np.argsort(order)
     du_star = np.zeros_like(u)
-    for i in range(n):
-        du_star[:, i] = (residual[:, i] - coupling(i, du_star, lambda j, i=i: j < i)) / diagonal[i]
+    for i in order:
+        du_star[:, i] = (residual[:, i] - coupling(
+            i, du_star, lambda j, i=i: position[j] < position[i])) / diagonal[i]
     du = du_star.copy()
-    for i in reversed(range(n)):
-        du[:, i] = du_star[:, i] - coupling(i, du, lambda j, i=i: j > i) / diagonal[i]
+    for i in order[::-1]:
+        du[:, i] = du_star[:, i] - coupling(
+            i, du, lambda j, i=i: position[j] > position[i]) / diagonal[i]
     return du
 
 
@@ -52,6 +57,22 @@ def test_level_sweeps_equal_the_sequential_sweeps(kind):
     residual = solver.discretisation.residual(u)
     dt = solver.time_step(u)
     expected = sequential_lusgs(solver.lusgs, u, residual, dt)
+    np.testing.assert_allclose(solver.lusgs(u, residual, dt), expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["quad", "triangle"])
+def test_colour_sweeps_equal_the_sequential_sweeps_in_colour_order(kind):
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = grid_mesh(6, 5, kind)
+    plan = make_plan(mesh, PlanOptions(sweep_colours=True))
+    solver = perturbed_solver(mesh, plan=plan, stepping=Stepping("lusgs", cfl=20.0),
+                              scheme=Scheme(order=1))
+    assert solver.lusgs.n_levels[0] <= 5  # quads: 2 colours, triangles: at most 4
+    u = solver.u
+    residual = solver.discretisation.residual(u)
+    dt = solver.time_step(u)
+    expected = sequential_lusgs(solver.lusgs, u, residual, dt, order=plan.forward_order)
     np.testing.assert_allclose(solver.lusgs(u, residual, dt), expected, rtol=1e-12, atol=1e-14)
 
 

@@ -29,6 +29,23 @@ def test_reorder_writes_a_valid_plan_and_prints_metrics(tmp_path, square, capsys
     assert "sectors_per_warp_fp64" in text and "colours" in text and "forward_levels" in text
 
 
+def test_sweep_colours_make_few_wide_sweep_levels(tmp_path, square, capsys):
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(square), str(out), "--sweep-colours", "--quiet"]) == 0
+    plan = Plan.load(out)
+    colours = len(plan.forward_offsets) - 1
+    assert 2 <= colours <= 5  # first fit: at most the largest degree (4) + 1
+    assert len(plan.backward_offsets) - 1 == colours
+
+
+def test_sweep_colours_and_renumbering_by_level_are_a_usage_error(tmp_path, square, capsys):
+    out = tmp_path / "plan.npz"
+    args = ["reorder", str(square), str(out), "--sweep-colours", "--renumber-by-level"]
+    assert main(args) == 2
+    assert "exclude each other" in capsys.readouterr().err
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("cells", ["native", "random", "rcm", "metis", "layers", "hilbert",
                                    "morton"])
 def test_every_registered_ordering_is_usable_from_the_cli(tmp_path, square, cells):

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshorder import Topology
-from meshorder.colouring import colour_items
-from meshorder.hyperplanes import renumber_by_level, wavefront_levels
+from meshorder.colouring import colour_cells, colour_items
+from meshorder.hyperplanes import colour_levels, renumber_by_level, wavefront_levels
 from meshorder.metrics import renumber_graph
 from meshorder.permutation import check_permutation
 from meshorder.testing import box_mesh, grid_mesh
@@ -64,6 +64,29 @@ def test_structured_quads_get_few_balanced_colours():
     colouring = colour_items(topo.face_cells[:, 0], topo.face_cells[:, 1], topo.n_cells)
     assert 4 <= colouring.n_colours <= 7
     assert colouring.balance() < 1.1
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), edges=edge_lists, seed=st.integers(0, 1000))
+def test_cell_colours_differ_across_every_edge_and_stay_within_the_greedy_bound(n, edges, seed):
+    graph = random_graph(n, edges)
+    colouring = colour_cells(graph, seed)
+    check_permutation(colouring.order, n)
+    rows = np.repeat(np.arange(n), graph.degrees())
+    assert np.all(colouring.colour[rows] != colouring.colour[graph.indices])
+    assert colouring.n_colours <= graph.degrees().max(initial=0) + 1
+    assert np.all(np.diff(colouring.offsets) > 0)
+    forward, backward = colour_levels(graph, seed)
+    np.testing.assert_array_equal(forward.level, colouring.colour)
+    np.testing.assert_array_equal(backward.level, colouring.n_colours - 1 - colouring.colour)
+    check_permutation(backward.order, n)
+
+
+def test_a_tet_box_takes_five_sweep_colours_or_fewer():
+    graph = Topology(box_mesh(8, 8, 8)).cell_graph
+    forward, _ = colour_levels(graph)
+    assert forward.n_levels <= 5  # at most 4 neighbours each
+    assert wavefront_levels(graph).n_levels > 5 * forward.n_levels
 
 
 @settings(max_examples=60, deadline=None)

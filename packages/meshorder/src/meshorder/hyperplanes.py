@@ -3,7 +3,12 @@
 In a forward Gauss-Seidel sweep in cell order, a cell needs its lower-numbered
 neighbours first; its level is one more than the highest level among them. All
 cells of one level are independent and can be updated in one GPU launch. The
-backward sweep is the same with the order reversed.
+backward sweep is the same with the order reversed. For neighbours, an earlier
+level means a lower number, so "upstream" is "in an earlier level of the sweep".
+
+:func:`colour_levels` gives multicolour sweeps instead: the levels are the cell
+colours (a few wide levels rather than hundreds of narrow ones), and a cell's
+upstream neighbours are those of earlier colours: Gauss-Seidel in colour order.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .colouring import colour_cells
 from .graph import first_occurrences, gather_neighbours
 from .topology import CSR
 
@@ -74,6 +80,26 @@ def sweep_levels(graph: CSR) -> tuple[Levels, Levels]:
     """
     lower, upper = split_by_direction(graph)
     return split_levels(lower, upper), split_levels(lower, upper, backward=True)
+
+
+def colour_levels(graph: CSR, seed: int = 0) -> tuple[Levels, Levels]:
+    """Forward and backward sweep levels by cell colour (:func:`colour_cells`): the
+    forward sweep takes the colours in turn, the backward one in reverse.
+
+    Examples
+    --------
+    >>> path = CSR(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]))
+    >>> forward, backward = colour_levels(path)
+    >>> forward.n_levels, backward.n_levels
+    (2, 2)
+    """
+    colouring = colour_cells(graph, seed)
+    n_colours = colouring.n_colours
+    forward = Levels(colouring.colour, colouring.order, colouring.offsets)
+    reverse = n_colours - 1 - colouring.colour
+    order = np.argsort(reverse, kind="stable")
+    offsets = np.searchsorted(reverse[order], np.arange(n_colours + 1)).astype(np.int64)
+    return forward, Levels(reverse, order, offsets)
 
 
 def split_levels(lower: CSR, upper: CSR, *, backward: bool = False) -> Levels:

@@ -10,8 +10,9 @@ import numpy as np
 from . import __version__
 from .blocks import BLOCK_ARRAYS, build_face_blocks
 from .colouring import colour_items
+from .errors import UsageError
 from .faceorder import get_face_order
-from .hyperplanes import renumber_by_level, sweep_levels
+from .hyperplanes import colour_levels, renumber_by_level, sweep_levels
 from .mesh import Mesh
 from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
 from .orderings import OrderingInput, get_ordering
@@ -43,8 +44,13 @@ class PlanOptions:
         Colour faces (and edges when ``nodes`` is set).
     hyperplanes : bool
         Compute LU-SGS forward and backward levels.
+    sweep_colours : bool
+        The LU-SGS levels are cell colours (multicolour sweeps: few, wide levels;
+        :func:`meshorder.hyperplanes.colour_levels`) rather than hyperplanes; implies
+        ``hyperplanes``.
     renumber_by_level : bool
-        Renumber cells level by level (keeps the sequential sweep exactly).
+        Renumber cells level by level (keeps the sequential sweep exactly; hyperplanes
+        only).
     seed_markers : tuple of str or None
         Boundary markers seeding ``layers`` (and layered faces); None means all.
     seed : int
@@ -65,6 +71,7 @@ class PlanOptions:
     nodes: str | None = None
     colour: bool = False
     hyperplanes: bool = False
+    sweep_colours: bool = False
     renumber_by_level: bool = False
     seed_markers: tuple[str, ...] | None = None
     blocks: int = 0
@@ -126,6 +133,8 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     get_face_order(options.faces)
     if options.nodes is not None:
         get_ordering(options.nodes)
+    if options.sweep_colours and options.renumber_by_level:
+        raise UsageError("renumbering by level keeps hyperplane sweeps, not colour sweeps")
     if options.partitions > 1 and options.renumber_by_level:
         raise PartitionError("partitions and renumbering by level exclude each other (the "
                              "halo lists use the partitioned numbering)")
@@ -160,7 +169,11 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
             metrics |= split.metrics(graph)
     new_graph = renumber_graph(graph, cell_order)
     levels = {}
-    if options.hyperplanes:
+    if options.sweep_colours:
+        with steps.step("sweep colours"):
+            forward, backward = colour_levels(new_graph, seed=options.seed)
+            levels = {"forward": forward, "backward": backward}
+    elif options.hyperplanes:
         with steps.step("hyperplanes"):
             forward, backward = sweep_levels(new_graph)
             if options.renumber_by_level:

@@ -36,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="node ordering for cell-vertex schemes; also orders and colours edges")
     p.add_argument("--colour", "--color", action="store_true", help="colour faces (and edges)")
     p.add_argument("--hyperplanes", action="store_true", help="compute LU-SGS wavefront levels")
+    p.add_argument("--sweep-colours", action="store_true",
+                   help="LU-SGS levels by cell colour (multicolour sweeps: a few wide levels "
+                        "instead of hundreds of hyperplanes)")
     p.add_argument("--renumber-by-level", action="store_true",
                    help="renumber cells level by level (keeps the LU-SGS sweep exactly)")
     p.add_argument("--seed-markers", default=None, metavar="A,B",
@@ -71,12 +74,14 @@ def run(args: argparse.Namespace) -> int:
     options = PlanOptions(
         cells=args.cells, faces=args.faces, nodes=args.nodes, colour=args.colour,
         hyperplanes=args.hyperplanes or args.renumber_by_level,
-        renumber_by_level=args.renumber_by_level,
+        sweep_colours=args.sweep_colours, renumber_by_level=args.renumber_by_level,
         seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
         seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks,
         partitions=args.partitions)
     if args.partitions > 1 and args.renumber_by_level:
         raise UsageError("--partitions and --renumber-by-level exclude each other")
+    if args.sweep_colours and args.renumber_by_level:
+        raise UsageError("--sweep-colours and --renumber-by-level exclude each other")
     mesh = load_mesh(args)
     if args.partitions > mesh.n_cells:
         raise UsageError(f"--partitions {args.partitions}: the mesh has only {mesh.n_cells} "

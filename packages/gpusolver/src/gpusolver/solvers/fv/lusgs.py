@@ -10,9 +10,12 @@ for Newton-Krylov); the diagonal is the scalar
     D_i = V_i / dt_i + 1/2 sum_f (omega lambda_c + 2 lambda_v)_f A_f
 
 with ``lambda_c = |u . n| + c`` and ``lambda_v`` the viscous spectral radius.
-The forward sweep visits cells in increasing plan order and the backward sweep in
-decreasing order; cells of one wavefront level (hyperplane) do not depend on each
-other and are updated together, which is exactly the sequential sweep. Boundary
+The sweeps visit the plan's levels in turn: hyperplanes (the forward sweep in
+increasing plan order, the backward one in decreasing order; cells of one level do not
+depend on each other and are updated together, which is exactly the sequential
+sweep) or cell colours (``meshorder reorder --sweep-colours``: Gauss-Seidel in colour
+order, a few wide levels). Either way a cell's upstream neighbours are those in
+earlier levels of the sweep. Boundary
 faces enter the diagonal only (their ghost change is lagged). With the fused kernels
 each level is one launch of ``kernels/lusgs.cu`` (compiled as C++ on the numpy
 backend), and :class:`FusedLUSGS` runs a whole step (residual, time step, diagonal,
@@ -31,8 +34,7 @@ from gpusolver.backends.cuda import real_type
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import IMPLICIT_VISCOUS_FACTOR, Discretisation
-from gpusolver.solvers.fv.fused import (NO_BAD_CELL, NULL, VENKATAKRISHNAN, FusedResidual,
-                                        FusedSteps)
+from gpusolver.solvers.fv.fused import NO_BAD_CELL, NULL, VENKATAKRISHNAN, FusedResidual, FusedSteps
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
 from meshorder.permutation import group_of
@@ -95,10 +97,10 @@ class SweepLevel:
 
 
 def sweep_levels(host: FVGeometry, plan: Plan | None = None) -> tuple[Levels, Levels]:
-    """Forward and backward wavefront levels of the cell graph in plan order.
+    """Forward and backward sweep levels of the cell graph in plan order.
 
-    The plan's hyperplanes when it has them (``meshorder reorder --hyperplanes``),
-    computed here otherwise.
+    The plan's levels when it has them (``meshorder reorder --hyperplanes``, or
+    ``--sweep-colours``); hyperplanes computed here otherwise.
     """
     if plan is not None and plan.forward_order.size:
         return (_levels(plan.forward_order, plan.forward_offsets),
@@ -106,6 +108,12 @@ def sweep_levels(host: FVGeometry, plan: Plan | None = None) -> tuple[Levels, Le
     ni = host.n_interior
     graph = CSR.from_pairs(host.left[:ni], host.right[:ni], host.n_cells)
     return hyperplanes.sweep_levels(graph)
+
+
+def is_upstream(level: Levels, neighbour: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Whether each neighbour ``(m, width)`` of ``cells`` comes before its cell in the
+    sweep of ``level``: in an earlier level (never the cell itself, in unused slots)."""
+    return level.level[neighbour] < level.level[cells][:, None]
 
 
 def _levels(order: np.ndarray, offsets: np.ndarray) -> Levels:
@@ -137,20 +145,22 @@ class LUSGS:
         backend, dtype = d.backend, d.dtype
         slots = cell_slots(host)
         levels = sweep_levels(host, plan)
+        #: Number of levels of the forward and backward sweeps (launches per sweep).
+        self.n_levels = tuple(level.n_levels for level in levels)
         self.slot_face = backend.asarray(slots.face)
         self.kernels = (LevelKernels(d.fused, slots, levels, omega)
                         if (d.fused is not None if kernels is None else kernels) else None)
         if self.kernels is None:
             self.forward, self.backward = (
-                [self._level(slots, level.order[a:b], backward, backend, dtype)
+                [self._level(slots, level, level.order[a:b], backend, dtype)
                  for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True)]
-                for level, backward in zip(levels, (False, True), strict=True))
+                for level in levels)
 
     @staticmethod
-    def _level(slots: CellSlots, cells: np.ndarray, backward: bool, backend, dtype
+    def _level(slots: CellSlots, level: Levels, cells: np.ndarray, backend, dtype
                ) -> SweepLevel:
         neighbour = slots.neighbour[cells]
-        upstream = neighbour > cells[:, None] if backward else neighbour < cells[:, None]
+        upstream = is_upstream(level, neighbour, cells)
         return SweepLevel(backend.asarray(cells), backend.asarray(neighbour),
                           backend.asarray(slots.normal[:, cells], dtype),
                           backend.asarray(np.where(upstream, slots.area[cells], 0.0), dtype))
@@ -228,12 +238,11 @@ class SweepTables:
     offsets: list
 
 
-def sweep_tables(slots: CellSlots, level: Levels, backward: bool, backend, dtype
-                 ) -> SweepTables:
+def sweep_tables(slots: CellSlots, level: Levels, backend, dtype) -> SweepTables:
     """Pack one sweep's slot tables (host arrays from :func:`cell_slots`) on the backend."""
     order = level.order
     neighbour = slots.neighbour[order]
-    up = neighbour > order[:, None] if backward else neighbour < order[:, None]
+    up = is_upstream(level, neighbour, order)
     normal_area = slots.normal[:, order] * slots.area[order]
     return SweepTables(backend.asarray(order, np.int32),
                        backend.asarray(np.where(up, neighbour, -1).T, np.int32),
@@ -265,8 +274,7 @@ class LevelKernels:
             raise ValueError("the LU-SGS level kernels need the fused residual's tables")
         self.fused = fused
         backend, dtype = fused.backend, fused.dtype
-        self.sweeps = [sweep_tables(slots, level, backward, backend, dtype)
-                       for level, backward in zip(levels, (False, True), strict=True)]
+        self.sweeps = [sweep_tables(slots, level, backend, dtype) for level in levels]
         real, viscous = real_type(dtype), "true" if fused.viscous else "false"
         width = slots.neighbour.shape[1]
         names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}>"

@@ -1,0 +1,80 @@
+"""The LU-SGS step against the residual it solves for, per cell ordering, on a box.
+
+Usage (on a GPU machine): ``python scripts/time_lusgs.py N OUT [--orderings rcm,native]``.
+The box has ``6 N^3`` tetrahedra (``meshorder.testing.box_mesh``; N = 61: 1.36M cells,
+N = 119: 10.1M). Per ordering: a plan with hyperplanes, then the fused residual, one
+RK4 stage and one fused LU-SGS step (second order, Roe, least squares,
+Venkatakrishnan, far field everywhere, fp64), each timed after its CUDA graphs are
+recorded. Writes ``OUT.json`` and prints one line per ordering; lighter than
+``bench_fused_box.py`` (no face-flux kernels, no Navier-Stokes), so that 10M cells fit
+in a few minutes.
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from gpusolver.bench.solver import STEP_WARMUP
+from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
+from meshorder import Topology
+from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.testing import box_mesh
+
+REPEATS = 5
+
+
+def _solver(mesh, topology, plan, integrator: str) -> Solver:
+    names = np.unique(topology.face_marker[topology.face_marker >= 0])
+    boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
+    solver = Solver(mesh, Gas(dim=3, mach=0.5, aoa_deg=2.0), boundaries,
+                    scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
+                    stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0),
+                    plan=plan, strategy="reduce", backend="cupy", topology=topology)
+    w = solver.primitive()
+    w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
+    solver.set_primitive(w)
+    return solver
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", type=int, help="hexahedra per side, each cut into 6 tetrahedra")
+    parser.add_argument("out", help="results are written to OUT.json")
+    parser.add_argument("--orderings", default="rcm,native")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    mesh = box_mesh(args.n, args.n, args.n)
+    topology = Topology(mesh)
+    print(f"box: {mesh.n_cells} cells in {time.perf_counter() - start:.1f} s", flush=True)
+    rows = []
+    for ordering in args.orderings.split(","):
+        start = time.perf_counter()
+        plan = make_plan(mesh, PlanOptions(cells=ordering, hyperplanes=True), topology=topology)
+        row = {"cells": mesh.n_cells, "ordering": ordering,
+               "levels": len(plan.forward_offsets) - 1,
+               "plan_s": time.perf_counter() - start}
+        explicit = _solver(mesh, topology, plan, "rk4")
+        backend = explicit.backend
+        residual = explicit.discretisation.residual
+        row["residual_ms"] = backend.median_seconds(lambda s=explicit, r=residual: r(s.u),
+                                                    REPEATS, warmup=1) * 1e3
+        row["rk_stage_ms"] = backend.median_seconds(explicit.step, REPEATS,
+                                                    warmup=STEP_WARMUP) * 1e3 / 4
+        explicit = residual = None  # free its device memory
+        implicit = _solver(mesh, topology, plan, "lusgs")
+        row["lusgs_step_ms"] = backend.median_seconds(implicit.step, REPEATS,
+                                                      warmup=STEP_WARMUP) * 1e3
+        implicit = None
+        row["lusgs_vs_residual"] = row["lusgs_step_ms"] / row["residual_ms"]
+        row["lusgs_us_per_level"] = ((row["lusgs_step_ms"] - row["residual_ms"]) * 1e3
+                                     / (2 * row["levels"]))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    with open(f"{args.out}.json", "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
