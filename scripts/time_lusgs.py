@@ -1,8 +1,9 @@
 """The LU-SGS step against the residual it solves for, per cell ordering, on a box.
 
-Usage (on a GPU machine): ``python scripts/time_lusgs.py N OUT [--orderings rcm,native]``.
-The box has ``6 N^3`` tetrahedra (``meshorder.testing.box_mesh``; N = 61: 1.36M cells,
-N = 119: 10.1M). Per ordering: a plan with hyperplanes, then the fused residual, one
+Usage (on a GPU machine): ``python scripts/time_lusgs.py N OUT [--orderings rcm,native]
+[--sweeps hyperplanes,colours]``. The box has ``6 N^3`` tetrahedra
+(``meshorder.testing.box_mesh``; N = 61: 1.36M cells, N = 119: 10.1M). Per ordering and
+kind of sweep levels (hyperplanes, or cell colours): a plan, then the fused residual, one
 RK4 stage and one fused LU-SGS step (second order, Roe, least squares,
 Venkatakrishnan, far field everywhere, fp64), each timed after its CUDA graphs are
 recorded. Writes ``OUT.json`` and prints one line per ordering; lighter than
@@ -11,6 +12,7 @@ in a few minutes.
 """
 
 import argparse
+import itertools
 import json
 import time
 
@@ -43,16 +45,20 @@ def main() -> None:
     parser.add_argument("n", type=int, help="hexahedra per side, each cut into 6 tetrahedra")
     parser.add_argument("out", help="results are written to OUT.json")
     parser.add_argument("--orderings", default="rcm,native")
+    parser.add_argument("--sweeps", default="hyperplanes,colours")
     args = parser.parse_args()
     start = time.perf_counter()
     mesh = box_mesh(args.n, args.n, args.n)
     topology = Topology(mesh)
     print(f"box: {mesh.n_cells} cells in {time.perf_counter() - start:.1f} s", flush=True)
     rows = []
-    for ordering in args.orderings.split(","):
+    for ordering, sweeps in itertools.product(args.orderings.split(","),
+                                              args.sweeps.split(",")):
         start = time.perf_counter()
-        plan = make_plan(mesh, PlanOptions(cells=ordering, hyperplanes=True), topology=topology)
-        row = {"cells": mesh.n_cells, "ordering": ordering,
+        options = PlanOptions(cells=ordering, hyperplanes=True,
+                              sweep_colours=sweeps == "colours")
+        plan = make_plan(mesh, options, topology=topology)
+        row = {"cells": mesh.n_cells, "ordering": ordering, "sweeps": sweeps,
                "levels": len(plan.forward_offsets) - 1,
                "plan_s": time.perf_counter() - start}
         explicit = _solver(mesh, topology, plan, "rk4")
