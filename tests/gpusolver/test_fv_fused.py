@@ -17,7 +17,6 @@ from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.solvers.fv.fused import FusedResidual, FusedRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder import read_mesh
-from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import Gas, Scheme, Stepping, perturbed_solver
@@ -77,7 +76,7 @@ BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
 
 
 def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "cupy",
-          sweep_colours: bool = False, **kwargs):
+          **kwargs):
     """The NumPy reference and the fused solver of ``case`` on one random state.
 
     ``backend`` ``host``: the second solver is on NumPy too, with host-compiled
@@ -87,9 +86,6 @@ def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "c
     seed = int(np.random.default_rng().integers(2**31))  # fresh random data
     print(f"seed {seed}")
     mesh = make_mesh()
-    if sweep_colours:  # LU-SGS sweeps by cell colour instead of hyperplanes
-        kwargs["plan"] = make_plan(mesh, PlanOptions(sweep_colours=True,
-                                                     colour=strategy == "colour"))
     if boundaries is not None:
         kwargs["boundaries"] = boundaries
     common = dict(gas=gas, scheme=scheme, precision=precision, seed=seed, strategy=strategy,
@@ -226,10 +222,10 @@ def test_fused_step_names_the_cell_that_went_bad(backend):
 @pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "3d-mixed-ausmpw-1",
                                   "wing-prisms-roe-lsq"])
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
-@pytest.mark.parametrize("sweep_colours", [False, True])
-def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, sweep_colours, backend):
-    reference, device = _pair(case, precision, backend=backend, sweep_colours=sweep_colours,
-                              stepping=Stepping("lusgs", cfl=50.0))
+@pytest.mark.parametrize("sweeps", ["hyperplanes", "colours"])
+def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, sweeps, backend):
+    reference, device = _pair(case, precision, backend=backend,
+                              stepping=Stepping("lusgs", cfl=50.0, sweeps=sweeps))
     sweeps = [LUSGS(s.discretisation, s.host, plan=s.plan, kernels=kernels)
               for s, kernels in ((reference, False), (device, True))]
     assert sweeps[1].kernels is not None

@@ -66,14 +66,33 @@ def test_colour_sweeps_equal_the_sequential_sweeps_in_colour_order(kind):
 
     mesh = grid_mesh(6, 5, kind)
     plan = make_plan(mesh, PlanOptions(sweep_colours=True))
-    solver = perturbed_solver(mesh, plan=plan, stepping=Stepping("lusgs", cfl=20.0),
-                              scheme=Scheme(order=1))
+    solver = perturbed_solver(mesh, plan=plan, scheme=Scheme(order=1),
+                              stepping=Stepping("lusgs", cfl=20.0, sweeps="colours"))
     assert solver.lusgs.n_levels[0] <= 5  # quads: 2 colours, triangles: at most 4
     u = solver.u
     residual = solver.discretisation.residual(u)
     dt = solver.time_step(u)
     expected = sequential_lusgs(solver.lusgs, u, residual, dt, order=plan.forward_order)
     np.testing.assert_allclose(solver.lusgs(u, residual, dt), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_colour_sweeps_without_a_plan_make_one_with_colour_levels():
+    solver = perturbed_solver(grid_mesh(6, 5, "triangle"),
+                              stepping=Stepping("lusgs", sweeps="colours"))
+    assert solver.plan.parameters["sweep_colours"]
+    assert solver.lusgs.n_levels[0] <= 4
+
+
+@pytest.mark.parametrize("sweeps, flag", [("colours", "--sweep-colours"),
+                                          ("hyperplanes", "--hyperplanes")])
+def test_a_plan_with_the_other_kind_of_sweep_levels_is_refused(sweeps, flag):
+    from gpusolver.errors import ConfigError
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = grid_mesh(5, 4, "triangle")
+    plan = make_plan(mesh, PlanOptions(hyperplanes=True, sweep_colours=sweeps != "colours"))
+    with pytest.raises(ConfigError, match=f"meshorder reorder {flag}"):
+        perturbed_solver(mesh, plan=plan, stepping=Stepping("lusgs", sweeps=sweeps))
 
 
 def test_cell_slots_hold_each_interior_face_twice_with_outward_normals():

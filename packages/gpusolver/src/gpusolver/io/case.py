@@ -23,6 +23,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import KERNELS, BoundarySpec, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
+from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
 EQUATIONS = ("euler", "navier-stokes")
@@ -92,6 +93,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                               help="freeze the limiter from above (it may fall, never "
                                    "rise) once the residual has fallen by this factor "
                                    "and stalled"),
+        "sweeps": Key(str, SWEEPS, "hyperplanes",
+                      help="LU-SGS levels: hyperplanes (the sequential sweep) or colours "
+                           "(multicolour: a few wide levels, fastest on GPUs; a plan must "
+                           "come from `meshorder reorder --sweep-colours`)"),
         "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
                               help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
         "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
@@ -226,7 +231,7 @@ def parse_case(data: dict, path: Path) -> Case:
                       float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"])),
         stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
-                          run["preconditioner"], run["krylov_vectors"]),
+                          run["preconditioner"], run["krylov_vectors"], run["sweeps"]),
         boundaries=boundaries,
         run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
                                  "residual_reduction")},

@@ -44,6 +44,10 @@ from meshorder.topology import CSR
 #: Default over-relaxation of the convective spectral radius (1 <= omega <= 2).
 OMEGA = 1.5
 
+#: Kinds of sweep levels: hyperplanes (the sequential sweep in plan order) or cell
+#: colours (multicolour sweeps: a few wide levels, the fast choice on GPUs).
+SWEEPS = ("hyperplanes", "colours")
+
 
 @dataclass(frozen=True)
 class CellSlots:
@@ -96,18 +100,19 @@ class SweepLevel:
     area: object
 
 
-def sweep_levels(host: FVGeometry, plan: Plan | None = None) -> tuple[Levels, Levels]:
+def sweep_levels(host: FVGeometry, plan: Plan | None = None, colours: bool = False
+                 ) -> tuple[Levels, Levels]:
     """Forward and backward sweep levels of the cell graph in plan order.
 
     The plan's levels when it has them (``meshorder reorder --hyperplanes``, or
-    ``--sweep-colours``); hyperplanes computed here otherwise.
+    ``--sweep-colours``); computed here otherwise: hyperplanes, or cell colours.
     """
     if plan is not None and plan.forward_order.size:
         return (_levels(plan.forward_order, plan.forward_offsets),
                 _levels(plan.backward_order, plan.backward_offsets))
     ni = host.n_interior
     graph = CSR.from_pairs(host.left[:ni], host.right[:ni], host.n_cells)
-    return hyperplanes.sweep_levels(graph)
+    return hyperplanes.colour_levels(graph) if colours else hyperplanes.sweep_levels(graph)
 
 
 def is_upstream(level: Levels, neighbour: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -136,15 +141,17 @@ class LUSGS:
     kernels : bool, optional
         Sweep with one kernel launch per level (the discretisation's fused kernels
         must exist); by default when the discretisation runs fused kernels.
+    colours : bool
+        Without the plan's levels: sweep by cell colours rather than hyperplanes.
     """
 
     def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA,
-                 plan: Plan | None = None, kernels: bool | None = None):
+                 plan: Plan | None = None, kernels: bool | None = None, colours: bool = False):
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
         slots = cell_slots(host)
-        levels = sweep_levels(host, plan)
+        levels = sweep_levels(host, plan, colours)
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
         self.slot_face = backend.asarray(slots.face)

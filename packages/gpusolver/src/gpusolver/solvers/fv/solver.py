@@ -20,7 +20,7 @@ from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedRungeKutta, limiter_input
 from gpusolver.solvers.fv.jacobian import SparseLU
-from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
+from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS
 from meshorder import Mesh, Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan
@@ -53,6 +53,11 @@ class Stepping:
         ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
     krylov_vectors : int
         Newton-Krylov only: most Krylov vectors per step.
+    sweeps : str
+        LU-SGS levels (:data:`~gpusolver.solvers.fv.lusgs.SWEEPS`): ``hyperplanes``
+        (the sequential sweep in plan order) or ``colours`` (multicolour sweeps: a few
+        wide levels, the fast choice on GPUs); a given plan must hold levels of this
+        kind, or none.
     """
 
     integrator: str = "rk4"
@@ -62,6 +67,7 @@ class Stepping:
     freeze_limiter: float | None = None
     preconditioner: str = "lu"
     krylov_vectors: int = DEFAULT_KRYLOV_VECTORS
+    sweeps: str = "hyperplanes"
 
 
 #: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
@@ -78,6 +84,22 @@ CFL_BACKOFF = 10.0
 #: implicit steps, or in :data:`EXPLICIT_STALL_STEPS` explicit ones.
 STALL_STEPS = 10
 EXPLICIT_STALL_STEPS = 500
+
+
+def _colour_sweeps(stepping: Stepping, plan: Plan | None) -> bool:
+    """Whether LU-SGS sweeps by cell colour; refuses a plan whose levels are the other
+    kind."""
+    if stepping.sweeps not in SWEEPS:
+        raise ConfigError(f"unknown sweeps {stepping.sweeps!r}; valid: {', '.join(SWEEPS)}")
+    colours = stepping.sweeps == "colours"
+    if plan is not None and plan.forward_order.size and stepping.integrator in IMPLICIT:
+        planned = bool(plan.parameters.get("sweep_colours", False))
+        if planned != colours:
+            flag = "--sweep-colours" if colours else "--hyperplanes"
+            raise ConfigError(f"sweeps = {stepping.sweeps!r} but the plan's LU-SGS levels are "
+                              f"{SWEEPS[planned]}; make the plan with "
+                              f"`meshorder reorder {flag}`, or set sweeps = {SWEEPS[planned]!r}")
+    return colours
 
 
 class Solver:
@@ -134,8 +156,11 @@ class Solver:
         implicit = self.stepping.integrator in IMPLICIT
         self.integrator = None if implicit else INTEGRATORS.lookup(self.stepping.integrator)
         topology = topology or Topology(mesh)
+        colour_sweeps = _colour_sweeps(self.stepping, plan)
         if plan is None:
-            plan = make_plan(mesh, PlanOptions(colour=strategy == "colour"), topology=topology)
+            plan = make_plan(mesh, PlanOptions(colour=strategy == "colour",
+                                               sweep_colours=implicit and colour_sweeps),
+                             topology=topology)
         host = build_geometry(mesh, topology, plan)
         if strategy == "colour":
             host = colour_interior(host, plan)
@@ -149,7 +174,8 @@ class Solver:
         fused = self.discretisation.fused
         self.fused_steps = (FusedRungeKutta(fused, TABLEAUX[self.stepping.integrator])
                             if fused is not None and not implicit else None)
-        self.lusgs = LUSGS(self.discretisation, host, plan=plan) if implicit else None
+        self.lusgs = (LUSGS(self.discretisation, host, plan=plan, colours=colour_sweeps)
+                      if implicit else None)
         self.fused_implicit = None
         if self.stepping.integrator == "lusgs" and self.lusgs.kernels is not None:
             self.fused_implicit = FusedLUSGS(fused, self.lusgs.kernels)
