@@ -280,11 +280,12 @@ airfoil = "slip-wall"
 farfield = "farfield"
 
 [run]
-time_integrator = "newton-krylov"
-cfl = 10
-cfl_max = 1e5
+time_integrator = "lusgs"
+sweeps = "colours"
+cfl = 50
+cfl_max = 1e4
 freeze_limiter = 1e-2
-iterations = 200
+iterations = 40000
 residual_reduction = 1e-8
 """
 
