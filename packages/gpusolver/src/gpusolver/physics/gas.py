@@ -148,13 +148,14 @@ class Gas:
         rho, velocity, p = w[0], w[1:-1], w[-1]
         d_rho, d_momentum, d_energy = du[0], du[1:-1], du[-1]
         un = (velocity * normal).sum(axis=0)
+        q2 = (velocity * velocity).sum(axis=0)
         d_p = (self.gamma - 1.0) * (d_energy - (velocity * d_momentum).sum(axis=0)
-                                    + 0.5 * (velocity * velocity).sum(axis=0) * d_rho)
-        d_un = ((d_momentum * normal).sum(axis=0) - un * d_rho) / rho
-        energy = p / (self.gamma - 1.0) + 0.5 * rho * (velocity * velocity).sum(axis=0)
-        return stack(w, [(rho * d_un + un * d_rho)[None],
-                         d_momentum * un + rho * velocity * d_un + d_p * normal,
-                         ((d_energy + d_p) * un + (energy + p) * d_un)[None]])
+                                    + 0.5 * q2 * d_rho)
+        d_mn = (d_momentum * normal).sum(axis=0)
+        rho_d_un = d_mn - un * d_rho  # rho times the change of u . n
+        enthalpy = self.gamma / (self.gamma - 1.0) * p / rho + 0.5 * q2
+        return stack(w, [d_mn[None], d_momentum * un + velocity * rho_d_un + d_p * normal,
+                         ((d_energy + d_p) * un + enthalpy * rho_d_un)[None]])
 
 
 def stack(like, parts):

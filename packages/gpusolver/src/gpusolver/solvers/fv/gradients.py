@@ -116,11 +116,21 @@ def venkatakrishnan(w, gradient, w_left, w_neighbour, offsets_left, offsets_righ
     g = accumulator.geometry
     ni = accumulator.n_interior
 
-    def face_phi(cells, offsets):
-        d2 = (gradient[:, :, cells] * offsets[None]).sum(axis=1)
-        d1 = xp.where(d2 > 0, w_max[:, cells], w_min[:, cells]) - w[:, cells]
-        eps = epsilon2[:, cells]
-        phi = (d1 * d1 + eps + 2 * d1 * d2) / (d1 * d1 + 2 * d2 * d2 + d1 * d2 + eps)
+    def face_phi(cells, offsets):  # in place where it can: the CPU reference's hot spot
+        g = xp.take(gradient, cells, axis=2)
+        d2 = g[:, 0] * offsets[0]
+        for d in range(1, g.shape[1]):
+            d2 += g[:, d] * offsets[d]
+        d1 = xp.where(d2 > 0, xp.take(w_max, cells, axis=1), xp.take(w_min, cells, axis=1))
+        d1 -= xp.take(w, cells, axis=1)
+        shared = d1 * d1
+        shared += xp.take(epsilon2, cells, axis=1)
+        phi = 2 * d1 * d2
+        phi += shared
+        denominator = 2 * d2 * d2
+        denominator += shared
+        denominator += d1 * d2
+        phi /= denominator
         return xp.where(d2 == 0, 1.0, phi)
 
     right = xp.ones_like(w_left)
