@@ -3,12 +3,11 @@
 Usage (on a GPU machine): ``python scripts/time_lusgs.py N OUT [--orderings rcm,native]
 [--sweeps hyperplanes,colours]``. The box has ``6 N^3`` tetrahedra
 (``meshorder.testing.box_mesh``; N = 61: 1.36M cells, N = 119: 10.1M). Per ordering and
-kind of sweep levels (hyperplanes, or cell colours): a plan, then the fused residual, one
-RK4 stage and one fused LU-SGS step (second order, Roe, least squares,
-Venkatakrishnan, far field everywhere, fp64), each timed after its CUDA graphs are
-recorded. Writes ``OUT.json`` and prints one line per ordering; lighter than
-``bench_fused_box.py`` (no face-flux kernels, no Navier-Stokes), so that 10M cells fit
-in a few minutes.
+kind of sweep levels (hyperplanes, or cell colours): a plan, then the fused residual and
+one fused LU-SGS step of one solver (second order, Roe, least squares, Venkatakrishnan,
+far field everywhere, fp64), the step timed after its CUDA graphs are recorded. Writes
+``OUT.json`` and prints one line per row; lighter than ``bench_fused_box.py`` (no
+face-flux kernels, no RK stage, no Navier-Stokes), so that 10M cells fit in a few minutes.
 """
 
 import argparse
@@ -27,12 +26,12 @@ from meshorder.testing import box_mesh
 REPEATS = 5
 
 
-def _solver(mesh, topology, plan, integrator: str) -> Solver:
+def _solver(mesh, topology, plan, sweeps: str) -> Solver:
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
     solver = Solver(mesh, Gas(dim=3, mach=0.5, aoa_deg=2.0), boundaries,
                     scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
-                    stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0),
+                    stepping=Stepping("lusgs", cfl=20.0, sweeps=sweeps),
                     plan=plan, strategy="reduce", backend="cupy", topology=topology)
     w = solver.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
@@ -61,18 +60,13 @@ def main() -> None:
         row = {"cells": mesh.n_cells, "ordering": ordering, "sweeps": sweeps,
                "levels": len(plan.forward_offsets) - 1,
                "plan_s": time.perf_counter() - start}
-        explicit = _solver(mesh, topology, plan, "rk4")
-        backend = explicit.backend
-        residual = explicit.discretisation.residual
-        row["residual_ms"] = backend.median_seconds(lambda s=explicit, r=residual: r(s.u),
+        solver = _solver(mesh, topology, plan, sweeps)
+        backend, residual = solver.backend, solver.discretisation.residual
+        row["residual_ms"] = backend.median_seconds(lambda s=solver, r=residual: r(s.u),
                                                     REPEATS, warmup=1) * 1e3
-        row["rk_stage_ms"] = backend.median_seconds(explicit.step, REPEATS,
-                                                    warmup=STEP_WARMUP) * 1e3 / 4
-        explicit = residual = None  # free its device memory
-        implicit = _solver(mesh, topology, plan, "lusgs")
-        row["lusgs_step_ms"] = backend.median_seconds(implicit.step, REPEATS,
+        row["lusgs_step_ms"] = backend.median_seconds(solver.step, REPEATS,
                                                       warmup=STEP_WARMUP) * 1e3
-        implicit = None
+        solver = residual = None  # free its device memory
         row["lusgs_vs_residual"] = row["lusgs_step_ms"] / row["residual_ms"]
         row["lusgs_us_per_level"] = ((row["lusgs_step_ms"] - row["residual_ms"]) * 1e3
                                      / (2 * row["levels"]))

@@ -401,12 +401,12 @@ def _tetrahedral_wing(gmsh: object, planform: _Planform, size: float, far: float
 
 
 def _wing_in_box(gmsh: object, wing: list, lo: np.ndarray, hi: np.ndarray, span_axis: int,
-                 size: float, growth_cap: float = 60.0, growth_rate: float = 2.0) -> None:
+                 size: float, growth_cap: float = 60.0) -> None:
     """Cut ``wing`` from the box ``lo``-``hi``, name its surfaces, size cells by distance.
 
     The box face at ``lo[span_axis]`` is the symmetry plane; its other faces are far
-    field. Cells grow linearly with the distance ``d`` from the wing, as
-    ``size (1 + growth_rate d)``, up to ``growth_cap`` times ``size``.
+    field. Cells grow linearly with the distance from the wing, up to ``growth_cap``
+    times ``size``.
     """
     occ = gmsh.model.occ
     box_ = occ.addBox(*lo, *(hi - lo))
@@ -428,8 +428,7 @@ def _wing_in_box(gmsh: object, wing: list, lo: np.ndarray, hi: np.ndarray, span_
     field.setNumbers(distance, "SurfacesList", wall)
     field.setNumber(distance, "Sampling", 60)
     graded = field.add("MathEval")  # size grows linearly away from the wing, all scaled by size
-    field.setString(graded, "F",
-                    f"{size} * min(1 + {growth_rate} * F{distance}, {growth_cap})")
+    field.setString(graded, "F", f"{size} * min(1 + 2 * F{distance}, {growth_cap})")
     field.setAsBackgroundMesh(graded)
     _size_options(gmsh)
 
