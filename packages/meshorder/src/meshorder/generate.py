@@ -29,9 +29,12 @@ from .prism_layer import (
 )
 from .registry import Registry
 
-#: Wall cell size (m) at which oneram6 gives about 100k tetrahedra (measured: 237,188 at
-#: 0.04 m and 553,098 at 0.03 m, far = 20, cells ~ size^-2.94).
-ONERA_M6_SIZE_AT_100K = 0.0533
+#: Wall cell size (m) at which oneram6 gives about 100k tetrahedra (measured with
+#: ONERA_M6_GROWTH: 106,562 at 0.02 m and 826,688 at 0.01 m, far = 20, cells ~ size^-2.95).
+ONERA_M6_SIZE_AT_100K = 0.0204
+#: Cells of the ONERA M6 grow by this per metre from the wing (8: most cells near the
+#: wing; at 1M cells about 40,000 wing faces, where a growth of 2 gave 6,700).
+ONERA_M6_GROWTH = 8.0
 
 Generator = Callable[..., "Path | Mesh"]
 GEOMETRIES: Registry[Generator] = Registry("geometry")
@@ -336,7 +339,8 @@ def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 
         hi = np.array([tip_x + tip + reach, onera_m6.SEMI_SPAN + reach, reach])
         size = _oneram6_cell_size(cells)
         # far fields hundreds of chords out: cells keep growing, so their count stays bounded
-        _wing_in_box(gmsh, wing, lo, hi, 1, size, growth_cap=max(60.0, 0.2 * reach / size))
+        _wing_in_box(gmsh, wing, lo, hi, 1, size, growth_cap=max(60.0, 0.2 * reach / size),
+                     growth_rate=ONERA_M6_GROWTH)
         gmsh.model.mesh.generate(3)
         return _write(gmsh, path)
 
@@ -344,8 +348,7 @@ def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 
 def _oneram6_cell_size(cells: int) -> float:
     """Wall cell size (m) that gives about ``cells`` tetrahedra (far = 20 measured).
 
-    At most the size of 100k cells: coarser walls (cells larger than the section's
-    thickness near the tip) stall gmsh's 3D mesher.
+    At most the size of 100k cells: coarser walls stall gmsh's 3D mesher.
     """
     return ONERA_M6_SIZE_AT_100K * min(1.0, 1e5 / cells) ** (1 / 3)
 
@@ -401,12 +404,12 @@ def _tetrahedral_wing(gmsh: object, planform: _Planform, size: float, far: float
 
 
 def _wing_in_box(gmsh: object, wing: list, lo: np.ndarray, hi: np.ndarray, span_axis: int,
-                 size: float, growth_cap: float = 60.0) -> None:
+                 size: float, growth_cap: float = 60.0, growth_rate: float = 2.0) -> None:
     """Cut ``wing`` from the box ``lo``-``hi``, name its surfaces, size cells by distance.
 
     The box face at ``lo[span_axis]`` is the symmetry plane; its other faces are far
-    field. Cells grow linearly with the distance from the wing, up to ``growth_cap``
-    times ``size``.
+    field. Cells grow linearly with the distance ``d`` from the wing (in its units), as
+    ``size (1 + growth_rate d)``, up to ``growth_cap`` times ``size``.
     """
     occ = gmsh.model.occ
     box_ = occ.addBox(*lo, *(hi - lo))
@@ -428,7 +431,8 @@ def _wing_in_box(gmsh: object, wing: list, lo: np.ndarray, hi: np.ndarray, span_
     field.setNumbers(distance, "SurfacesList", wall)
     field.setNumber(distance, "Sampling", 60)
     graded = field.add("MathEval")  # size grows linearly away from the wing, all scaled by size
-    field.setString(graded, "F", f"{size} * min(1 + 2 * F{distance}, {growth_cap})")
+    field.setString(graded, "F",
+                    f"{size} * min(1 + {growth_rate} * F{distance}, {growth_cap})")
     field.setAsBackgroundMesh(graded)
     _size_options(gmsh)
 
