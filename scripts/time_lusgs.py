@@ -15,28 +15,12 @@ import itertools
 import json
 import time
 
-import numpy as np
-
-from gpusolver.bench.solver import STEP_WARMUP
-from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
+from gpusolver.bench.solver import STEP_WARMUP, bench_solver
 from meshorder import Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh
 
 REPEATS = 5
-
-
-def _solver(mesh, topology, plan, sweeps: str) -> Solver:
-    names = np.unique(topology.face_marker[topology.face_marker >= 0])
-    boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
-    solver = Solver(mesh, Gas(dim=3, mach=0.5, aoa_deg=2.0), boundaries,
-                    scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
-                    stepping=Stepping("lusgs", cfl=20.0, sweeps=sweeps),
-                    plan=plan, strategy="reduce", backend="cupy", topology=topology)
-    w = solver.primitive()
-    w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
-    solver.set_primitive(w)
-    return solver
 
 
 def main() -> None:
@@ -60,7 +44,8 @@ def main() -> None:
         row = {"cells": mesh.n_cells, "ordering": ordering, "sweeps": sweeps,
                "levels": len(plan.forward_offsets) - 1,
                "plan_s": time.perf_counter() - start}
-        solver = _solver(mesh, topology, plan, sweeps)
+        solver = bench_solver(mesh, topology, plan, "reduce", "fp64", "cupy",
+                              integrator="lusgs", sweeps=sweeps)
         backend, residual = solver.backend, solver.discretisation.residual
         row["residual_ms"] = backend.median_seconds(lambda s=solver, r=residual: r(s.u),
                                                     REPEATS, warmup=1) * 1e3

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import MeshorderError
+from .permutation import grouped
 
 MAX_COLOURS = 64  # one uint64 bit mask per vertex
 
@@ -93,9 +94,7 @@ def colour_cells(graph, seed: int = 0) -> Colouring:
         edges = winners[rows]
         np.bitwise_or.at(used, cols[edges],
                          np.left_shift(np.uint64(1), colour[rows[edges]].astype(np.uint64)))
-    order = np.argsort(colour, kind="stable")
-    offsets = np.searchsorted(colour[order], np.arange(colour.max(initial=-1) + 2))
-    return Colouring(colour, order, offsets.astype(np.int64))
+    return Colouring(colour, *grouped(colour))
 
 
 def _lowest_bit(x: np.ndarray) -> np.ndarray:
@@ -157,9 +156,7 @@ def colour_items(a: np.ndarray, b: np.ndarray, n_vertices: int, *,
         _drop_top_colours(used, colour, a, b, n_vertices, priority, claims)
     if balanced and m:
         _rebalance(used, colour, a, b, n_vertices, priority, claims)
-    order = np.argsort(colour, kind="stable").astype(np.int64)
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(colour))]).astype(np.int64)
-    return Colouring(colour, order, offsets)
+    return Colouring(colour, *grouped(colour))
 
 
 def _assign(used: np.ndarray, colour: np.ndarray, items: np.ndarray, new: np.ndarray,

@@ -19,6 +19,7 @@ import numpy as np
 
 from .colouring import colour_cells
 from .graph import first_occurrences, gather_neighbours
+from .permutation import grouped
 from .topology import CSR
 
 
@@ -94,12 +95,9 @@ def colour_levels(graph: CSR, seed: int = 0) -> tuple[Levels, Levels]:
     (2, 2)
     """
     colouring = colour_cells(graph, seed)
-    n_colours = colouring.n_colours
-    forward = Levels(colouring.colour, colouring.order, colouring.offsets)
-    reverse = n_colours - 1 - colouring.colour
-    order = np.argsort(reverse, kind="stable")
-    offsets = np.searchsorted(reverse[order], np.arange(n_colours + 1)).astype(np.int64)
-    return forward, Levels(reverse, order, offsets)
+    reverse = colouring.n_colours - 1 - colouring.colour
+    return (Levels(colouring.colour, colouring.order, colouring.offsets),
+            Levels(reverse, *grouped(reverse)))
 
 
 def split_levels(lower: CSR, upper: CSR, *, backward: bool = False) -> Levels:

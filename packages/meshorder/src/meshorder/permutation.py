@@ -55,6 +55,22 @@ def order_by_keys(*keys: np.ndarray) -> np.ndarray:
     return np.lexsort(keys[::-1]).astype(np.int64)
 
 
+def grouped(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Items sorted by group id (stable): the grouping's flat ``order`` and ``offsets``.
+
+    The inverse of :func:`group_of`.
+
+    Examples
+    --------
+    >>> order, offsets = grouped(np.array([1, 1, 0]))
+    >>> order.tolist(), offsets.tolist()
+    ([2, 0, 1], [0, 1, 3])
+    """
+    order = np.argsort(group, kind="stable").astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(group))]).astype(np.int64)
+    return order, offsets
+
+
 def group_of(order: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Group index of each item of a grouping: a flat ``order`` split by ``offsets``.
 

@@ -40,14 +40,19 @@ COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kern
 STEP_WARMUP = 4
 
 
-def _solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
-            integrator="rk4", reynolds: float | None = None) -> Solver:
+def bench_solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
+                 integrator="rk4", reynolds: float | None = None,
+                 sweeps: str = "hyperplanes") -> Solver:
+    """The benchmarks' solver on ``mesh``: second order (Roe, least squares,
+    Venkatakrishnan), far field on every marker, free stream perturbed by 5% (seed 0);
+    CFL 1 (explicit) or 20 (implicit, LU-SGS levels of the kind ``sweeps``)."""
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
     gas = Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0, reynolds=reynolds)
     solver = Solver(mesh, gas, boundaries,
                     scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
-                    stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0),
+                    stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0,
+                                      sweeps=sweeps),
                     plan=plan, strategy=strategy, backend=backend,
                     precision=precision, topology=topology, kernels=kernels)
     w = solver.primitive()
@@ -120,7 +125,7 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
                     copy_gbs, arrays) -> dict:
     """The full residual (fused kernels and array code, Euler and Navier-Stokes), one RK4
     stage and one LU-SGS step, timed."""
-    solver = _solver(mesh, topology, plan, strategy, precision, "cupy")
+    solver = bench_solver(mesh, topology, plan, strategy, precision, "cupy")
     timed = max(3, repeats // 4)
     residual = solver.discretisation.residual
     residual_s = solver.backend.median_seconds(lambda: residual(solver.u), timed, warmup=1)
@@ -132,23 +137,24 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
     if fused is not None:
         out["residual_ratio_to_copy"] = fused.minimum_bytes() / residual_s / 1e9 / copy_gbs
     solver = residual = None  # free its device memory before the next solver's
-    implicit = _solver(mesh, topology, plan, strategy, precision, "cupy", integrator="lusgs")
+    implicit = bench_solver(mesh, topology, plan, strategy, precision, "cupy", integrator="lusgs")
     lusgs_s = implicit.backend.median_seconds(implicit.step, timed, warmup=STEP_WARMUP)
     out |= {"lusgs_step_ms": lusgs_s * 1e3, "lusgs_vs_residual": lusgs_s / residual_s}
     implicit = None
-    viscous = _solver(mesh, topology, plan, strategy, precision, "cupy", reynolds=1e6)
+    viscous = bench_solver(mesh, topology, plan, strategy, precision, "cupy", reynolds=1e6)
     residual = viscous.discretisation.residual
     ns_s = viscous.backend.median_seconds(lambda: residual(viscous.u), timed, warmup=1)
     out |= {"ns_residual_ms": ns_s * 1e3, "ns_vs_euler": ns_s / residual_s}
     viscous = residual = None
     if arrays:
-        reference = _solver(mesh, topology, plan, strategy, precision, "cupy", kernels="arrays")
+        reference = bench_solver(mesh, topology, plan, strategy, precision, "cupy",
+                                 kernels="arrays")
         residual = reference.discretisation.residual
         out["arrays_residual_ms"] = reference.backend.median_seconds(
             lambda: residual(reference.u), timed, warmup=1) * 1e3
     if cpu:
         if precision not in cpu_ms:
-            reference = _solver(mesh, topology, plan, "atomic", precision, "numpy")
+            reference = bench_solver(mesh, topology, plan, "atomic", precision, "numpy")
             evaluate = lambda: reference.rate(reference.u)  # noqa: E731
             cpu_ms[precision] = reference.backend.median_seconds(evaluate, 1, warmup=1) * 1e3
         out |= {"cpu_residual_ms": cpu_ms[precision],

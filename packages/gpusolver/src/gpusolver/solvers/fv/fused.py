@@ -336,8 +336,19 @@ class FusedSteps:
         raise NotImplementedError
 
     def _step(self, u, cfl: float, dt, limiter):
-        """One step from ``u`` (not modified): ``(u_new, norms, bad_cell)``; ``limiter``
-        from :func:`limiter_input` (array None: into :attr:`phi`)."""
+        """One step from ``u`` (not modified); ``limiter`` from :func:`limiter_input`
+        (array None: into :attr:`phi`).
+
+        Returns
+        -------
+        u_new : array
+            The new state (one of two buffers that steps alternate between).
+        norms : numpy.ndarray
+            RMS of ``dU/dt`` per variable at ``u``.
+        bad_cell : int or None
+            First cell (plan order) whose new state is non-finite or has non-positive
+            density or pressure.
+        """
         f = self.fused
         f.update_far_field()
         u0 = u
@@ -416,12 +427,7 @@ class FusedRungeKutta(FusedSteps):
 
         Returns
         -------
-        u_new : array
-            The new state (one of two buffers that steps alternate between).
-        norms : numpy.ndarray
-            RMS of ``dU/dt`` per variable at ``u``.
-        bad_cell : int or None
-            First cell (plan order) whose new state is non-finite or has non-positive
-            density or pressure.
+        tuple
+            ``(u_new, norms, bad_cell)``, see :meth:`FusedSteps._step`.
         """
         return self._step(u, cfl, dt, limiter)

@@ -154,10 +154,10 @@ class LUSGS:
         levels = sweep_levels(host, plan, colours)
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
-        self.slot_face = backend.asarray(slots.face)
         self.kernels = (LevelKernels(d.fused, slots, levels, omega)
                         if (d.fused is not None if kernels is None else kernels) else None)
         if self.kernels is None:
+            self.slot_face = backend.asarray(slots.face)
             self.forward, self.backward = (
                 [self._level(slots, level, level.order[a:b], backend, dtype)
                  for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True)]
@@ -356,16 +356,7 @@ class FusedLUSGS(FusedSteps):
 
     def __call__(self, u, cfl: float, limiter=(None, VENKATAKRISHNAN)):
         """One step from ``u`` (not modified) at local time steps of CFL number ``cfl``;
-        ``limiter`` from :func:`~gpusolver.solvers.fv.fused.limiter_input`.
-
-        Returns
-        -------
-        u_new : array
-            The new state (one of two buffers that steps alternate between).
-        norms : numpy.ndarray
-            RMS of ``R / V`` per variable at ``u``.
-        bad_cell : int or None
-            First cell (plan order) whose new state is non-finite or has non-positive
-            density or pressure.
-        """
+        ``limiter`` from :func:`~gpusolver.solvers.fv.fused.limiter_input`. Returns
+        ``(u_new, norms, bad_cell)`` as :meth:`~gpusolver.solvers.fv.fused.FusedSteps._step`
+        (the norms are the RMS of ``R / V``)."""
         return self._step(u, cfl, None, limiter)
