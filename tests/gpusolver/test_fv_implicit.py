@@ -95,6 +95,19 @@ def test_a_plan_with_the_other_kind_of_sweep_levels_is_refused(sweeps, flag):
         perturbed_solver(mesh, plan=plan, stepping=Stepping("lusgs", sweeps=sweeps))
 
 
+def test_an_unknown_kind_of_sweeps_is_refused():
+    from gpusolver.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown sweeps 'diagonal'; valid: hyperplanes"):
+        perturbed_solver(grid_mesh(3, 3), stepping=Stepping("lusgs", sweeps="diagonal"))
+
+
+def test_level_kernels_need_the_fused_residual():
+    solver = perturbed_solver(grid_mesh(3, 3))  # numpy backend: no fused residual
+    with pytest.raises(ValueError, match="need the fused residual"):
+        LUSGS(solver.discretisation, solver.host, kernels=True)
+
+
 def test_cell_slots_hold_each_interior_face_twice_with_outward_normals():
     solver = perturbed_solver(grid_mesh(4, 3, "triangle"))
     host = solver.host

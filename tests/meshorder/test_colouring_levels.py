@@ -1,6 +1,7 @@
 """Properties of colourings and LU-SGS hyperplanes on random graphs, and golden cases."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,6 +81,23 @@ def test_cell_colours_differ_across_every_edge_and_stay_within_the_greedy_bound(
     np.testing.assert_array_equal(forward.level, colouring.colour)
     np.testing.assert_array_equal(backward.level, colouring.n_colours - 1 - colouring.colour)
     check_permutation(backward.order, n)
+
+
+def test_cell_colouring_refuses_a_vertex_with_more_neighbours_than_the_masks_hold():
+    from meshorder.colouring import MAX_COLOURS, ColouringError
+
+    leaves = np.arange(1, MAX_COLOURS + 1)
+    star = CSR.from_pairs(np.zeros_like(leaves), leaves, MAX_COLOURS + 1)
+    with pytest.raises(ColouringError, match=f"{MAX_COLOURS} neighbours"):
+        colour_cells(star)
+
+
+def test_colour_sweeps_and_renumbering_by_level_exclude_each_other():
+    from meshorder.errors import UsageError
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    with pytest.raises(UsageError, match="renumbering by level"):
+        make_plan(grid_mesh(3, 3), PlanOptions(sweep_colours=True, renumber_by_level=True))
 
 
 def test_a_tet_box_takes_five_sweep_colours_or_fewer():
