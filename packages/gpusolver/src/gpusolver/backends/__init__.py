@@ -101,7 +101,7 @@ def _row_by_row(combine_row: Callable) -> Callable:
     """Scatter ``values[..., k]`` into ``out[..., index[k]]`` one leading row at a time."""
     def scatter(out, index, values):
         rows_out = out.reshape(-1, out.shape[-1])
-        rows_values = values.reshape(-1, values.shape[-1])
+        rows_values = values.reshape(len(rows_out), -1)
         for row, value in zip(rows_out, rows_values, strict=True):
             combine_row(row, index, value)
     return scatter

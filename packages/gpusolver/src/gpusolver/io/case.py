@@ -24,6 +24,7 @@ from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import KERNELS, BoundarySpec, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.lusgs import SWEEPS
+from gpusolver.solvers.fv.multigrid import CYCLES
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
 EQUATIONS = ("euler", "navier-stokes")
@@ -97,6 +98,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
                       help="LU-SGS levels: hyperplanes (the sequential sweep) or colours "
                            "(multicolour: a few wide levels, fastest on GPUs; a plan must "
                            "come from `meshorder reorder --sweep-colours`)"),
+        "multigrid": Key(int, default=0,
+                         help="lusgs: coarse levels of agglomeration multigrid (FAS) after "
+                              "each step; 0: none"),
+        "multigrid_cycle": Key(str, tuple(CYCLES), "v",
+                               help="multigrid: v (each coarse level once) or w (twice)"),
         "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
                               help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
         "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
@@ -231,7 +237,8 @@ def parse_case(data: dict, path: Path) -> Case:
                       float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"])),
         stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
-                          run["preconditioner"], run["krylov_vectors"], run["sweeps"]),
+                          run["preconditioner"], run["krylov_vectors"], run["sweeps"],
+                          run["multigrid"], run["multigrid_cycle"]),
         boundaries=boundaries,
         run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
                                  "residual_reduction")},

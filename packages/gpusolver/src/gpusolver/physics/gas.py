@@ -110,6 +110,12 @@ class Gas:
         pressure = (self.gamma - 1.0) * (u[-1] - kinetic)
         return stack(u, [rho[None], velocity, pressure[None]])
 
+    def invalid(self, u):
+        """Cells whose conserved state is non-finite or has non-positive density or
+        pressure (a diverged or failed step)."""
+        w = self.to_primitive(u)
+        return ~array_module(u).isfinite(u).all(axis=0) | (w[0] <= 0) | (w[-1] <= 0)
+
     def to_conserved(self, w):
         """Conserved states of primitive states ``w``."""
         rho, velocity, p = w[0], w[1:-1], w[-1]

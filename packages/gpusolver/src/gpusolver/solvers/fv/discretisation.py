@@ -21,7 +21,13 @@ from gpusolver.physics.gas import Gas, stack
 from gpusolver.physics.vortex_farfield import DEFAULT_CENTRE, PointVortexFarField
 from gpusolver.solvers.fv.accumulate import make_accumulator
 from gpusolver.solvers.fv.fused import FusedResidual, unsupported
-from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS, neighbour_offsets, venkatakrishnan
+from gpusolver.solvers.fv.gradients import (
+    GRADIENTS,
+    LIMITERS,
+    increments,
+    neighbour_offsets,
+    venkatakrishnan,
+)
 
 #: Safety factor on the viscous spectral radius in the time step.
 VISCOUS_FACTOR = 4.0
@@ -330,21 +336,21 @@ class Discretisation:
         gradient = self.gradient(w_cell_left, neighbour)
         if self.scheme.order == 1:
             return w_cell_left, w_cell_right, w_cell_right, gradient
+        change_left = increments(gradient, g.left, self.offset_left)
+        change_right = increments(gradient, g.right[:ni], self.offset_right[:, :ni])
         if self.scheme.limiter == "venkatakrishnan":
             phi = self.frozen_limiter
             if phi is None:
-                phi = venkatakrishnan(w, gradient, w_cell_left, neighbour, self.offset_left,
-                                      self.offset_right, self.epsilon2, self.accumulator)
+                phi = venkatakrishnan(w, change_left, change_right, w_cell_left, neighbour,
+                                      self.epsilon2, self.accumulator)
                 if self.limiter_ceiling is not None:
                     phi = self.limiter_ceiling = self.backend.xp.minimum(phi,
                                                                          self.limiter_ceiling)
             self.limiter_values = phi
-            limited = gradient * phi[:, None, :]
-        else:
-            limited = gradient
-        w_left = w_cell_left + (limited[:, :, g.left] * self.offset_left[None]).sum(axis=1)
-        w_right_inner = w[:, g.right[:ni]] + (limited[:, :, g.right[:ni]]
-                                              * self.offset_right[None, :, :ni]).sum(axis=1)
+            change_left *= xp.take(phi, g.left, axis=1)
+            change_right *= xp.take(phi, g.right[:ni], axis=1)
+        w_left = w_cell_left + change_left
+        w_right_inner = w[:, g.right[:ni]] + change_right
         w_left = self._positive(w_left, w_cell_left)
         w_right_inner = self._positive(w_right_inner, w_cell_right[:, :ni])
         w_right = xp.concatenate([w_right_inner, self.ghost_states(w_left)], axis=1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusolver.backends import array_module
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.solvers.fv.accumulate import Accumulator
 from meshorder.registry import Registry
@@ -93,20 +94,30 @@ class LeastSquares:
                                         jump * self.coef_right[None])
 
 
-def venkatakrishnan(w, gradient, w_left, w_neighbour, offsets_left, offsets_right,
-                    epsilon2, accumulator: Accumulator):
+def increments(gradient, cells, offsets):
+    """``gradient . offset``: the unlimited change from cell value to face value,
+    ``(n_vars, n_faces)``, of ``cells`` (one per face) with face offsets ``(dim, n_faces)``."""
+    xp = array_module(gradient)
+    g = xp.take(gradient, cells, axis=2)
+    change = g[:, 0] * offsets[0]
+    for d in range(1, g.shape[1]):
+        change += g[:, d] * offsets[d]
+    return change
+
+
+def venkatakrishnan(w, increment_left, increment_right, w_left, w_neighbour, epsilon2,
+                    accumulator: Accumulator):
     """Venkatakrishnan's limiter ``phi`` in ``[0, 1]``, per variable and cell.
 
     Parameters
     ----------
     w : array
         ``(n_vars, n_cells)`` cell values.
-    gradient : array
-        ``(n_vars, dim, n_cells)``.
+    increment_left, increment_right : array
+        Unlimited reconstruction changes (:func:`increments`) from the left cell to each
+        face ``(n_vars, n_faces)`` and from the right cell to each interior face.
     w_left, w_neighbour : array
         ``(n_vars, n_faces)`` values on the two sides of each face.
-    offsets_left, offsets_right : array
-        ``(dim, n_faces)`` face centre minus left / right centroid.
     epsilon2 : array
         ``(n_vars, n_cells)``: the smoothing threshold (``discretisation.limiter_threshold``).
     """
@@ -116,11 +127,7 @@ def venkatakrishnan(w, gradient, w_left, w_neighbour, offsets_left, offsets_righ
     g = accumulator.geometry
     ni = accumulator.n_interior
 
-    def face_phi(cells, offsets):  # in place where it can: the CPU reference's hot spot
-        g = xp.take(gradient, cells, axis=2)
-        d2 = g[:, 0] * offsets[0]
-        for d in range(1, g.shape[1]):
-            d2 += g[:, d] * offsets[d]
+    def face_phi(cells, d2):  # in place where it can: the CPU reference's hot spot
         d1 = xp.where(d2 > 0, xp.take(w_max, cells, axis=1), xp.take(w_min, cells, axis=1))
         d1 -= xp.take(w, cells, axis=1)
         shared = d1 * d1
@@ -134,5 +141,5 @@ def venkatakrishnan(w, gradient, w_left, w_neighbour, offsets_left, offsets_righ
         return xp.where(d2 == 0, 1.0, phi)
 
     right = xp.ones_like(w_left)
-    right[:, :ni] = face_phi(g.right[:ni], offsets_right[:, :ni])
-    return xp.minimum(accumulator.combine(face_phi(g.left, offsets_left), right, "min"), 1.0)
+    right[:, :ni] = face_phi(g.right[:ni], increment_right)
+    return xp.minimum(accumulator.combine(face_phi(g.left, increment_left), right, "min"), 1.0)

@@ -89,15 +89,19 @@ def cell_slots(host: FVGeometry) -> CellSlots:
 
 @dataclass(frozen=True)
 class SweepLevel:
-    """One hyperplane of a sweep, on the backend: its cells and their upstream slots.
+    """One level of a sweep, on the backend: its cells and their upstream faces.
 
-    ``area`` is zero in slots that are not upstream, so they contribute nothing.
+    The upstream faces are listed as pairs: ``row`` (the cell's position in ``cells``),
+    ``neighbour`` (the upstream cell), ``face``, the ``normal`` out of the cell and half
+    the face ``area`` (each face enters a sweep once, from its downstream cell).
     """
 
     cells: object
+    row: object
     neighbour: object
+    face: object
     normal: object
-    area: object
+    half_area: object
 
 
 def sweep_levels(host: FVGeometry, plan: Plan | None = None, colours: bool = False
@@ -157,7 +161,6 @@ class LUSGS:
         self.kernels = (LevelKernels(d.fused, slots, levels, omega)
                         if (d.fused is not None if kernels is None else kernels) else None)
         if self.kernels is None:
-            self.slot_face = backend.asarray(slots.face)
             self.forward, self.backward = (
                 [self._level(slots, level, level.order[a:b], backend, dtype)
                  for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True)]
@@ -166,11 +169,12 @@ class LUSGS:
     @staticmethod
     def _level(slots: CellSlots, level: Levels, cells: np.ndarray, backend, dtype
                ) -> SweepLevel:
-        neighbour = slots.neighbour[cells]
-        upstream = is_upstream(level, neighbour, cells)
-        return SweepLevel(backend.asarray(cells), backend.asarray(neighbour),
-                          backend.asarray(slots.normal[:, cells], dtype),
-                          backend.asarray(np.where(upstream, slots.area[cells], 0.0), dtype))
+        row, slot = np.nonzero(is_upstream(level, slots.neighbour[cells], cells))
+        at = cells[row], slot
+        return SweepLevel(backend.asarray(cells), backend.asarray(row),
+                          backend.asarray(slots.neighbour[at]), backend.asarray(slots.face[at]),
+                          backend.asarray(slots.normal[:, at[0], at[1]], dtype),
+                          backend.asarray(0.5 * slots.area[at], dtype))
 
     def operator(self, u, dt, speeds=None) -> LUSGSOperator:
         """The sweeps' approximate inverse of ``V / dt + J`` at the state ``u``.
@@ -193,7 +197,7 @@ class LUSGS:
         if self.kernels is not None:
             speed = d.backend.xp.concatenate([s * g.area for s in speeds if s is not None])
             return functools.partial(self.kernels.sweep, u, diagonal, speed)
-        return LUSGSOperator(self, d.gas.to_primitive(u), diagonal, face_lambda[self.slot_face])
+        return LUSGSOperator(self, d.gas.to_primitive(u), diagonal, face_lambda)
 
     def __call__(self, u, residual, dt, speeds=None):
         """The change ``dU`` of one implicit step: the sweeps applied to ``R(u)``."""
@@ -203,16 +207,19 @@ class LUSGS:
 class LUSGSOperator:
     """Forward and backward sweeps at one frozen state: a linear map of right-hand sides."""
 
-    def __init__(self, lusgs: LUSGS, w, diagonal, slot_lambda):
-        self.lusgs, self.w, self.diagonal, self.slot_lambda = lusgs, w, diagonal, slot_lambda
+    def __init__(self, lusgs: LUSGS, w, diagonal, face_lambda):
+        self.lusgs, self.w, self.diagonal, self.face_lambda = lusgs, w, diagonal, face_lambda
 
     def _off_diagonal(self, du, level: SweepLevel):
         """``1/2 sum_upstream A_f (dF/dU(U_j) . n - lambda_f) dU_j`` of a level's cells."""
-        gas = self.lusgs.discretisation.gas
+        d = self.lusgs.discretisation
         du_n = du[:, level.neighbour]
-        change = (gas.euler_flux_jvp(self.w[:, level.neighbour], du_n, level.normal)
-                  - self.slot_lambda[level.cells] * du_n)
-        return 0.5 * (change * level.area).sum(axis=-1)
+        change = (d.gas.euler_flux_jvp(self.w[:, level.neighbour], du_n, level.normal)
+                  - self.face_lambda[level.face] * du_n)
+        change *= level.half_area
+        total = d.backend.xp.zeros((du.shape[0], len(level.cells)), dtype=du.dtype)
+        d.backend.scatter["add"](total, level.row, change)
+        return total
 
     def __call__(self, rhs):
         """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level."""
@@ -332,12 +339,18 @@ class FusedLUSGS(FusedSteps):
         The sweeps (of the same discretisation).
     graphs : bool
         See :class:`~gpusolver.solvers.fv.fused.FusedSteps`.
+    forcing : bool
+        Add :attr:`forcing` (set before each step) to the residual: the steps of
+        ``R(u) + forcing = 0`` on a multigrid level.
     """
 
-    def __init__(self, fused: FusedResidual, kernels: LevelKernels, graphs: bool = True):
+    def __init__(self, fused: FusedResidual, kernels: LevelKernels, graphs: bool = True,
+                 forcing: bool = False):
         super().__init__(fused, graphs)
         self.kernels = kernels
         shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
+        #: The forcing term ``(n_vars, n_cells)`` (None: none).
+        self.forcing = self.xp.zeros(shape, dtype) if forcing else None
         self.residual = self.xp.empty(shape, dtype)
         self.du = self.xp.empty(shape, dtype)
         self.diagonal = self.xp.empty(fused.n_cells, dtype)
@@ -351,6 +364,8 @@ class FusedLUSGS(FusedSteps):
         f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
                  implicit=(self.diagonal, omega, implicit_factor), cfl=self.cfl, dt=self.dt,
                  squares=self.squares)
+        if self.forcing is not None:
+            self.residual += self.forcing
         self.kernels.launches(u0, self.diagonal, f.speed, self.residual, self.du, out,
                               self.bad_cell)
 

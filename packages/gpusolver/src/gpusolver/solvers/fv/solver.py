@@ -21,6 +21,7 @@ from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Sc
 from gpusolver.solvers.fv.fused import FusedRungeKutta, limiter_input
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS
+from gpusolver.solvers.fv.multigrid import Multigrid
 from meshorder import Mesh, Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan
@@ -58,6 +59,11 @@ class Stepping:
         (the sequential sweep in plan order) or ``colours`` (multicolour sweeps: a few
         wide levels, the fast choice on GPUs); a given plan must hold levels of this
         kind, or none.
+    multigrid : int
+        ``lusgs`` only: most coarse levels of agglomeration multigrid corrections after
+        each step (:class:`~gpusolver.solvers.fv.multigrid.Multigrid`); 0: none.
+    multigrid_cycle : str
+        ``v`` or ``w`` (:data:`~gpusolver.solvers.fv.multigrid.CYCLES`).
     """
 
     integrator: str = "rk4"
@@ -68,6 +74,8 @@ class Stepping:
     preconditioner: str = "lu"
     krylov_vectors: int = DEFAULT_KRYLOV_VECTORS
     sweeps: str = "hyperplanes"
+    multigrid: int = 0
+    multigrid_cycle: str = "v"
 
 
 #: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
@@ -187,6 +195,13 @@ class Solver:
             self.newton = NewtonKrylov(
                 self.discretisation, PRECONDITIONERS[self.stepping.preconditioner](self.lusgs),
                 max_vectors=self.stepping.krylov_vectors)
+        self.multigrid = None
+        if self.stepping.multigrid:
+            if self.stepping.integrator != "lusgs" or not self.stepping.local_time_step:
+                raise ConfigError("multigrid corrects LU-SGS steps: set time_integrator = "
+                                  "'lusgs' with local_time_step = true, or multigrid = 0")
+            self.multigrid = Multigrid(self.discretisation, host, self.stepping.multigrid,
+                                       self.stepping.multigrid_cycle, colour_sweeps)
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = self.stepping.cfl
         #: RMS density residual of the first step (the reference of ramps and stops).
@@ -282,7 +297,9 @@ class Solver:
 
             u_new, r0 = self.integrator(self.u, rate, dt)
             wall_flux = first["wall_flux"]
-            self._check(self._bad(u_new), self.iteration + 1)
+            self._check(self.gas.invalid(u_new), self.iteration + 1)
+        if self.multigrid is not None and dt is None:
+            u_new = self.multigrid.correct(u_new, self.cfl)
         self.iteration += 1
         self.u = u_new
         self._wall_flux = wall_flux
@@ -327,7 +344,7 @@ class Solver:
         for attempt in range(RETRIES + 1):
             step_dt = self.time_step(self.u, speeds) if dt is None else dt
             u_new = self.u + solve(self.u, residual, step_dt, speeds)
-            bad = self._bad(u_new)
+            bad = self.gas.invalid(u_new)
             if dt is not None or attempt == RETRIES or not bool(bad.any()):
                 break
             self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
@@ -359,12 +376,6 @@ class Solver:
         while self.time < final_time * (1 - 1e-12):
             dt = min(float(self.time_step(self.u).min()), final_time - self.time)
             self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
-
-    def _bad(self, u):
-        """Cells whose state is non-finite or has non-positive density or pressure."""
-        xp = self.backend.xp
-        w = self.gas.to_primitive(u)
-        return ~xp.isfinite(u).all(axis=0) | (w[0] <= 0) | (w[-1] <= 0)
 
     def _check(self, bad, iteration: int) -> None:
         """Raise :class:`SolverDivergedError` naming the first cell of the ``bad`` mask."""
