@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -11,6 +12,10 @@ from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from meshorder.testing import grid_mesh
 
 FARFIELD_SQUARE = {side: "farfield" for side in ("left", "right", "bottom", "top")}
+
+#: The shipped meshes, and the markers of the airfoil ones.
+DATA = Path(__file__).resolve().parents[2] / "data"
+AIRFOIL = {"airfoil": "slip-wall", "farfield": "farfield"}
 
 
 def wedge_mesh(nx: int, ny: int, deflection_deg: float, corner: float = 0.25):
@@ -44,5 +49,5 @@ def marker_names(mesh) -> list[str]:
     return [topology.marker_names[int(m)] for m in present]
 
 
-__all__ = ["FARFIELD_SQUARE", "Gas", "Scheme", "Solver", "Stepping", "marker_names",
-           "perturbed_solver", "wedge_mesh"]
+__all__ = ["AIRFOIL", "DATA", "FARFIELD_SQUARE", "Gas", "Scheme", "Solver", "Stepping",
+           "marker_names", "perturbed_solver", "wedge_mesh"]

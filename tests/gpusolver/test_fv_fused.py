@@ -7,7 +7,6 @@ NumPy in the same precision). ``host`` runs the same CUDA source compiled as C++
 the CPU (so CI checks the kernels' logic); ``cupy`` runs it on the GPU.
 """
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,10 +18,9 @@ from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
-from .fv_cases import Gas, Scheme, Stepping, perturbed_solver
+from .fv_cases import AIRFOIL, DATA, Gas, Scheme, Stepping, perturbed_solver
 
 TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5}
-DATA = Path(__file__).resolve().parents[2] / "data"
 
 MIXED_2D = {"left": "farfield", "right": {"type": "pressure-outlet", "pressure": 0.9},
             "bottom": "slip-wall", "top": "symmetry"}
@@ -31,7 +29,6 @@ PERIODIC_2D = {"left": {"type": "periodic", "partner": "right"},
                "bottom": "slip-wall", "top": {"type": "farfield", "vortex": True}}
 MIXED_3D = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-wall",
             "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
-AIRFOIL = {"farfield": "farfield", "airfoil": "slip-wall"}
 WALLS_2D = {"left": "farfield", "right": {"type": "pressure-outlet", "pressure": 0.95},
             "bottom": "no-slip-adiabatic",
             "top": {"type": "no-slip-isothermal", "temperature": 1.2, "velocity": [0.3, 0.0]}}

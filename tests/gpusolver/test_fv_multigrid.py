@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -19,10 +17,7 @@ from meshorder.agglomeration import agglomerate
 from meshorder.pipeline import make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
-from .fv_cases import FARFIELD_SQUARE, perturbed_solver
-
-DATA = Path(__file__).parents[2] / "data"
-AIRFOIL = {"airfoil": "slip-wall", "farfield": "farfield"}
+from .fv_cases import AIRFOIL, DATA, FARFIELD_SQUARE, perturbed_solver
 
 
 def _closure(g) -> np.ndarray:
@@ -104,6 +99,8 @@ def test_a_failing_coarse_step_is_dropped():
 def test_multigrid_refuses_what_it_cannot_run():
     with pytest.raises(ConfigError, match="multigrid corrects LU-SGS"):
         perturbed_solver(grid_mesh(6, 6), stepping=Stepping("rk4", multigrid=2))
+    with pytest.raises(ConfigError, match="number of coarse levels"):
+        perturbed_solver(grid_mesh(6, 6), stepping=Stepping("lusgs", multigrid=-1))
     with pytest.raises(ConfigError, match="unknown multigrid cycle"):
         perturbed_solver(grid_mesh(6, 6), stepping=Stepping("lusgs", multigrid=2,
                                                             multigrid_cycle="f"))

@@ -12,8 +12,8 @@ from meshorder import Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-AIRFOIL = {"airfoil": "slip-wall", "farfield": "farfield"}
+from .fv_cases import AIRFOIL, DATA
+
 BOX = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-wall",
        "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
 

@@ -196,6 +196,9 @@ class Solver:
                 self.discretisation, PRECONDITIONERS[self.stepping.preconditioner](self.lusgs),
                 max_vectors=self.stepping.krylov_vectors)
         self.multigrid = None
+        if self.stepping.multigrid < 0:
+            raise ConfigError(f"multigrid must be a number of coarse levels (0: none), not "
+                              f"{self.stepping.multigrid}")
         if self.stepping.multigrid:
             if self.stepping.integrator != "lusgs" or not self.stepping.local_time_step:
                 raise ConfigError("multigrid corrects LU-SGS steps: set time_integrator = "
