@@ -55,6 +55,17 @@ def _multigrid_solver(levels: int, order: int = 1, **kwargs):
                             boundaries=FARFIELD_SQUARE, **kwargs)
 
 
+def test_the_solver_takes_its_levels_from_the_plan():
+    from meshorder.pipeline import PlanOptions
+
+    mesh = grid_mesh(40, 40, "triangle")
+    plan = make_plan(mesh, PlanOptions(multigrid=2, seed=7))
+    solver = perturbed_solver(mesh, plan=plan, stepping=Stepping("lusgs", multigrid=2))
+    assert solver.multigrid.n_cells == plan.metrics["multigrid_cells"]
+    made = perturbed_solver(mesh, stepping=Stepping("lusgs", multigrid=2))  # plan made here
+    assert made.plan.metrics["multigrid_cells"] == made.multigrid.n_cells
+
+
 def test_free_stream_is_not_corrected():
     solver = _multigrid_solver(2)
     uniform = solver._uniform(solver.gas.free_stream)

@@ -38,6 +38,14 @@ def test_sweep_colours_make_few_wide_sweep_levels(tmp_path, square, capsys):
     assert len(plan.backward_offsets) - 1 == colours
 
 
+def test_multigrid_levels_are_stored_in_the_plan(tmp_path, square):
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(square), str(out), "--multigrid", "2", "--quiet"]) == 0
+    plan = Plan.load(out)
+    assert plan.parameters["multigrid"] == 2
+    assert plan.metrics["multigrid_cells"] == [int(m.max()) + 1 for m in plan.coarse_levels()]
+
+
 def test_sweep_colours_and_renumbering_by_level_are_a_usage_error(tmp_path, square, capsys):
     out = tmp_path / "plan.npz"
     args = ["reorder", str(square), str(out), "--sweep-colours", "--renumber-by-level"]

@@ -276,3 +276,33 @@ def test_load_rejects_face_blocks_outside_the_mesh(tmp_path):
     cells[0] = plan.n_cells + 5
     with pytest.raises(PlanError, match="face blocks hold cells outside the mesh"):
         Plan.load(tamper(tmp_path, plan, block_cells=cells))
+
+
+def test_multigrid_levels_in_the_plan_are_those_of_the_new_cell_graph_and_round_trip(tmp_path):
+    from meshorder.agglomeration import hierarchy
+    from meshorder.metrics import renumber_graph
+    from meshorder.topology import Topology
+
+    mesh = grid_mesh(40, 40, "triangle")
+    plan = make_plan(mesh, PlanOptions(multigrid=2))
+    levels = plan.coarse_levels()
+    expected = hierarchy(renumber_graph(Topology(mesh).cell_graph, plan.cell_order), 2)
+    assert len(levels) == 2 and len(levels[0]) == plan.n_cells
+    for got, want in zip(levels, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert plan.metrics["multigrid_cells"] == [int(m.max()) + 1 for m in levels]
+    path = tmp_path / "plan.npz"
+    plan.save(path)
+    for got, want in zip(Plan.load(path).coarse_levels(), levels, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert make_plan(mesh).coarse_levels() == []
+
+
+def test_load_rejects_multigrid_levels_that_do_not_chain(tmp_path):
+    plan = make_plan(grid_mesh(40, 40, "triangle"), PlanOptions(multigrid=2))
+    cells = plan.coarse_cells.copy()
+    cells[0] = plan.n_cells  # a coarse cell beyond the level's cells
+    with pytest.raises(PlanError, match="multigrid level 1"):
+        Plan.load(tamper(tmp_path, plan, coarse_cells=cells))
+    with pytest.raises(PlanError, match="multigrid levels do not add up"):
+        Plan.load(tamper(tmp_path, plan, coarse_offsets=plan.coarse_offsets[:-1]))

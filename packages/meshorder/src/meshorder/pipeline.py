@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import __version__
+from .agglomeration import hierarchy
 from .blocks import BLOCK_ARRAYS, build_face_blocks
 from .colouring import colour_items
 from .errors import UsageError
@@ -64,6 +65,9 @@ class PlanOptions:
         Faces per block of the block-coloured face kernels (0: no blocks); the plan
         then holds each block's cells, their faces and the block colouring
         (:mod:`meshorder.blocks`).
+    multigrid : int
+        Coarse levels of agglomeration multigrid to store (0: none;
+        :func:`meshorder.agglomeration.hierarchy`, fewer where the mesh runs out of cells).
     """
 
     cells: str = DEFAULT_CELLS
@@ -78,6 +82,7 @@ class PlanOptions:
     seed: int = 0
     cluster_size: int = 256
     partitions: int = 1
+    multigrid: int = 0
 
     def as_dict(self) -> dict:
         """JSON-ready parameters."""
@@ -138,7 +143,7 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     if options.partitions > 1 and options.renumber_by_level:
         raise PartitionError("partitions and renumbering by level exclude each other (the "
                              "halo lists use the partitioned numbering)")
-    steps = Steps(total=7 + (options.partitions > 1), show=progress)
+    steps = Steps(total=7 + (options.partitions > 1) + (options.multigrid > 0), show=progress)
     try:
         return _make_plan(mesh, options, topology, cell_order, steps)
     finally:
@@ -181,6 +186,12 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                 new_graph = renumber_graph(graph, cell_order)
                 forward, backward = sweep_levels(new_graph)
             levels = {"forward": forward, "backward": backward}
+    if options.multigrid > 0:
+        with steps.step("agglomeration"):
+            maps = hierarchy(new_graph, options.multigrid, seed=options.seed)
+            arrays |= {"coarse_cells": np.concatenate([np.zeros(0, np.int64), *maps]),
+                       "coarse_offsets": np.cumsum([0, *map(len, maps)]).astype(np.int64)}
+            metrics["multigrid_cells"] = [int(m.max()) + 1 for m in maps]
     cell_rank = inverse(cell_order)
     with steps.step(f"faces:{options.faces}"):
         face_order = get_face_order(options.faces)(topology, cell_rank, seed_cells=seed_cells)

@@ -8,6 +8,7 @@ digest of the mesh it belongs to; loading validates every array.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import zipfile
 import zlib
@@ -40,13 +41,16 @@ GROUPINGS = {"colour": ("colour_order", "colour_offsets"),
 PARTITION_ARRAYS = ("part_offsets", "part_interior", "send_pairs", "send_offsets",
                     "send_cells")
 
+#: Agglomeration multigrid levels (:mod:`meshorder.agglomeration`), when asked.
+MULTIGRID_ARRAYS = ("coarse_cells", "coarse_offsets")
+
 #: Array fields, in file order.
 ARRAY_FIELDS = (
     "cell_order", "node_order", "face_order", "face_cells", "face_marker",
     "colour_order", "colour_offsets", "forward_order", "forward_offsets",
     "backward_order", "backward_offsets", "edges", "edge_colour_order", "edge_colour_offsets",
     *(f"block_{name}" for name in BLOCK_ARRAYS),
-    *PARTITION_ARRAYS,
+    *PARTITION_ARRAYS, *MULTIGRID_ARRAYS,
 )
 
 
@@ -93,6 +97,8 @@ class Plan:
         Halo lists: for pair ``k``, part ``send_pairs[k, 0]`` sends to part
         ``send_pairs[k, 1]`` the new cells ``send_cells[send_offsets[k]:send_offsets[k+1]]``
         (see :meth:`partition`).
+    coarse_cells, coarse_offsets : numpy.ndarray
+        Multigrid levels (``[0]`` and empty: none), see :meth:`coarse_levels`.
     """
 
     mesh_digest: str
@@ -126,6 +132,8 @@ class Plan:
     send_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     send_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
     send_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
+    coarse_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
+    coarse_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
     format_version: int = FORMAT_VERSION
     created_by: str = ""
 
@@ -138,6 +146,12 @@ class Plan:
     def n_faces(self) -> int:
         """Number of faces."""
         return len(self.face_order)
+
+    def coarse_levels(self) -> list[np.ndarray]:
+        """Agglomeration multigrid levels: entry ``k`` maps the cells of level ``k`` (0:
+        the mesh, new numbering) to their coarse cells of level ``k + 1``."""
+        offsets = self.coarse_offsets
+        return [self.coarse_cells[a:b] for a, b in itertools.pairwise(offsets)]
 
     @property
     def n_interior_faces(self) -> int:
@@ -279,6 +293,17 @@ class Plan:
         _check_groups(self.block_block_order, self.block_block_offsets, n_blocks,
                       "block colour")
         self._check_partition()
+        self._check_coarse_levels()
+
+    def _check_coarse_levels(self) -> None:
+        offsets, n = self.coarse_offsets, self.n_cells
+        if offsets[0] != 0 or offsets[-1] != len(self.coarse_cells):
+            raise PlanError("multigrid levels do not add up to their cells")
+        for k, coarse in enumerate(self.coarse_levels()):
+            if len(coarse) != n or coarse.min() < 0 or coarse.max() >= n:
+                raise PlanError(f"multigrid level {k + 1} does not map the {n} cells of "
+                                f"level {k} to fewer coarse cells")
+            n = int(coarse.max()) + 1
 
     def _check_partition(self) -> None:
         offsets, n = self.part_offsets, self.n_cells
@@ -305,9 +330,9 @@ class Plan:
 
 
 def _optional_defaults() -> dict[str, np.ndarray]:
-    """Defaults of the fields older plan files lack (face blocks, partitions)."""
+    """Defaults of the fields older plan files lack (face blocks, partitions, multigrid)."""
     return {f.name: f.default_factory() for f in dataclasses.fields(Plan)
-            if f.name.startswith("block_") or f.name in PARTITION_ARRAYS}
+            if f.name.startswith("block_") or f.name in (*PARTITION_ARRAYS, *MULTIGRID_ARRAYS)}
 
 
 def _narrow(array: np.ndarray) -> np.ndarray:

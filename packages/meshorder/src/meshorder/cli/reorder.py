@@ -54,6 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--partitions", type=positive_int, default=1, metavar="N",
                    help="split the cells into N parts for N GPUs (METIS; each part interior "
                         "cells first, in the --cells order; halo lists in the plan)")
+    p.add_argument("--multigrid", type=non_negative_int, default=0, metavar="LEVELS",
+                   help="store this many coarse levels of agglomeration multigrid "
+                        "(gpusolver [run] multigrid)")
     p.add_argument("--compress", action="store_true",
                    help="deflate the plan's arrays (smaller file, slower to write and load)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         sweep_colours=args.sweep_colours, renumber_by_level=args.renumber_by_level,
         seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
         seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks,
-        partitions=args.partitions)
+        partitions=args.partitions, multigrid=args.multigrid)
     if args.partitions > 1 and args.renumber_by_level:
         raise UsageError("--partitions and --renumber-by-level exclude each other")
     if args.sweep_colours and args.renumber_by_level:

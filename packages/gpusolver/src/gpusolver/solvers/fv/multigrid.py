@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from gpusolver.errors import ConfigError
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import FVGeometry
@@ -77,6 +79,9 @@ class Multigrid:
         ``v`` or ``w`` (:data:`CYCLES`).
     colours : bool
         Coarse LU-SGS sweeps by cell colours (else hyperplanes).
+    coarse_cells : list of numpy.ndarray, optional
+        The levels' cell maps (:meth:`meshorder.plan.Plan.coarse_levels`, the first
+        ``levels`` of them are used); made here when not given.
 
     Raises
     ------
@@ -85,7 +90,7 @@ class Multigrid:
     """
 
     def __init__(self, fine: Discretisation, host: FVGeometry, levels: int, cycle: str = "v",
-                 colours: bool = False):
+                 colours: bool = False, coarse_cells: list[np.ndarray] | None = None):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
         names = list(host.markers)
@@ -96,14 +101,16 @@ class Multigrid:
                               f"({', '.join(periodic)}); set multigrid = 0")
         self.fine, self.passes = fine, CYCLES[cycle]
         backend = fine.backend
-        ni = host.n_interior
-        graph = CSR.from_pairs(host.left[:ni], host.right[:ni], host.n_cells)
+        if not coarse_cells:
+            ni = host.n_interior
+            coarse_cells = hierarchy(CSR.from_pairs(host.left[:ni], host.right[:ni],
+                                                    host.n_cells), levels)
         strategy = "atomic" if fine.accumulator_name == "colour" else fine.accumulator_name
         scheme = replace(fine.scheme, order=1)
         kernels = "fused" if fine.fused is not None else "arrays"
         self.levels: list[CoarseLevel] = []
         finer = host
-        for coarse in hierarchy(graph, levels):
+        for coarse in coarse_cells[:levels]:
             geometry = coarse_geometry(finer, coarse)
             d = Discretisation(geometry, fine.gas, scheme, specs, strategy, backend,
                                fine.dtype, kernels)

@@ -166,8 +166,10 @@ class Solver:
         topology = topology or Topology(mesh)
         colour_sweeps = _colour_sweeps(self.stepping, plan)
         if plan is None:
+            multigrid = self.stepping.multigrid if self.stepping.integrator == "lusgs" else 0
             plan = make_plan(mesh, PlanOptions(colour=strategy == "colour",
-                                               sweep_colours=implicit and colour_sweeps),
+                                               sweep_colours=implicit and colour_sweeps,
+                                               multigrid=max(multigrid, 0)),
                              topology=topology)
         host = build_geometry(mesh, topology, plan)
         if strategy == "colour":
@@ -204,7 +206,8 @@ class Solver:
                 raise ConfigError("multigrid corrects LU-SGS steps: set time_integrator = "
                                   "'lusgs' with local_time_step = true, or multigrid = 0")
             self.multigrid = Multigrid(self.discretisation, host, self.stepping.multigrid,
-                                       self.stepping.multigrid_cycle, colour_sweeps)
+                                       self.stepping.multigrid_cycle, colour_sweeps,
+                                       coarse_cells=plan.coarse_levels())
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = self.stepping.cfl
         #: RMS density residual of the first step (the reference of ramps and stops).
