@@ -25,10 +25,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from gpusolver.backends.cuda import real_type
+from gpusolver.backends.graphs import StepGraphs
 from gpusolver.errors import ConfigError
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.solvers.fv.discretisation import Discretisation
+from gpusolver.solvers.fv.fused import (
+    FROZEN,
+    NO_BAD_CELL,
+    NULL,
+    VENKATAKRISHNAN,
+    limiter_input,
+)
 from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder.agglomeration import hierarchy
 from meshorder.topology import CSR
@@ -120,6 +129,9 @@ class Multigrid:
             self.levels.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),
                                            backend.asarray(finer.volume, fine.dtype)))
             finer = geometry
+        fused = fine.fused is not None and all(level.steps for level in self.levels)
+        #: The cycle in kernels, recorded as one CUDA graph (None: array code).
+        self.kernels = MultigridKernels(self) if fused and self.levels else None
 
     @property
     def n_cells(self) -> list[int]:
@@ -135,6 +147,8 @@ class Multigrid:
             level.discretisation.circulation = self.fine.circulation
         if not self.levels:
             return u
+        if self.kernels is not None:
+            return self.kernels.correct(u, cfl)
         residual = self.fine.residual(u)
         return self._prolong(self.levels[0], u, self._coarse_change(0, u, residual, cfl))
 
@@ -182,3 +196,110 @@ class Multigrid:
         new = u + level.lusgs(u, d.residual(u) + forcing, dt, speeds)
         return u if bool(d.gas.invalid(new).any()) else new
 
+
+
+#: Threads per block of the transfer kernels (``kernels/multigrid.cu``).
+BLOCK = 256
+
+
+class MultigridKernels:
+    """:meth:`Multigrid.correct` in kernels: the fine residual, the transfers
+    (``kernels/multigrid.cu``) and every coarse level's residual and LU-SGS step, all in
+    buffers of their own, recorded as one CUDA graph per limiter mode and replayed.
+
+    Parameters
+    ----------
+    multigrid : Multigrid
+        Its fine discretisation and coarse levels run fused kernels.
+    """
+
+    def __init__(self, multigrid: Multigrid):
+        self.multigrid = mg = multigrid
+        f = mg.fine.fused
+        self.backend, self.xp, dtype = f.backend, f.xp, f.dtype
+        xp, shape = self.xp, (f.n_vars, f.n_cells)
+        self.u_in, self.u_out, self.residual = (xp.empty(shape, dtype) for _ in range(3))
+        self.phi = xp.ones(shape, dtype)  # the fine limiter, when computed
+        self.buffers = []
+        for level in mg.levels:
+            n = (f.n_vars, level.discretisation.geometry.n_cells)
+            self.buffers.append({name: xp.empty(n, dtype)
+                                 for name in ("u_sum", "r_sum", "start", "state", "residual")}
+                                | {"coarse": self.backend.asarray(level.coarse, np.int32)})
+        real, dim = real_type(dtype), mg.fine.geometry.dim
+        names = (f"restrict_kernel<{real}, {dim}>", f"prolong_kernel<{real}, {dim}>",
+                 f"select_kernel<{real}>")
+        compiled = self.backend.kernels(__package__, "kernels/multigrid.cu", names)
+        self.restrict, self.prolong, self.select = (compiled[name] for name in names)
+        self.gamma = dtype.type(mg.fine.gas.gamma)
+        self.graphs = StepGraphs(self.backend)
+
+    def correct(self, u, cfl: float):
+        """``u`` corrected from the coarse levels (a buffer of this object, rewritten by
+        the next call)."""
+        mg = self.multigrid
+        phi, mode = limiter_input(mg.fine)
+        phi = self.phi if phi is None else phi
+        with self.graphs.stream:
+            self.u_in[...] = u
+            for level in mg.levels:
+                level.steps.cfl.fill(cfl)
+                level.discretisation.fused.update_far_field()
+        mg.fine.fused.update_far_field()
+        self.graphs.run((id(phi), mode), lambda: self._launches(phi, mode))
+        self.backend.synchronize()  # the next step reads u_out on another stream
+        if mg.fine.fused.limited and mode != FROZEN:
+            mg.fine.limiter_values = phi
+        return self.u_out
+
+    def _launches(self, phi, mode: int) -> None:
+        f = self.multigrid.fine.fused
+        source = f.face_pass(self.u_in, phi, mode, NULL, speed=False)
+        f.update(source, residual_out=self.residual)
+        self._level(0, self.u_in, self.residual)
+        b = self.buffers[0]
+        self._transfer(self.prolong, f.n_cells, b, self.u_in, b["state"], b["start"],
+                       self.u_out)
+
+    def _level(self, k: int, u, residual) -> None:
+        """Level ``k``'s state in its ``state`` buffer: restriction of ``u`` (whose
+        residual plus forcing is ``residual``), steps and corrections from below."""
+        mg, xp = self.multigrid, self.xp
+        level, b = mg.levels[k], self.buffers[k]
+        f, steps = level.discretisation.fused, level.steps
+        b["u_sum"].fill(0)
+        b["r_sum"].fill(0)
+        self._transfer(self.restrict, u.shape[1], b, level.finer_volume, u, residual,
+                       b["u_sum"], b["r_sum"])
+        xp.divide(b["u_sum"], f.volume, out=b["start"])
+        f.update(f.face_pass(b["start"], NULL, VENKATAKRISHNAN, NULL, speed=False),
+                 residual_out=b["residual"])
+        xp.subtract(b["r_sum"], b["residual"], out=steps.forcing)
+        current = b["start"]
+        for _ in range(mg.passes):
+            first, new = steps.states
+            first[...] = current
+            steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
+            self.select(_grid(first.size), (BLOCK,), (np.int32(first.size), steps.bad_cell,
+                                                     np.int32(NO_BAD_CELL), new, first,
+                                                     b["state"]))
+            current = b["state"]
+            if k + 1 < len(mg.levels):
+                f.update(f.face_pass(current, NULL, VENKATAKRISHNAN, NULL, speed=False),
+                         residual_out=b["residual"])
+                b["residual"] += steps.forcing
+                self._level(k + 1, current, b["residual"])
+                below = self.buffers[k + 1]
+                self._transfer(self.prolong, current.shape[1], below, current,
+                               below["state"], below["start"], current)
+
+    def _transfer(self, kernel, n_fine: int, b: dict, *arrays) -> None:
+        """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level."""
+        n_coarse = b["start"].shape[1]
+        extra = (self.gamma,) if kernel is self.prolong else ()
+        kernel(_grid(n_fine), (BLOCK,), (np.int32(n_fine), np.int32(n_coarse), b["coarse"],
+                                         *arrays, *extra))
+
+
+def _grid(n: int) -> tuple[int]:
+    return (max(1, (n + BLOCK - 1) // BLOCK),)
