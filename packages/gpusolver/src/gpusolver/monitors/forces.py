@@ -37,11 +37,13 @@ def _coefficients(gas: Gas, force: np.ndarray, q_area: float) -> Forces:
                   float(force @ gas.flow_direction) / q_area)
 
 
-def wall_forces(flux: np.ndarray, host: FVGeometry, gas: Gas, markers: list[str],
-                reference_area: float) -> dict[str, Forces]:
+def wall_forces(flux, host: FVGeometry, gas: Gas, markers: list[str],
+                reference_area: float, to_host=np.asarray) -> dict[str, Forces]:
     """Forces on every wall marker of ``markers``, and ``"total"``.
 
-    The free-stream pressure is subtracted, so a closed body in uniform flow feels none.
+    ``flux`` ``(n_vars, n_boundary_faces)`` may live on the GPU: only each marker's summed
+    momentum flux (in float64) comes to the host, through ``to_host``. The free-stream
+    pressure is subtracted, so a closed body in uniform flow feels none.
     """
     ni = host.n_interior
     p_inf = 1.0 / gas.gamma
@@ -50,9 +52,8 @@ def wall_forces(flux: np.ndarray, host: FVGeometry, gas: Gas, markers: list[str]
     total = np.zeros(gas.dim)
     for name in markers:
         first, end = host.markers[name]
-        faces = slice(first - ni, end - ni)
-        force = (flux[1:-1, faces] - p_inf * host.normal[:, first:end]
-                 * host.area[first:end]).sum(axis=1)
+        momentum = to_host(flux[1:-1, first - ni:end - ni].sum(axis=1, dtype=np.float64))
+        force = momentum - p_inf * (host.normal[:, first:end] * host.area[first:end]).sum(axis=1)
         total += force
         result[name] = _coefficients(gas, force, q_area)
     result["total"] = _coefficients(gas, total, q_area)

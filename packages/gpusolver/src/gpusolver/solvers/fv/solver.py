@@ -425,16 +425,16 @@ class Solver:
         """Forces on every wall marker, and ``"total"``, at the start of the last step.
 
         Computed once per step (the circulation update, the history and the progress
-        bar all ask for them): one device-to-host copy of the wall fluxes.
+        bar all ask for them), summed on the device.
         """
         if self._forces is None:
             self._forces = self._integrate_wall_forces()
         return self._forces
 
     def _integrate_wall_forces(self) -> dict[str, Forces]:
-        flux = self.backend.to_host(self._wall_flux).astype(np.float64)
-        return wall_forces(flux, self.host, self.gas, self.wall_markers,
-                           self.reference_area)
+        # summed on the device: a few numbers per step come back, not every boundary flux
+        return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
+                           self.reference_area, to_host=self.backend.to_host)
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
