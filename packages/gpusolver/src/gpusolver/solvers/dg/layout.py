@@ -1,0 +1,218 @@
+"""The elements and faces of a 2-D mesh in a plan's order, for the modal DG solver.
+
+Elements are straight-sided triangles (affine) and quadrilaterals (bilinear) with
+counter-clockwise corners (meshorder orients them on reading). Per shape, the volume
+quadrature's weighted physical gradients of the modes are tabulated per element; the
+mass matrix of each element is inverted once (the identity over the Jacobian on
+affine elements, full on non-parallelogram quadrilaterals). Faces are the plan's, in
+its order (interior first, then boundary faces by marker); each carries the modes'
+values at its Gauss points as seen from both sides, the unit normal out of its left
+element and its length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusolver.errors import ConfigError
+from gpusolver.solvers.dg.reference import CORNERS, basis, element_rule, line_rule, n_modes
+from meshorder import Mesh, Topology
+from meshorder.plan import Plan
+
+
+@dataclass(frozen=True)
+class ElementGroup:
+    """The elements of one shape.
+
+    Attributes
+    ----------
+    elements : numpy.ndarray
+        Their indices (plan order).
+    values : numpy.ndarray
+        ``(n_modes, n_q)`` modes at the volume quadrature points.
+    weighted_gradients : numpy.ndarray
+        ``(2, n_modes, n_q, n)`` physical gradients of the modes times weight and Jacobian.
+    weights : numpy.ndarray
+        ``(n_q, n)`` quadrature weight times Jacobian (integrals over each element).
+    points : numpy.ndarray
+        ``(2, n_q, n)`` physical quadrature points.
+    """
+
+    elements: np.ndarray
+    values: np.ndarray
+    weighted_gradients: np.ndarray
+    weights: np.ndarray
+    points: np.ndarray
+
+
+@dataclass(frozen=True)
+class DGLayout:
+    """A mesh laid out for modal DG of degree ``degree``.
+
+    Attributes
+    ----------
+    degree, n_modes, n_elements : int
+    groups : list of ElementGroup
+    inverse_mass : numpy.ndarray
+        ``(n_elements, n_modes, n_modes)``.
+    size : numpy.ndarray
+        ``(n_elements,)`` length scale: twice the area over the perimeter.
+    left, right : numpy.ndarray
+        Elements of each face (``right`` -1 on the boundary).
+    normal : numpy.ndarray
+        ``(2, n_faces)`` unit normals out of the left element.
+    length : numpy.ndarray
+    face_weights : numpy.ndarray
+        ``(n_qf,)`` Gauss weights on [0, 1].
+    left_trace, right_trace : numpy.ndarray
+        ``(n_faces, n_modes, n_qf)`` modes at the face's Gauss points (right: interior
+        faces only, zeros on the boundary).
+    face_points : numpy.ndarray
+        ``(2, n_qf, n_faces)`` physical Gauss points.
+    n_interior : int
+    markers : dict of str to (int, int)
+        Marker -> range of its boundary faces.
+    """
+
+    degree: int
+    n_modes: int
+    n_elements: int
+    groups: list[ElementGroup]
+    inverse_mass: np.ndarray
+    size: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    normal: np.ndarray
+    length: np.ndarray
+    face_weights: np.ndarray
+    left_trace: np.ndarray
+    right_trace: np.ndarray
+    face_points: np.ndarray
+    n_interior: int
+    markers: dict[str, tuple[int, int]]
+
+
+def _shape_functions(shape: str, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Corner weights ``(k, n)`` and their reference derivatives ``(2, k, n)`` at ``ref``."""
+    x, y = ref
+    if shape == "triangle":
+        one, zero = np.ones_like(x), np.zeros_like(x)
+        return (np.stack([1 - x - y, x, y]),
+                np.stack([np.stack([-one, one, zero]), np.stack([-one, zero, one])]))
+    sx, sy = CORNERS["quad"].T[:, :, None]
+    return (0.25 * (1 + sx * x) * (1 + sy * y),
+            np.stack([0.25 * sx * (1 + sy * y), 0.25 * sy * (1 + sx * x)]))
+
+
+def _corners(mesh: Mesh, cell_order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shape names and corner node ids ``(n, 4)`` (-1 pads triangles), plan order."""
+    shapes, corners = [], []
+    for block in mesh.cells:
+        if block.type not in CORNERS:
+            raise ConfigError(f"the DG solver takes triangles and quadrilaterals, not "
+                              f"{block.type} cells")
+        shapes.append(np.full(len(block), block.type))
+        padded = np.full((len(block), 4), -1, dtype=np.int64)
+        padded[:, :block.nodes.shape[1]] = block.nodes
+        corners.append(padded)
+    return np.concatenate(shapes)[cell_order], np.concatenate(corners)[cell_order]
+
+
+def _local_edges(corners: np.ndarray, cells: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """Local edge of each face ``(a, b)`` in element ``cells`` and whether it runs a -> b."""
+    c = corners[cells]
+    count = np.where(c[:, 3] >= 0, 4, 3)
+    edge = np.full(len(cells), -1)
+    forward = np.zeros(len(cells), dtype=bool)
+    for k in range(4):
+        start, end = c[:, k], c[np.arange(len(cells)), (k + 1) % count]
+        valid = k < count
+        same = valid & (start == a) & (end == b)
+        reverse = valid & (start == b) & (end == a)
+        edge = np.where(same | reverse, k, edge)
+        forward |= same
+    return edge, forward
+
+
+def _trace(shapes, corners, cells, edge, forward, t: np.ndarray, degree: int) -> np.ndarray:
+    """``(n, n_modes, n_qf)`` modes at line points ``t`` of each element's local edge."""
+    out = np.empty((len(cells), n_modes(degree), len(t)))
+    for shape, ref in CORNERS.items():
+        mask = shapes[cells] == shape
+        k = edge[mask]
+        s = np.where(forward[mask][:, None], t[None], 1.0 - t[None])  # (m, n_qf)
+        start, end = ref[k], ref[(k + 1) % len(ref)]
+        points = start[:, :, None] + s[:, None, :] * (end - start)[:, :, None]
+        values = basis(shape, degree).values(points.transpose(1, 0, 2).reshape(2, -1))
+        out[mask] = values.reshape(len(values), mask.sum(), len(t)).transpose(1, 0, 2)
+    return out
+
+
+def build_layout(mesh: Mesh, plan: Plan, degree: int,
+                 topology: Topology | None = None) -> DGLayout:
+    """Lay out ``mesh`` in ``plan``'s order for DG of degree ``degree`` (0 to 3).
+
+    Raises
+    ------
+    ConfigError
+        For a 3D mesh, a cell other than a triangle or quadrilateral, or a degree
+        outside 0..3.
+    """
+    if mesh.dim != 2:
+        raise ConfigError("the DG solver is two-dimensional; the mesh is 3D")
+    if degree not in range(4):
+        raise ConfigError(f"degree must be 0, 1, 2 or 3, not {degree!r}")
+    topology = topology or Topology(mesh)
+    plan.check_mesh(mesh.digest(), mesh.source)
+    shapes, corners = _corners(mesh, plan.cell_order)
+    xy = mesh.points[:, :2]
+    n, m = len(shapes), n_modes(degree)
+    strength = 2 * degree + 2  # the flux is not polynomial: a little over-integration
+    groups, inverse_mass, size = [], np.empty((n, m, m)), np.empty(n)
+    for shape in CORNERS:
+        elements = np.flatnonzero(shapes == shape)
+        if not len(elements):
+            continue
+        k = len(CORNERS[shape])
+        rule, b = element_rule(shape, strength), basis(shape, degree)
+        weights, derivatives = _shape_functions(shape, rule.points)
+        x = xy[corners[elements, :k]]  # (n_e, k, 2)
+        points = np.einsum("kq,ekd->dqe", weights, x)
+        jacobian = np.einsum("akq,ekd->daqe", derivatives, x)  # d x_d / d xi_a
+        det = jacobian[0, 0] * jacobian[1, 1] - jacobian[0, 1] * jacobian[1, 0]
+        if np.any(det <= 0):
+            raise ConfigError(f"a {shape} has a non-positive Jacobian (inverted or degenerate)")
+        inverse = np.stack([np.stack([jacobian[1, 1], -jacobian[0, 1]]),
+                            np.stack([-jacobian[1, 0], jacobian[0, 0]])]) / det  # xi_a / x_d
+        reference_gradient = b.gradients(rule.points)  # (2, m, q)
+        physical = np.einsum("adqe,amq->dmqe", inverse, reference_gradient)
+        jw = rule.weights[:, None] * det  # (q, n_e)
+        values = b.values(rule.points)
+        weighted = values[:, :, None] * jw[None]
+        inverse_mass[elements] = np.linalg.inv(np.einsum("mqe,nq->emn", weighted, values))
+        perimeter = np.linalg.norm(x - np.roll(x, -1, axis=1), axis=2).sum(axis=1)
+        size[elements] = 2.0 * jw.sum(axis=0) / perimeter
+        groups.append(ElementGroup(elements, values, physical * jw[None, None], jw, points))
+
+    faces = topology.face_nodes[plan.face_order][:, :2]
+    left, right = plan.face_cells[:, 0], plan.face_cells[:, 1]
+    a, b = faces[:, 0], faces[:, 1]
+    rule = line_rule(strength)
+    edge_l, forward_l = _local_edges(corners, left, a, b)
+    left_trace = _trace(shapes, corners, left, edge_l, forward_l, rule.points, degree)
+    ni = plan.n_interior_faces
+    right_trace = np.zeros_like(left_trace)
+    edge_r, forward_r = _local_edges(corners, right[:ni], a[:ni], b[:ni])
+    right_trace[:ni] = _trace(shapes, corners, right[:ni], edge_r, forward_r, rule.points,
+                              degree)
+    # the left element's edge runs counter-clockwise: its outward normal is (dy, -dx)
+    start = np.where(forward_l, a, b)
+    tangent = xy[np.where(forward_l, b, a)] - xy[start]
+    length = np.linalg.norm(tangent, axis=1)
+    normal = np.stack([tangent[:, 1], -tangent[:, 0]]) / length
+    face_points = xy[a].T[:, None, :] + rule.points[None, :, None] * (xy[b] - xy[a]).T[:, None]
+    return DGLayout(degree, m, n, groups, inverse_mass, size, left, right, normal, length,
+                    rule.weights, left_trace, right_trace, face_points, ni,
+                    plan.boundary_ranges())
