@@ -98,7 +98,7 @@ def test_the_rate_conserves_what_the_boundary_fluxes_carry():
     lay = solver.layout
     flux = solver.face_fluxes(u)[:, :, lay.n_interior:]
     boundary = (flux * lay.face_weights[None, :, None]
-                * lay.length[None, None, lay.n_interior:]).sum(axis=(1, 2))
+                * lay.area[None, None, lay.n_interior:]).sum(axis=(1, 2))
     np.testing.assert_allclose(total, -boundary, rtol=1e-11, atol=1e-12)
 
 

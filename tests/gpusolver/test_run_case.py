@@ -86,7 +86,8 @@ def test_restart_continues_without_loss(tmp_path, integrator, top):
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    ("[solver]\nx = 1\n", "unknown section.*solver.*valid"),
+    ("[solve]\nx = 1\n", "unknown section.*solve.*valid"),
+    ("[solver]\nx = 1\n", r"\[solver\] unknown key"),
 ])
 def test_unknown_sections_are_refused(tmp_path, extra, message):
     with pytest.raises(ConfigError, match=message):
@@ -94,7 +95,7 @@ def test_unknown_sections_are_refused(tmp_path, extra, message):
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
-    ('flux = "roe"', 'flux = "hllc"', "unknown value 'hllc'; valid: rusanov, roe, ausmpw\\+"),
+    ('flux = "roe"', 'flux = "hllc"', "unknown value 'hllc'; valid: rusanov, llf, roe, ausmpw\\+"),
     ("cfl = 1.0", "cfl = 1.0\nclf = 2.0", r"\[run\] unknown key\(s\) clf; valid: backend"),
     ("cfl = 1.0", "cfl = -1.0", "must be positive"),
     ('bottom = "slip-wall"', 'bottom = "wall"', "unknown condition 'wall'; valid: slip-wall"),
@@ -272,3 +273,42 @@ def test_every_shipped_case_file_is_valid(path):
 
     case = load_case(path)
     assert case.run["iterations"] >= 1
+
+
+DG = '[solver]\nmethod = "dg"\n'
+
+
+def _dg_case(tmp_path, directory="dg", iterations=4, restart="", precision="fp64"):
+    path = write_case(tmp_path, iterations=iterations, directory=directory, restart=restart)
+    text = path.read_text().replace('flux = "roe"', 'flux = "llf"\ndegree = 2')
+    text = text.replace('backend = "numpy"', f'backend = "numpy"\nprecision = "{precision}"')
+    path.write_text(DG + text)
+    return load_case(path)
+
+
+def test_a_dg_case_runs_writes_every_output_and_restarts_exactly(tmp_path):
+    straight = run_case(_dg_case(tmp_path, "a", 4), progress=False).solver
+    assert straight.layout.degree == 2 and straight.conserved().shape[1] == 6
+    out = tmp_path / "a"
+    assert sorted(p.name for p in out.iterdir()) == ["checkpoint.npz", "cp_bottom.csv",
+                                                     "forces.csv", "history.csv",
+                                                     "solution.vtu"]
+    history = np.genfromtxt(out / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == [1, 2, 3, 4]
+    assert np.all(np.isfinite(history["cl"]))
+    run_case(_dg_case(tmp_path, "b", 2), progress=False)
+    resumed = run_case(_dg_case(tmp_path, "b", 2, 'restart = "b/checkpoint.npz"'),
+                       progress=False).solver
+    assert resumed.iteration == 4 and resumed.time == straight.time
+    np.testing.assert_array_equal(resumed.conserved(), straight.conserved())
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (('time_integrator = "rk4"', 'time_integrator = "lusgs"'), "explicit steps"),
+    (('precision = "fp64"', 'precision = "fp32"'), "fp64"),
+])
+def test_dg_refuses_what_it_does_not_run_yet(tmp_path, change, message):
+    path = _dg_case(tmp_path).path
+    path.write_text(path.read_text().replace(*change))
+    with pytest.raises(ConfigError, match=message):
+        run_case(load_case(path), progress=False)

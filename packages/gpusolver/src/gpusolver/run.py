@@ -18,6 +18,7 @@ from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
 from gpusolver.io.output import write_forces, write_solution, write_surface_pressure
 from gpusolver.monitors.history import History
 from gpusolver.parallel import MpiHost, mpi_world
+from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.fv.discretisation import check_markers
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import Solver
@@ -50,7 +51,7 @@ class RunResult:
     interrupted: bool = False
 
 
-def build_solver(case: Case) -> Solver | PartitionedSolver:
+def build_solver(case: Case) -> Solver | PartitionedSolver | DGSolver:
     """Read the mesh (and plan), check the markers, and set up the solver.
 
     Under ``mpiexec`` with several ranks: the partitioned solver, one part per rank (the
@@ -62,7 +63,9 @@ def build_solver(case: Case) -> Solver | PartitionedSolver:
     check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
     plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
     comm = mpi_world()
-    if comm is not None:
+    if case.method == "dg":
+        solver = _dg_solver(case, mesh, topology, plan, comm)
+    elif comm is not None:
         solver = _partitioned_solver(case, mesh, topology, plan, comm)
     else:
         solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
@@ -73,6 +76,23 @@ def build_solver(case: Case) -> Solver | PartitionedSolver:
     if case.restart:
         load_checkpoint(case.restart, solver)
     return solver
+
+
+def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
+    """The DG solver of ``case``, after refusing what it does not run yet."""
+    run, stepping = case.run, case.stepping
+    refused = [(comm is not None, "one process (not several MPI ranks)"),
+               (stepping.integrator not in TABLEAUX,
+                f"explicit steps ({', '.join(TABLEAUX)})"),
+               (run["backend"] == "cupy", "the numpy backend"),
+               (run["precision"] != "fp64", "fp64"),
+               (case.physics["equations"] != "euler", "the Euler equations")]
+    for refuse, what in refused:
+        if refuse:
+            raise ConfigError(f"{case.path}: [solver] method = 'dg' runs {what} so far")
+    return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, degree=case.degree,
+                    flux=case.scheme.flux, plan=plan, integrator=stepping.integrator,
+                    cfl=stepping.cfl, reference_area=case.reference_area, topology=topology)
 
 
 def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSolver:

@@ -27,6 +27,9 @@ from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
+#: Solution methods: cell-centred finite volume, modal discontinuous Galerkin.
+METHODS = ("fv", "dg")
+
 EQUATIONS = ("euler", "navier-stokes")
 
 
@@ -47,6 +50,11 @@ NUMBER = (int, float)
 
 #: Section -> key -> :class:`Key`. ``boundaries`` is free-form (marker names).
 SCHEMA: dict[str, dict[str, Key]] = {
+    "solver": {
+        "method": Key(str, METHODS, "fv",
+                      help="fv: cell-centred finite volume; dg: modal discontinuous "
+                           "Galerkin (2-D Euler, NumPy, explicit global steps)"),
+    },
     "mesh": {
         "file": Key(str, required=True, help="mesh file, relative to the case file"),
         "plan": Key(str, help="plan of `meshorder reorder` (default: made at start, rcm)"),
@@ -68,6 +76,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "scheme": {
         "flux": Key(str, tuple(FLUXES), "roe", help="Riemann flux"),
         "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
+        "degree": Key(int, (0, 1, 2, 3), 1, help="dg: polynomial degree of the modal basis"),
         "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
         "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
         "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
@@ -136,6 +145,10 @@ class Case:
         Without ``dim``: the mesh decides it (see :meth:`gas_for`).
     scheme : Scheme
     stepping : Stepping
+    method : str
+        ``fv`` or ``dg`` (:data:`METHODS`).
+    degree : int
+        ``dg``: polynomial degree.
     boundaries : dict of str to BoundarySpec
     run : dict
         ``backend``, ``precision``, ``strategy``, ``kernels``, ``iterations``,
@@ -153,6 +166,8 @@ class Case:
     physics: dict
     scheme: Scheme
     stepping: Stepping
+    method: str
+    degree: int
     boundaries: dict[str, BoundarySpec]
     run: dict
     output_directory: Path
@@ -239,6 +254,7 @@ def parse_case(data: dict, path: Path) -> Case:
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                           run["preconditioner"], run["krylov_vectors"], run["sweeps"],
                           run["multigrid"], run["multigrid_cycle"]),
+        method=sections["solver"]["method"], degree=scheme["degree"],
         boundaries=boundaries,
         run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
                                  "residual_reduction")},

@@ -56,11 +56,10 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
                           f"expected {CHECKPOINT_VERSION}")
     if meta["mesh_digest"] != solver.mesh.digest():
         raise ConfigError(f"checkpoint {path} was written for another mesh")
-    if meta["dtype"] != solver.dtype.name or conserved.shape != (solver.gas.n_vars,
-                                                                 solver.mesh.n_cells):
+    expected = solver.conserved().shape  # (n_vars, n_cells); DG: (n_vars, n_modes, n_cells)
+    if meta["dtype"] != solver.dtype.name or conserved.shape != expected:
         raise ConfigError(f"checkpoint {path}: state is {conserved.dtype} {conserved.shape}, "
-                          f"the run needs {solver.dtype.name} "
-                          f"{(solver.gas.n_vars, solver.mesh.n_cells)}")
+                          f"the run needs {solver.dtype.name} {expected}")
     solver.set_conserved(conserved)
     solver.iteration = int(meta["iteration"])
     solver.time = float(meta["time"])

@@ -35,6 +35,10 @@ def rusanov(gas: Gas, wl, wr, normal):
     return 0.5 * (gas.euler_flux(wl, normal) + gas.euler_flux(wr, normal) - smax * jump)
 
 
+#: Local Lax-Friedrichs, the DG literature's name for Rusanov's flux.
+FLUXES["llf"] = rusanov
+
+
 def _harten(eigenvalue, delta):
     """``|lambda|``, smoothed to a parabola below ``delta`` (Harten's entropy fix)."""
     magnitude = abs(eigenvalue)

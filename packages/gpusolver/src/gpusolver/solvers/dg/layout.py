@@ -63,7 +63,10 @@ class DGLayout:
         Elements of each face (``right`` -1 on the boundary).
     normal : numpy.ndarray
         ``(2, n_faces)`` unit normals out of the left element.
-    length : numpy.ndarray
+    area : numpy.ndarray
+        Face lengths (the area per unit depth, as in the finite-volume geometry).
+    face_centre : numpy.ndarray
+        ``(2, n_faces)`` midpoints.
     face_weights : numpy.ndarray
         ``(n_qf,)`` Gauss weights on [0, 1].
     left_trace, right_trace : numpy.ndarray
@@ -74,6 +77,14 @@ class DGLayout:
     n_interior : int
     markers : dict of str to (int, int)
         Marker -> range of its boundary faces.
+    boundary_nodes : numpy.ndarray
+        ``(n_boundary_faces, 2)`` mesh nodes of each boundary face (walking a wall).
+    cell_order : numpy.ndarray
+        New -> old element numbers (outputs in the file's order).
+
+    The fields the run's outputs read (``markers``, ``n_interior``, ``normal``, ``area``,
+    ``face_centre``, ``boundary_nodes``) mean what they mean in
+    :class:`gpusolver.layout.geometry.FVGeometry`.
     """
 
     degree: int
@@ -85,13 +96,16 @@ class DGLayout:
     left: np.ndarray
     right: np.ndarray
     normal: np.ndarray
-    length: np.ndarray
+    area: np.ndarray
+    face_centre: np.ndarray
     face_weights: np.ndarray
     left_trace: np.ndarray
     right_trace: np.ndarray
     face_points: np.ndarray
     n_interior: int
     markers: dict[str, tuple[int, int]]
+    boundary_nodes: np.ndarray
+    cell_order: np.ndarray
 
 
 def _shape_functions(shape: str, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,5 +228,6 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     normal = np.stack([tangent[:, 1], -tangent[:, 0]]) / length
     face_points = xy[a].T[:, None, :] + rule.points[None, :, None] * (xy[b] - xy[a]).T[:, None]
     return DGLayout(degree, m, n, groups, inverse_mass, size, left, right, normal, length,
-                    rule.weights, left_trace, right_trace, face_points, ni,
-                    plan.boundary_ranges())
+                    0.5 * (xy[a] + xy[b]).T, rule.weights, left_trace, right_trace,
+                    face_points, ni, plan.boundary_ranges(), faces[ni:],
+                    np.asarray(plan.cell_order))

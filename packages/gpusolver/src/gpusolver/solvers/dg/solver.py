@@ -9,7 +9,12 @@ with the numerical flux ``F*`` of :mod:`gpusolver.physics.fluxes` (``rusanov`` i
 Lax-Friedrichs) between the traces of the two elements, or of the element and the ghost
 state of the boundary condition (:mod:`gpusolver.physics.boundary`, the same conditions
 as the finite-volume solver) at each Gauss point. Time steps are explicit Runge-Kutta
-(:mod:`gpusolver.integrators.explicit`) at ``dt = cfl h / ((2p + 1) max(|u| + c))``.
+(:mod:`gpusolver.integrators.explicit`) at one global ``dt = cfl h / ((2p + 1) max(|u| + c))``.
+
+:class:`DGSolver` also offers what ``gpusolver run`` needs of a solver (steps with
+residual norms, wall forces and Cp from the wall faces' numerical fluxes, cell averages
+for the VTU, checkpoints of the modal state), so that a case runs with
+``[solver] method = "dg"``.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpusolver.errors import ConfigError
+from gpusolver.backends import get_backend
+from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout, build_layout
@@ -52,6 +59,8 @@ class DGSolver:
     cfl : float
     exact : callable, optional
         ``exact(points (2, n), time) -> conserved (n_vars, n)``.
+    reference_area : float
+        Length that force coefficients are divided by.
 
     Examples
     --------
@@ -62,22 +71,40 @@ class DGSolver:
     True
     """
 
+    #: One process, on the CPU, in fp64 (the NumPy reference).
+    is_root = True
+    backend = get_backend("numpy")
+    dtype = np.dtype(np.float64)
+    #: No vortex-corrected far field here (checkpoints record it as 0).
+    circulation = 0.0
+
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, degree: int = 1,
                  flux: str = "rusanov", plan: Plan | None = None, integrator: str = "rk4",
-                 cfl: float = 0.5, exact: Callable | None = None):
-        topology = Topology(mesh)
+                 cfl: float = 0.5, exact: Callable | None = None, reference_area: float = 1.0,
+                 topology: Topology | None = None):
+        topology = topology or Topology(mesh)
         plan = plan or make_plan(mesh, topology=topology)
+        self.mesh = mesh
         self.layout: DGLayout = build_layout(mesh, plan, degree, topology)
+        #: The layout, under the name the run's outputs read.
+        self.host = self.layout
         check_markers(list(self.layout.markers), boundaries)
         if EXACT in boundaries.values() and exact is None:
             raise ConfigError("a boundary is 'exact' but no exact solution was given")
         if integrator not in TABLEAUX:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
-        self.specs = {name: value if value == EXACT else BoundarySpec.parse(name, value)
-                      for name, value in boundaries.items()}
+        self.specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
+                      else BoundarySpec.parse(name, value) for name, value in boundaries.items()}
         self.gas, self.flux, self.exact = gas, get_flux(flux), exact
         self.stages, self.cfl = TABLEAUX[integrator], cfl
-        self.time = 0.0
+        self.reference_area = reference_area
+        self.wall_markers = [name for name, spec in self.specs.items()
+                             if spec != EXACT and spec.condition.wall]
+        self.time, self.iteration = 0.0, 0
+        #: RMS density rate of the first step (the reference of the stopping test).
+        self.first_residual: float | None = None
+        self.boundary_flux = None  # of the last rate: (n_vars, n_boundary_faces), integrated
+        self._wall_flux = None
         self.u = self.project(lambda x, t: uniform(gas, x))
 
     # ------------------------------------------------------------------ projections
@@ -103,11 +130,13 @@ class DGSolver:
             total += float((difference * difference * g.weights).sum())
         return total ** 0.5
 
-    def cell_averages(self) -> np.ndarray:
-        """``(n_vars, n_elements)`` mean conserved state of each element (plan order)."""
-        out = np.empty((self.gas.n_vars, self.layout.n_elements))
+    def cell_averages(self, u: np.ndarray | None = None) -> np.ndarray:
+        """``(n_vars, n_elements)`` element means of modal coefficients ``u`` (default:
+        the state), plan order."""
+        u = self.u if u is None else u
+        out = np.empty((u.shape[0], self.layout.n_elements))
         for g in self.layout.groups:
-            values = np.einsum("mq,vme->vqe", g.values, self.u[:, :, g.elements])
+            values = np.einsum("mq,vme->vqe", g.values, u[:, :, g.elements])
             out[:, g.elements] = (values * g.weights).sum(axis=1) / g.weights.sum(axis=0)
         return out
 
@@ -121,8 +150,9 @@ class DGSolver:
             flux = _physical_flux(gas, states)  # (n_vars, 2, q, n)
             total[:, :, g.elements] += np.einsum("dmqe,vdqe->vme", g.weighted_gradients, flux)
         face_flux = self.face_fluxes(u)  # (n_vars, n_qf, n_faces), per unit length
-        weights = lay.face_weights[None, :, None] * lay.length[None, None, :]
+        weights = lay.face_weights[None, :, None] * lay.area[None, None, :]
         ni = lay.n_interior
+        self.boundary_flux = (face_flux[:, :, ni:] * weights[:, :, ni:]).sum(axis=1)
         left = np.einsum("fmq,vqf->vmf", lay.left_trace, face_flux * weights)
         right = np.einsum("fmq,vqf->vmf", lay.right_trace[:ni], face_flux[:, :, :ni]
                           * weights[:, :, :ni])
@@ -164,11 +194,41 @@ class DGSolver:
         return float((self.cfl * self.layout.size
                       / ((2 * self.layout.degree + 1) * speed)).min())
 
-    def step(self, dt: float) -> None:
-        """Advance by ``dt`` (the exact boundary states follow the stage times only to
-        first order; they are taken at the step's start)."""
-        self.u, _ = runge_kutta(self.stages, self.u, self.rate, dt)
+    def step(self, dt: float | None = None) -> np.ndarray:
+        """Advance by ``dt`` (default: the CFL number's); return the RMS over elements of
+        the mean ``dU/dt`` per variable at the step's start.
+
+        The exact boundary states of a step are taken at its start time.
+
+        Raises
+        ------
+        SolverDivergedError
+            If an element's mean state is non-finite or has non-positive density or
+            pressure.
+        """
+        dt = self.time_step() if dt is None else dt
+        first: dict = {}
+
+        def rate(u):
+            r = self.rate(u)
+            first.setdefault("wall_flux", self.boundary_flux)
+            return r
+
+        self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
         self.time += dt
+        self.iteration += 1
+        self._wall_flux = first["wall_flux"]
+        bad = self.gas.invalid(self.cell_averages())
+        if bad.any():
+            element = int(np.argmax(bad))
+            raise SolverDivergedError(
+                f"iteration {self.iteration}: the mean state of element "
+                f"{int(self.layout.cell_order[element])} is non-finite or has non-positive "
+                "density or pressure; lower the CFL number", self.iteration, element)
+        norms = np.sqrt((self.cell_averages(r0) ** 2).mean(axis=1))
+        if self.first_residual is None:
+            self.first_residual = float(norms[0])
+        return norms
 
     def advance_to(self, final_time: float) -> int:
         """Step at the CFL number up to ``final_time`` (the last step shortened); returns
@@ -178,6 +238,39 @@ class DGSolver:
             self.step(min(self.time_step(), final_time - self.time))
             steps += 1
         return steps
+
+
+    # ------------------------------------------------------------------ loads and states
+    @property
+    def has_loads(self) -> bool:
+        """True once a step has been taken."""
+        return self._wall_flux is not None
+
+    def wall_forces(self) -> dict[str, Forces]:
+        """Forces on every wall marker, and ``"total"``, at the start of the last step."""
+        return wall_forces(self._wall_flux, self.layout, self.gas, self.wall_markers,
+                           self.reference_area)
+
+    def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """Face midpoints ``(2, m)`` and face-mean pressure coefficients of one wall."""
+        return surface_pressure(self._wall_flux, self.layout, self.gas, marker)
+
+    def conserved(self) -> np.ndarray:
+        """Modal coefficients ``(n_vars, n_modes, n_cells)`` in the file's cell order."""
+        out = np.empty_like(self.u)
+        out[:, :, self.layout.cell_order] = self.u
+        return out
+
+    def set_conserved(self, u: np.ndarray) -> None:
+        """Set the modal coefficients from the file's cell order (exactly)."""
+        # C order, as the steps leave it: the sums' rounding depends on the layout
+        self.u = np.ascontiguousarray(np.asarray(u, dtype=np.float64)[:, :, self.layout.cell_order])
+
+    def primitive(self) -> np.ndarray:
+        """Primitive element means ``(n_vars, n_cells)`` in the file's cell order."""
+        out = np.empty((self.gas.n_vars, self.layout.n_elements))
+        out[:, self.layout.cell_order] = self.cell_averages()
+        return self.gas.to_primitive(out)
 
 
 def uniform(gas: Gas, points: np.ndarray) -> np.ndarray:
