@@ -95,7 +95,8 @@ class Multigrid:
     Raises
     ------
     ConfigError
-        For periodic boundaries (not agglomerated yet) or an unknown cycle.
+        For periodic boundaries (not agglomerated yet), viscous flow (coarse viscous
+        operators not yet right) or an unknown cycle.
     """
 
     def __init__(self, fine: Discretisation, host: FVGeometry, levels: int, cycle: str = "v",
@@ -108,6 +109,9 @@ class Multigrid:
         if periodic:
             raise ConfigError(f"multigrid does not agglomerate periodic boundaries yet "
                               f"({', '.join(periodic)}); set multigrid = 0")
+        if fine.viscous:  # tried: a laminar cylinder diverged with it (docs/validation.md)
+            raise ConfigError("multigrid runs the Euler equations so far; set multigrid = 0 "
+                              "for navier-stokes")
         self.fine, self.passes = fine, CYCLES[cycle]
         backend = fine.backend
         if not coarse_cells:
