@@ -21,3 +21,12 @@ def test_median_seconds_skips_the_warm_up_runs():
 
 def test_precisions_name_numpy_dtypes():
     assert {np.dtype(t).name for t in PRECISIONS.values()} == {"float64", "float32"}
+
+
+def test_kernel_sources_inline_their_quoted_includes_once():
+    from gpusolver.backends.cuda import kernel_source
+
+    text = kernel_source("gpusolver.solvers.fv", "kernels/residual.cu")
+    assert '#include "' not in text
+    assert text.count("struct Vars {") == 1  # physics/kernels/euler.cuh, inlined once
+    assert text.index("void rusanov(") < text.index("void face_flux(")

@@ -5,20 +5,42 @@ With :mod:`gpusolver.backends` the one place that imports CuPy; nothing runs at 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
 SUFFIX = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32"}
+
+#: ``#include "path"`` lines: resolved relative to the including file.
+INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.MULTILINE)
+
+
+def kernel_source(package: str, filename: str) -> str:
+    """The text of the ``.cu`` file ``filename`` of ``package`` with its quoted includes
+    (paths relative to the including file, as nvcc reads them) inlined once each: one
+    translation unit for NVRTC and for the host compiler."""
+    return _inline(Path(str(resources.files(package).joinpath(filename))), set())
+
+
+def _inline(path: Path, seen: set) -> str:
+    def include(match: re.Match) -> str:
+        target = (path.parent / match.group(1)).resolve()
+        if target in seen:
+            return ""
+        seen.add(target)
+        return _inline(target, seen)
+
+    return INCLUDE.sub(include, path.read_text())
 
 
 @cache
 def _module(package: str, filename: str):
     import cupy
 
-    source = resources.files(package).joinpath(filename).read_text()
-    return cupy.RawModule(code=source, options=("-std=c++17",))
+    return cupy.RawModule(code=kernel_source(package, filename), options=("-std=c++17",))
 
 
 def load_kernel(package: str, filename: str, name: str, dtype: np.dtype):
@@ -32,8 +54,8 @@ def load_templates(package: str, filename: str, expressions: tuple[str, ...]) ->
     the ``.cu`` file ``filename`` of ``package``, compiled together, by expression."""
     import cupy
 
-    source = resources.files(package).joinpath(filename).read_text()
-    module = cupy.RawModule(code=source, options=("-std=c++17",), name_expressions=expressions)
+    module = cupy.RawModule(code=kernel_source(package, filename), options=("-std=c++17",),
+                            name_expressions=expressions)
     return {expression: module.get_function(expression) for expression in expressions}
 
 

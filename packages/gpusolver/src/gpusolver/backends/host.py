@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusolver.backends.cuda import kernel_source
+
 SHIM = resources.files(__package__).joinpath("host_shim.h")
 
 #: NumPy scalar type -> ctypes type of a kernel's by-value argument.
@@ -61,7 +63,7 @@ def load_host_templates(package: str, filename: str, expressions: tuple[str, ...
     cxx = compiler()
     if cxx is None:
         raise RuntimeError("no C++ compiler (c++, g++ or clang++) on PATH for host kernels")
-    source = resources.files(package).joinpath(filename).read_text()
+    source = kernel_source(package, filename)
     entries = "\n".join(
         f'extern "C" void host_entry_{i}(int grid, int block, void** args) '
         f"{{ host_launch({expression}, grid, block, args); }}"
