@@ -84,7 +84,6 @@ def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
     refused = [(comm is not None, "one process (not several MPI ranks)"),
                (stepping.integrator not in TABLEAUX,
                 f"explicit steps ({', '.join(TABLEAUX)})"),
-               (run["backend"] == "cupy", "the numpy backend"),
                (run["precision"] != "fp64", "fp64"),
                (case.physics["equations"] != "euler", "the Euler equations")]
     for refuse, what in refused:
@@ -92,7 +91,8 @@ def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
             raise ConfigError(f"{case.path}: [solver] method = 'dg' runs {what} so far")
     return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, degree=case.degree,
                     flux=case.scheme.flux, plan=plan, integrator=stepping.integrator,
-                    cfl=stepping.cfl, reference_area=case.reference_area, topology=topology)
+                    cfl=stepping.cfl, reference_area=case.reference_area, topology=topology,
+                    backend=run["backend"])
 
 
 def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSolver:

@@ -43,7 +43,8 @@ def _with_side_markers(points: np.ndarray, blocks: list[tuple[str, np.ndarray]],
 
 
 def grid_mesh(nx: int, ny: int, kind: str = "quad") -> Mesh:
-    """Unit square of ``nx`` by ``ny`` quads (or twice as many triangles), sides marked.
+    """Unit square of ``nx`` by ``ny`` quads (or twice as many triangles, or ``mixed``:
+    triangles on the left half, quads on the right), sides marked.
 
     Cells are numbered column by column (y fastest, then x);
     markers are ``left``, ``right``, ``bottom``, ``top``.
@@ -57,11 +58,17 @@ def grid_mesh(nx: int, ny: int, kind: str = "quad") -> Mesh:
     node = np.arange((nx + 1) * (ny + 1)).reshape(nx + 1, ny + 1)
     quads = np.column_stack([node[:-1, :-1].ravel(), node[1:, :-1].ravel(),
                              node[1:, 1:].ravel(), node[:-1, 1:].ravel()])
+    def split(quads):
+        tris = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+        return tris.reshape(2, -1, 3).transpose(1, 0, 2).reshape(-1, 3)
+
     if kind == "quad":
         blocks = [("quad", quads)]
+    elif kind == "mixed":  # triangles on the left half, quads on the right
+        left = points[quads].mean(axis=1)[:, 0] < 0.5
+        blocks = [("triangle", split(quads[left])), ("quad", quads[~left])]
     else:
-        tris = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
-        blocks = [("triangle", tris.reshape(2, -1, 3).transpose(1, 0, 2).reshape(-1, 3))]
+        blocks = [("triangle", split(quads))]
     return _with_side_markers(points, blocks, SIDES_2D, f"grid {nx}x{ny} {kind}")
 
 

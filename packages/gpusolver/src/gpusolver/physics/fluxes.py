@@ -38,6 +38,9 @@ def rusanov(gas: Gas, wl, wr, normal):
 #: Local Lax-Friedrichs, the DG literature's name for Rusanov's flux.
 FLUXES["llf"] = rusanov
 
+#: Flux name -> its code in the kernels (``enum Flux`` of ``physics/kernels/euler.cuh``).
+FLUX_CODES = {"roe": 0, "rusanov": 1, "llf": 1, "ausmpw+": 2}
+
 
 def _harten(eigenvalue, delta):
     """``|lambda|``, smoothed to a parabola below ``delta`` (Harten's entropy fix)."""

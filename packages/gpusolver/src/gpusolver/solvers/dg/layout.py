@@ -13,6 +13,7 @@ element and its length.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -28,8 +29,12 @@ class ElementGroup:
 
     Attributes
     ----------
+    shape : str
+        ``triangle`` or ``quad``.
     elements : numpy.ndarray
         Their indices (plan order).
+    corners : numpy.ndarray
+        ``(n, k, 2)`` corner coordinates, counter-clockwise.
     values : numpy.ndarray
         ``(n_modes, n_q)`` modes at the volume quadrature points.
     weighted_gradients : numpy.ndarray
@@ -40,7 +45,9 @@ class ElementGroup:
         ``(2, n_q, n)`` physical quadrature points.
     """
 
+    shape: str
     elements: np.ndarray
+    corners: np.ndarray
     values: np.ndarray
     weighted_gradients: np.ndarray
     weights: np.ndarray
@@ -69,9 +76,11 @@ class DGLayout:
         ``(2, n_faces)`` midpoints.
     face_weights : numpy.ndarray
         ``(n_qf,)`` Gauss weights on [0, 1].
-    left_trace, right_trace : numpy.ndarray
-        ``(n_faces, n_modes, n_qf)`` modes at the face's Gauss points (right: interior
-        faces only, zeros on the boundary).
+    trace_table : numpy.ndarray
+        ``(n_tables, n_modes, n_qf)`` modes at a face's Gauss points seen from an element:
+        one table per shape, local edge and direction (:func:`trace_index`).
+    trace_left, trace_right : numpy.ndarray
+        The table of each face's left element and of each interior face's right one.
     face_points : numpy.ndarray
         ``(2, n_qf, n_faces)`` physical Gauss points.
     n_interior : int
@@ -99,16 +108,29 @@ class DGLayout:
     area: np.ndarray
     face_centre: np.ndarray
     face_weights: np.ndarray
-    left_trace: np.ndarray
-    right_trace: np.ndarray
+    trace_table: np.ndarray
+    trace_left: np.ndarray
+    trace_right: np.ndarray
     face_points: np.ndarray
     n_interior: int
     markers: dict[str, tuple[int, int]]
     boundary_nodes: np.ndarray
     cell_order: np.ndarray
 
+    @cached_property
+    def left_trace(self) -> np.ndarray:
+        """``(n_faces, n_modes, n_qf)`` modes at each face's Gauss points, left element."""
+        return self.trace_table[self.trace_left]
 
-def _shape_functions(shape: str, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    @cached_property
+    def right_trace(self) -> np.ndarray:
+        """The same for the right elements of the interior faces (zeros elsewhere)."""
+        out = np.zeros((len(self.left), self.n_modes, len(self.face_weights)))
+        out[:self.n_interior] = self.trace_table[self.trace_right]
+        return out
+
+
+def shape_functions(shape: str, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Corner weights ``(k, n)`` and their reference derivatives ``(2, k, n)`` at ``ref``."""
     x, y = ref
     if shape == "triangle":
@@ -150,17 +172,30 @@ def _local_edges(corners: np.ndarray, cells: np.ndarray, a: np.ndarray, b: np.nd
     return edge, forward
 
 
-def _trace(shapes, corners, cells, edge, forward, t: np.ndarray, degree: int) -> np.ndarray:
-    """``(n, n_modes, n_qf)`` modes at line points ``t`` of each element's local edge."""
-    out = np.empty((len(cells), n_modes(degree), len(t)))
-    for shape, ref in CORNERS.items():
-        mask = shapes[cells] == shape
-        k = edge[mask]
-        s = np.where(forward[mask][:, None], t[None], 1.0 - t[None])  # (m, n_qf)
-        start, end = ref[k], ref[(k + 1) % len(ref)]
-        points = start[:, :, None] + s[:, None, :] * (end - start)[:, :, None]
-        values = basis(shape, degree).values(points.transpose(1, 0, 2).reshape(2, -1))
-        out[mask] = values.reshape(len(values), mask.sum(), len(t)).transpose(1, 0, 2)
+#: Shapes in the order of their trace tables.
+SHAPES = tuple(CORNERS)
+
+
+def trace_index(shape: np.ndarray, edge: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """Trace table of each element side: its shape name, local edge (0..3), direction."""
+    code = np.zeros(len(shape), dtype=np.int64)
+    for i, name in enumerate(SHAPES):
+        code[shape == name] = i
+    return code * 8 + 2 * edge + forward
+
+
+def trace_tables(degree: int, t: np.ndarray) -> np.ndarray:
+    """``(16, n_modes, n_qf)`` modes at line points ``t`` along each local edge of each
+    shape, forward (from its first corner) and backward; unused edges are zero."""
+    out = np.zeros((8 * len(SHAPES), n_modes(degree), len(t)))
+    for s, shape in enumerate(SHAPES):
+        ref = CORNERS[shape]
+        for k in range(len(ref)):
+            start, end = ref[k], ref[(k + 1) % len(ref)]
+            for forward in (0, 1):
+                along = t if forward else 1.0 - t
+                points = start[:, None] + along[None] * (end - start)[:, None]
+                out[s * 8 + 2 * k + forward] = basis(shape, degree).values(points)
     return out
 
 
@@ -191,7 +226,7 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
             continue
         k = len(CORNERS[shape])
         rule, b = element_rule(shape, strength), basis(shape, degree)
-        weights, derivatives = _shape_functions(shape, rule.points)
+        weights, derivatives = shape_functions(shape, rule.points)
         x = xy[corners[elements, :k]]  # (n_e, k, 2)
         points = np.einsum("kq,ekd->dqe", weights, x)
         jacobian = np.einsum("akq,ekd->daqe", derivatives, x)  # d x_d / d xi_a
@@ -208,19 +243,18 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
         inverse_mass[elements] = np.linalg.inv(np.einsum("mqe,nq->emn", weighted, values))
         perimeter = np.linalg.norm(x - np.roll(x, -1, axis=1), axis=2).sum(axis=1)
         size[elements] = 2.0 * jw.sum(axis=0) / perimeter
-        groups.append(ElementGroup(elements, values, physical * jw[None, None], jw, points))
+        groups.append(ElementGroup(shape, elements, x, values, physical * jw[None, None], jw,
+                                   points))
 
     faces = topology.face_nodes[plan.face_order][:, :2]
     left, right = plan.face_cells[:, 0], plan.face_cells[:, 1]
     a, b = faces[:, 0], faces[:, 1]
     rule = line_rule(strength)
     edge_l, forward_l = _local_edges(corners, left, a, b)
-    left_trace = _trace(shapes, corners, left, edge_l, forward_l, rule.points, degree)
     ni = plan.n_interior_faces
-    right_trace = np.zeros_like(left_trace)
     edge_r, forward_r = _local_edges(corners, right[:ni], a[:ni], b[:ni])
-    right_trace[:ni] = _trace(shapes, corners, right[:ni], edge_r, forward_r, rule.points,
-                              degree)
+    trace_left = trace_index(shapes[left], edge_l, forward_l)
+    trace_right = trace_index(shapes[right[:ni]], edge_r, forward_r)
     # the left element's edge runs counter-clockwise: its outward normal is (dy, -dx)
     start = np.where(forward_l, a, b)
     tangent = xy[np.where(forward_l, b, a)] - xy[start]
@@ -228,6 +262,6 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     normal = np.stack([tangent[:, 1], -tangent[:, 0]]) / length
     face_points = xy[a].T[:, None, :] + rule.points[None, :, None] * (xy[b] - xy[a]).T[:, None]
     return DGLayout(degree, m, n, groups, inverse_mass, size, left, right, normal, length,
-                    0.5 * (xy[a] + xy[b]).T, rule.weights, left_trace, right_trace,
-                    face_points, ni, plan.boundary_ranges(), faces[ni:],
-                    np.asarray(plan.cell_order))
+                    0.5 * (xy[a] + xy[b]).T, rule.weights, trace_tables(degree, rule.points),
+                    trace_left, trace_right, face_points, ni, plan.boundary_ranges(),
+                    faces[ni:], np.asarray(plan.cell_order))

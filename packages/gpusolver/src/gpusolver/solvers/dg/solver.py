@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpusolver.backends import get_backend
+from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
@@ -61,6 +61,9 @@ class DGSolver:
         ``exact(points (2, n), time) -> conserved (n_vars, n)``.
     reference_area : float
         Length that force coefficients are divided by.
+    backend : str
+        ``numpy`` (array code, the reference), ``cupy`` (the kernels of
+        :mod:`gpusolver.solvers.dg.fused`, the state on the GPU) or ``auto``.
 
     Examples
     --------
@@ -71,9 +74,8 @@ class DGSolver:
     True
     """
 
-    #: One process, on the CPU, in fp64 (the NumPy reference).
+    #: One process, in fp64.
     is_root = True
-    backend = get_backend("numpy")
     dtype = np.dtype(np.float64)
     #: No vortex-corrected far field here (checkpoints record it as 0).
     circulation = 0.0
@@ -81,7 +83,7 @@ class DGSolver:
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, degree: int = 1,
                  flux: str = "rusanov", plan: Plan | None = None, integrator: str = "rk4",
                  cfl: float = 0.5, exact: Callable | None = None, reference_area: float = 1.0,
-                 topology: Topology | None = None):
+                 topology: Topology | None = None, backend: str = "numpy"):
         topology = topology or Topology(mesh)
         plan = plan or make_plan(mesh, topology=topology)
         self.mesh = mesh
@@ -95,7 +97,7 @@ class DGSolver:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
         self.specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
                       else BoundarySpec.parse(name, value) for name, value in boundaries.items()}
-        self.gas, self.flux, self.exact = gas, get_flux(flux), exact
+        self.gas, self.flux, self.flux_name, self.exact = gas, get_flux(flux), flux, exact
         self.stages, self.cfl = TABLEAUX[integrator], cfl
         self.reference_area = reference_area
         self.wall_markers = [name for name, spec in self.specs.items()
@@ -105,7 +107,15 @@ class DGSolver:
         self.first_residual: float | None = None
         self.boundary_flux = None  # of the last rate: (n_vars, n_boundary_faces), integrated
         self._wall_flux = None
-        self.u = self.project(lambda x, t: uniform(gas, x))
+        self.backend = get_backend(backend)
+        # element means on the backend: per shape, its elements, mode values and weights
+        self._means = [tuple(self.backend.asarray(a) for a in (g.elements, g.values, g.weights))
+                       for g in self.layout.groups]
+        self.fused = None
+        if self.backend.name == "cupy":
+            from gpusolver.solvers.dg.fused import FusedDG
+            self.fused = FusedDG(self, self.backend)
+        self.u = self.backend.asarray(self.project(lambda x, t: uniform(gas, x)))
 
     # ------------------------------------------------------------------ projections
     def project(self, function: Callable) -> np.ndarray:
@@ -122,27 +132,32 @@ class DGSolver:
 
     def l2_error(self, function: Callable, variable: int = 0) -> float:
         """``||u_h - u||_2`` of one conserved variable over the domain."""
-        total = 0.0
+        total, u = 0.0, self.backend.to_host(self.u)
         for g in self.layout.groups:
             q, n = g.points.shape[1:]
             exact = function(g.points.reshape(2, -1), self.time)[variable].reshape(q, n)
-            difference = np.einsum("mq,me->qe", g.values, self.u[variable][:, g.elements]) - exact
+            difference = np.einsum("mq,me->qe", g.values, u[variable][:, g.elements]) - exact
             total += float((difference * difference * g.weights).sum())
         return total ** 0.5
 
-    def cell_averages(self, u: np.ndarray | None = None) -> np.ndarray:
+    def cell_averages(self, u=None):
         """``(n_vars, n_elements)`` element means of modal coefficients ``u`` (default:
-        the state), plan order."""
+        the state), plan order, on the backend."""
         u = self.u if u is None else u
-        out = np.empty((u.shape[0], self.layout.n_elements))
-        for g in self.layout.groups:
-            values = np.einsum("mq,vme->vqe", g.values, u[:, :, g.elements])
-            out[:, g.elements] = (values * g.weights).sum(axis=1) / g.weights.sum(axis=0)
+        xp = self.backend.xp
+        out = xp.empty((u.shape[0], self.layout.n_elements), dtype=u.dtype)
+        for elements, values, weights in self._means:
+            at_points = xp.einsum("mq,vme->vqe", values, u[:, :, elements])
+            out[:, elements] = (at_points * weights).sum(axis=1) / weights.sum(axis=0)
         return out
 
     # ------------------------------------------------------------------ right-hand side
-    def rate(self, u: np.ndarray) -> np.ndarray:
-        """``dU/dt`` of the modal coefficients ``u``."""
+    def rate(self, u):
+        """``dU/dt`` of the modal coefficients ``u`` (on the GPU: the fused kernels)."""
+        if self.fused is not None:
+            rate = self.fused.rate(u)
+            self.boundary_flux = self.fused.boundary_flux
+            return rate
         lay, gas = self.layout, self.gas
         total = np.zeros_like(u)
         for g in lay.groups:
@@ -171,25 +186,35 @@ class DGSolver:
         outside = np.empty_like(inside)
         outside[:, :, :ni] = gas.to_primitive(np.einsum(
             "fmq,vmf->vqf", lay.right_trace[:ni], u[:, :, lay.right[:ni]]))
+        outside[:, :, ni:] = self.ghost_states(inside[:, :, ni:])
         normal = np.repeat(lay.normal[:, None, :], n_qf, axis=1)
-        for name, (first, end) in lay.markers.items():
-            spec = self.specs[name]
-            w, n = inside[:, :, first:end].reshape(gas.n_vars, -1), normal[:, :, first:end]
-            n = n.reshape(2, -1)
-            if spec == EXACT:
-                points = lay.face_points[:, :, first:end].reshape(2, -1)
-                ghost = gas.to_primitive(self.exact(points, self.time))
-            else:
-                ghost = spec.condition.ghost(gas, w, n, spec.params)
-            outside[:, :, first:end] = ghost.reshape(gas.n_vars, n_qf, end - first)
         flat = (inside.reshape(gas.n_vars, -1), outside.reshape(gas.n_vars, -1),
                 normal.reshape(2, -1))
         return self.flux(gas, *flat).reshape(inside.shape)
 
+    def ghost_states(self, inside):
+        """Ghost states ``(n_vars, n_qf, n_boundary_faces)`` at the boundary faces' Gauss
+        points from the inside primitive states there (NumPy or CuPy arrays)."""
+        lay, gas = self.layout, self.gas
+        xp = array_module(inside)
+        ni, n_qf = lay.n_interior, inside.shape[1]
+        outside = xp.empty_like(inside)
+        for name, (first, end) in lay.markers.items():
+            spec, faces = self.specs[name], slice(first - ni, end - ni)
+            if spec == EXACT:
+                points = lay.face_points[:, :, first:end].reshape(2, -1)
+                ghost = xp.asarray(gas.to_primitive(self.exact(points, self.time)))
+            else:
+                normal = xp.asarray(np.repeat(lay.normal[:, None, first:end], n_qf, axis=1))
+                ghost = spec.condition.ghost(gas, inside[:, :, faces].reshape(gas.n_vars, -1),
+                                             normal.reshape(2, -1), spec.params)
+            outside[:, :, faces] = ghost.reshape(gas.n_vars, n_qf, end - first)
+        return outside
+
     # ------------------------------------------------------------------ time stepping
     def time_step(self) -> float:
         """The largest stable global step at the CFL number (mean states per element)."""
-        w = self.gas.to_primitive(self.cell_averages())
+        w = self.backend.to_host(self.gas.to_primitive(self.cell_averages()))
         speed = np.sqrt((w[1:-1] ** 2).sum(axis=0)) + self.gas.sound_speed(w)
         return float((self.cfl * self.layout.size
                       / ((2 * self.layout.degree + 1) * speed)).min())
@@ -218,14 +243,14 @@ class DGSolver:
         self.time += dt
         self.iteration += 1
         self._wall_flux = first["wall_flux"]
-        bad = self.gas.invalid(self.cell_averages())
+        bad = self.backend.to_host(self.gas.invalid(self.cell_averages()))
         if bad.any():
             element = int(np.argmax(bad))
             raise SolverDivergedError(
                 f"iteration {self.iteration}: the mean state of element "
                 f"{int(self.layout.cell_order[element])} is non-finite or has non-positive "
                 "density or pressure; lower the CFL number", self.iteration, element)
-        norms = np.sqrt((self.cell_averages(r0) ** 2).mean(axis=1))
+        norms = np.sqrt((self.backend.to_host(self.cell_averages(r0)) ** 2).mean(axis=1))
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
@@ -249,27 +274,29 @@ class DGSolver:
     def wall_forces(self) -> dict[str, Forces]:
         """Forces on every wall marker, and ``"total"``, at the start of the last step."""
         return wall_forces(self._wall_flux, self.layout, self.gas, self.wall_markers,
-                           self.reference_area)
+                           self.reference_area, to_host=self.backend.to_host)
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face midpoints ``(2, m)`` and face-mean pressure coefficients of one wall."""
-        return surface_pressure(self._wall_flux, self.layout, self.gas, marker)
+        return surface_pressure(self.backend.to_host(self._wall_flux), self.layout, self.gas,
+                                marker)
 
     def conserved(self) -> np.ndarray:
         """Modal coefficients ``(n_vars, n_modes, n_cells)`` in the file's cell order."""
-        out = np.empty_like(self.u)
-        out[:, :, self.layout.cell_order] = self.u
+        out = np.empty(self.u.shape)
+        out[:, :, self.layout.cell_order] = self.backend.to_host(self.u)
         return out
 
     def set_conserved(self, u: np.ndarray) -> None:
         """Set the modal coefficients from the file's cell order (exactly)."""
         # C order, as the steps leave it: the sums' rounding depends on the layout
-        self.u = np.ascontiguousarray(np.asarray(u, dtype=np.float64)[:, :, self.layout.cell_order])
+        self.u = self.backend.asarray(np.ascontiguousarray(
+            np.asarray(u, dtype=np.float64)[:, :, self.layout.cell_order]))
 
     def primitive(self) -> np.ndarray:
         """Primitive element means ``(n_vars, n_cells)`` in the file's cell order."""
         out = np.empty((self.gas.n_vars, self.layout.n_elements))
-        out[:, self.layout.cell_order] = self.cell_averages()
+        out[:, self.layout.cell_order] = self.backend.to_host(self.cell_averages())
         return self.gas.to_primitive(out)
 
 

@@ -30,13 +30,13 @@ from gpusolver.backends.cuda import real_type
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
+from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 
 #: Condition name -> the kernel's condition code (``enum Condition``).
 CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
                    "no-slip-isothermal": 2, "farfield": 3, "supersonic-inflow": 4,
                    "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
-FLUX_CODES = {"roe": 0, "rusanov": 1, "llf": 1, "ausmpw+": 2}
 GRADIENT_CODES = {"least-squares": 0, "green-gauss": 1}
 UNLIMITED, VENKATAKRISHNAN, FROZEN, RATCHET = 0, 1, 2, 3  # enum Limiter
 STORE, ATOMIC, PLAIN = 0, 1, 2

@@ -1,0 +1,198 @@
+// The right-hand side of modal DG for the 2-D Euler equations in three kernels, the
+// device twin of gpusolver/solvers/dg/solver.py (DGSolver.rate, the NumPy reference):
+//
+//   volume_kernel  one thread per element of one shape: the state at each volume Gauss
+//                  point, the physical flux mapped to the reference element by the
+//                  Jacobian's cofactors (computed from the corners there), and the sum
+//                  over points of the reference gradients times it; writes the element's
+//                  rows of the right-hand side;
+//   face_kernel    one thread per face: both traces at each face Gauss point (the ghost
+//                  state, given, on the boundary), the Riemann flux (template argument),
+//                  subtracted from the left element's rows and added to the right one's
+//                  with atomics; boundary faces also sum it over their Gauss points into
+//                  boundary_flux (zeroed by the caller; wall forces);
+//   mass_kernel    one thread per element: the inverse mass matrix times its rows.
+//
+// Layout: modal coefficients variable-major then mode, [(v * M + m) * n + e] in the plan's
+// element order; reference tables [m * NQ + q] (values), [(a * M + m) * NQ + q]
+// (gradients along the reference axis a); corners of a group's element i at
+// [(2 * k + d) * n_group + i]. fp32 and fp64 from one source.
+
+#include "../../../physics/kernels/euler.cuh"
+
+constexpr int NV = 4;  // rho, rho u, rho v, E
+
+template <typename real>
+__device__ __forceinline__ void to_primitive(const real U[NV], real gamma, real w[NV]) {
+    w[0] = U[0];
+    w[1] = U[1] / U[0];
+    w[2] = U[2] / U[0];
+    w[3] = (gamma - real(1)) * (U[3] - real(0.5) * U[0] * (w[1] * w[1] + w[2] * w[2]));
+}
+
+template <typename real, int K, int M, int NQ>
+__global__ void __launch_bounds__(128) volume_kernel(
+    int n_group, int n_elements, const int* __restrict__ elements,
+    const real* __restrict__ corners, const real* __restrict__ values,
+    const real* __restrict__ gradients, const real* __restrict__ weights,
+    const real* __restrict__ shape_gradients, const real* __restrict__ u, real* rhs,
+    real gamma) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_group) return;
+    const int e = elements[i];
+    real c[NV][M], acc[NV][M];
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            c[v][m] = u[(v * M + m) * n_elements + e];
+            acc[v][m] = 0;
+        }
+    real x[K][2];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int d = 0; d < 2; ++d) x[k][d] = corners[(2 * k + d) * n_group + i];
+    for (int q = 0; q < NQ; ++q) {
+        real U[NV], w[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            U[v] = 0;
+#pragma unroll
+            for (int m = 0; m < M; ++m) U[v] += values[m * NQ + q] * c[v][m];
+        }
+        to_primitive(U, gamma, w);
+        // J[d][a] = d x_d / d xi_a; the cofactors B[a][d] = det(J) d xi_a / d x_d
+        real J[2][2] = {{0, 0}, {0, 0}};
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+#pragma unroll
+            for (int a = 0; a < 2; ++a) {
+                const real dn = shape_gradients[(a * K + k) * NQ + q];
+                J[0][a] += dn * x[k][0];
+                J[1][a] += dn * x[k][1];
+            }
+        const real B[2][2] = {{J[1][1], -J[0][1]}, {-J[1][0], J[0][0]}};
+        real F[2][NV];
+        const real ex[2] = {1, 0}, ey[2] = {0, 1};
+        euler_flux<real, 2>(w, ex, gamma, F[0]);
+        euler_flux<real, 2>(w, ey, gamma, F[1]);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            const real g0 = weights[q] * (B[0][0] * F[0][v] + B[0][1] * F[1][v]);
+            const real g1 = weights[q] * (B[1][0] * F[0][v] + B[1][1] * F[1][v]);
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+                acc[v][m] += gradients[m * NQ + q] * g0 + gradients[(M + m) * NQ + q] * g1;
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+        for (int m = 0; m < M; ++m) rhs[(v * M + m) * n_elements + e] = acc[v][m];
+}
+
+template <typename real, int M, int NQF, int FLUX>
+__global__ void __launch_bounds__(128) face_kernel(
+    int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
+    const int* __restrict__ right, const int* __restrict__ trace_left,
+    const int* __restrict__ trace_right, const real* __restrict__ tables,
+    const real* __restrict__ normal, const real* __restrict__ area,
+    const real* __restrict__ weights, const real* __restrict__ u,
+    const real* __restrict__ ghost, real* rhs, real* __restrict__ boundary_flux,
+    real gamma) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= n_faces) return;
+    const bool interior = f < n_interior;
+    const int l = left[f], r = interior ? right[f] : -1;
+    const real* tl = tables + trace_left[f] * M * NQF;
+    const real* tr = interior ? tables + trace_right[f] * M * NQF : nullptr;
+    const real n[2] = {normal[f], normal[n_faces + f]};
+    const int n_boundary = n_faces - n_interior;
+    for (int q = 0; q < NQF; ++q) {
+        real UL[NV], wl[NV], wr[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            UL[v] = 0;
+#pragma unroll
+            for (int m = 0; m < M; ++m) UL[v] += tl[m * NQF + q] * u[(v * M + m) * n_elements + l];
+        }
+        to_primitive(UL, gamma, wl);
+        if (interior) {
+            real UR[NV];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                UR[v] = 0;
+#pragma unroll
+                for (int m = 0; m < M; ++m)
+                    UR[v] += tr[m * NQF + q] * u[(v * M + m) * n_elements + r];
+            }
+            to_primitive(UR, gamma, wr);
+        } else {
+#pragma unroll
+            for (int v = 0; v < NV; ++v)
+                wr[v] = ghost[(v * NQF + q) * n_boundary + (f - n_interior)];
+        }
+        real flux[NV];
+        riemann<real, 2, FLUX>(wl, wr, n, gamma, flux);
+        const real weight = weights[q] * area[f];
+        if (!interior) {
+#pragma unroll
+            for (int v = 0; v < NV; ++v)
+                boundary_flux[v * n_boundary + f - n_interior] += weight * flux[v];
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v)
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                atomicAdd(&rhs[(v * M + m) * n_elements + l], -weight * tl[m * NQF + q] * flux[v]);
+                if (interior)
+                    atomicAdd(&rhs[(v * M + m) * n_elements + r], weight * tr[m * NQF + q] * flux[v]);
+            }
+    }
+}
+
+// The inside primitive state at each boundary face Gauss point, [(v * NQF + q) * nb + b]
+// (what the boundary conditions turn into ghost states).
+template <typename real, int M, int NQF>
+__global__ void __launch_bounds__(128) boundary_trace_kernel(
+    int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
+    const int* __restrict__ trace_left, const real* __restrict__ tables,
+    const real* __restrict__ u, real* __restrict__ inside, real gamma) {
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    const int n_boundary = n_faces - n_interior;
+    if (b >= n_boundary) return;
+    const int f = n_interior + b, l = left[f];
+    const real* tl = tables + trace_left[f] * M * NQF;
+    for (int q = 0; q < NQF; ++q) {
+        real U[NV], w[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            U[v] = 0;
+#pragma unroll
+            for (int m = 0; m < M; ++m) U[v] += tl[m * NQF + q] * u[(v * M + m) * n_elements + l];
+        }
+        to_primitive(U, gamma, w);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) inside[(v * NQF + q) * n_boundary + b] = w[v];
+    }
+}
+
+template <typename real, int M>
+__global__ void __launch_bounds__(128) mass_kernel(int n_elements,
+                                                   const real* __restrict__ inverse_mass,
+                                                   const real* __restrict__ rhs,
+                                                   real* __restrict__ rate) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_elements) return;
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            real sum = 0;
+#pragma unroll
+            for (int k = 0; k < M; ++k)
+                sum += inverse_mass[(m * M + k) * n_elements + e] * rhs[(v * M + k) * n_elements + e];
+            rate[(v * M + m) * n_elements + e] = sum;
+        }
+}
