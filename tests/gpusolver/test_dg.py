@@ -227,3 +227,19 @@ def test_dg_steps_in_kernels_match_the_numpy_steps(backend):
                                atol=1e-14)
     forces = [s.wall_forces()["total"].force for s in solvers]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-11, atol=1e-14)
+
+
+def test_the_dg_benchmark_times_every_ordering_degree_and_precision():
+    from gpusolver.bench.dg import COLUMNS, run_dg_benchmark
+
+    if compiler() is None:
+        pytest.skip("no C++ compiler for the host-compiled kernels")
+    rows = run_dg_benchmark(grid_mesh(4, 4, "mixed"), orderings=["native", "rcm"],
+                            degrees=[1, 2], precisions=["fp64"], repeats=2, cpu=True,
+                            backend="numpy", log=lambda s: None)
+    assert [(r["ordering"], r["degree"]) for r in rows] == [("native", 1), ("native", 2),
+                                                          ("rcm", 1), ("rcm", 2)]
+    for row in rows:
+        assert set(COLUMNS) <= set(row)
+        assert row["dofs"] == row["elements"] * (row["degree"] + 1) * (row["degree"] + 2) // 2
+        assert row["s_per_dof_rhs"] > 0 and row["gpu_vs_cpu"] > 0

@@ -13,6 +13,8 @@ import time
 
 from gpusolver import __version__
 from gpusolver.backends import PRECISIONS, cupy_available
+from gpusolver.bench.dg import COLUMNS as DG_COLUMNS
+from gpusolver.bench.dg import run_dg_benchmark
 from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
@@ -39,8 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("case", help="case file, e.g. case.toml")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     b = sub.add_parser("bench", help="time the FV kernels and residual per ordering, "
-                       "strategy and precision")
+                       "strategy and precision (or the DG right-hand side per degree)")
     _mesh_source(b)
+    b.add_argument("--solver", choices=("fv", "dg"), default="fv",
+                   help="fv (default) or dg: the DG right-hand side per ordering, degree and "
+                        "precision (--degrees; --strategies and --residual-orderings unused)")
+    b.add_argument("--degrees", default="1,2,3", help="dg: polynomial degrees, comma-separated")
     b.add_argument("--orderings", default="native,rcm,metis,random",
                    help="cell orderings to time, comma-separated (meshorder's and the peers')")
     b.add_argument("--strategies", default=",".join(STRATEGIES),
@@ -148,6 +154,8 @@ def bench(args: argparse.Namespace) -> int:
     residual_orderings = (names(args.residual_orderings, valid_orderings(), "ordering(s)")
                           if args.residual_orderings else [])
     need_gpu("gpusolver bench")
+    if args.solver == "dg":
+        return _bench_dg(args, orderings, precisions)
     mesh = load_bench_mesh(args)
     rows = run_solver_benchmark(
         mesh, orderings=orderings, strategies=strategies,
@@ -155,6 +163,18 @@ def bench(args: argparse.Namespace) -> int:
         residual_orderings=tuple(residual_orderings),
         cpu=args.cpu, log=lambda s: print(s, flush=True))
     text = table(SOLVER_COLUMNS, [[r.get(c, "") for c in SOLVER_COLUMNS] for r in rows])
+    print(text)
+    write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
+def _bench_dg(args: argparse.Namespace, orderings: list[str], precisions: list[str]) -> int:
+    degrees = [int(d) for d in names(args.degrees, ("0", "1", "2", "3"), "degree(s)")]
+    mesh = load_bench_mesh(args)
+    rows = run_dg_benchmark(mesh, orderings=orderings, degrees=degrees, precisions=precisions,
+                            repeats=args.repeats, cpu=args.cpu,
+                            log=lambda s: print(s, flush=True))
+    text = table(DG_COLUMNS, [[r.get(c, "") for c in DG_COLUMNS] for r in rows])
     print(text)
     write_results(rows, text, args.json, args.markdown)
     return 0
