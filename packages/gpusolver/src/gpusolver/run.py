@@ -97,9 +97,11 @@ def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
 
 def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSolver:
     stepping = case.stepping
-    if not stepping.local_time_step or stepping.integrator not in TABLEAUX:
-        raise ConfigError(f"runs on several ranks take explicit local steps for now "
-                          f"({', '.join(TABLEAUX)} with local_time_step = true)")
+    if (not stepping.local_time_step or stepping.integrator not in (*TABLEAUX, "lusgs")
+            or stepping.multigrid):
+        raise ConfigError(f"runs on several ranks take explicit or LU-SGS local steps "
+                          f"without multigrid for now ({', '.join(TABLEAUX)} or lusgs, with "
+                          f"local_time_step = true)")
     if plan is None:
         plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
     if plan.n_parts != comm.size:
@@ -107,7 +109,8 @@ def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSo
                           f"ranks; make it with `meshorder reorder --partitions {comm.size}`")
     return PartitionedSolver(
         mesh, case.gas_for(mesh.dim), case.boundaries, plan, scheme=case.scheme,
-        integrator=stepping.integrator, cfl=stepping.cfl, backend=case.run["backend"],
+        integrator=stepping.integrator, cfl=stepping.cfl, cfl_max=stepping.cfl_max,
+        sweeps=stepping.sweeps, backend=case.run["backend"],
         precision=case.run["precision"], reference_area=case.reference_area,
         topology=topology, transport=functools.partial(MpiHost, comm))
 

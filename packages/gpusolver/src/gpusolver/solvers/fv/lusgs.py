@@ -119,6 +119,20 @@ def sweep_levels(host: FVGeometry, plan: Plan | None = None, colours: bool = Fal
     return hyperplanes.colour_levels(graph) if colours else hyperplanes.sweep_levels(graph)
 
 
+def own_levels(host: FVGeometry, n_own: int, colours: bool = False) -> tuple[Levels, Levels]:
+    """Sweep levels of the first ``n_own`` cells only (a mesh part's own cells): the rest
+    (its halo) are in no level and never upstream, so their change stays zero and the
+    coupling across parts is lagged (block Jacobi between parts, Gauss-Seidel inside)."""
+    ni = host.n_interior
+    left, right = host.left[:ni], host.right[:ni]
+    inside = (left < n_own) & (right < n_own)
+    graph = CSR.from_pairs(left[inside], right[inside], n_own)
+    levels = hyperplanes.colour_levels(graph) if colours else hyperplanes.sweep_levels(graph)
+    never = np.full(host.n_cells - n_own, np.iinfo(np.int64).max)
+    return tuple(Levels(np.concatenate([lv.level, never]), lv.order, lv.offsets)
+                 for lv in levels)
+
+
 def is_upstream(level: Levels, neighbour: np.ndarray, cells: np.ndarray) -> np.ndarray:
     """Whether each neighbour ``(m, width)`` of ``cells`` comes before its cell in the
     sweep of ``level``: in an earlier level (never the cell itself, in unused slots)."""
@@ -147,15 +161,19 @@ class LUSGS:
         must exist); by default when the discretisation runs fused kernels.
     colours : bool
         Without the plan's levels: sweep by cell colours rather than hyperplanes.
+    levels : tuple of Levels, optional
+        The forward and backward levels to sweep, given (e.g. :func:`own_levels` of a
+        mesh part); they take precedence over the plan's.
     """
 
     def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA,
-                 plan: Plan | None = None, kernels: bool | None = None, colours: bool = False):
+                 plan: Plan | None = None, kernels: bool | None = None, colours: bool = False,
+                 levels: tuple[Levels, Levels] | None = None):
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
         slots = cell_slots(host)
-        levels = sweep_levels(host, plan, colours)
+        levels = levels or sweep_levels(host, plan, colours)
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
         self.kernels = (LevelKernels(d.fused, slots, levels, omega)

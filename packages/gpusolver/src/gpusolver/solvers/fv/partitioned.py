@@ -1,5 +1,11 @@
 """The finite-volume solver on the parts of a partitioned plan, exchanging halos.
 
+Explicit Runge-Kutta steps give the one-part answer at every step. LU-SGS steps sweep
+each part's own cells (:func:`gpusolver.solvers.fv.lusgs.own_levels`) with the halo's
+change taken as zero: Gauss-Seidel inside a part, block Jacobi between parts (the
+coupling the LU-SGS papers use across GPUs). The steady state is the same; the steps to
+it differ a little from one part's.
+
 Each part (``meshorder reorder --partitions N``) runs the single-mesh discretisation on
 its own cells plus a two-layer halo (:mod:`gpusolver.layout.parts`); before every
 residual evaluation the halo states are refreshed from the parts that own them, by a
@@ -17,7 +23,7 @@ import operator
 import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
-from gpusolver.errors import ConfigError
+from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.layout.parts import PartLayout, part_layout
@@ -25,6 +31,8 @@ from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, own_levels
+from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
 from meshorder import Mesh, Topology
 from meshorder.plan import Plan
 
@@ -50,7 +58,7 @@ class PerPart(list):
 
 
 class PartitionedSolver:
-    """Explicit Runge-Kutta steps on the parts of a partitioned plan.
+    """Explicit Runge-Kutta or LU-SGS steps on the parts of a partitioned plan.
 
     Parameters
     ----------
@@ -63,8 +71,14 @@ class PartitionedSolver:
         Made with ``partitions`` > 1.
     scheme : Scheme, optional
     integrator : str
-        A name in :data:`gpusolver.integrators.explicit.TABLEAUX`.
+        A name in :data:`gpusolver.integrators.explicit.TABLEAUX`, or ``lusgs``.
     cfl : float
+        The CFL number (LU-SGS: the first one).
+    cfl_max : float, optional
+        LU-SGS: ramp the CFL number with the residual's fall up to this
+        (:func:`~gpusolver.solvers.fv.solver.ramped_cfl`).
+    sweeps : str
+        LU-SGS levels inside each part: ``hyperplanes`` or ``colours``.
     backend, precision : str
     reference_area : float
     topology : Topology, optional
@@ -76,15 +90,19 @@ class PartitionedSolver:
 
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, plan: Plan, *,
                  scheme: Scheme | None = None, integrator: str = "rk4", cfl: float = 1.0,
+                 cfl_max: float | None = None, sweeps: str = "hyperplanes",
                  backend: str = "numpy", precision: str = "fp64", reference_area: float = 1.0,
                  topology: Topology | None = None, transport=None):
         split = plan.partition()
         if split is None:
             raise ConfigError("the plan has no partitions; make it with "
                               "`meshorder reorder --partitions N`")
-        if integrator not in TABLEAUX:
-            raise ConfigError(f"partitioned runs step explicitly; time_integrator must be one "
-                              f"of {', '.join(TABLEAUX)}, not {integrator!r}")
+        if integrator not in (*TABLEAUX, "lusgs"):
+            raise ConfigError(f"partitioned runs take explicit or LU-SGS steps; "
+                              f"time_integrator must be one of {', '.join(TABLEAUX)} or "
+                              f"lusgs, not {integrator!r}")
+        if sweeps not in SWEEPS:
+            raise ConfigError(f"unknown sweeps {sweeps!r}; valid: {', '.join(SWEEPS)}")
         specs = {name: value if isinstance(value, BoundarySpec) else BoundarySpec.parse(name, value)
                  for name, value in boundaries.items()}
         if any(spec.condition.name == "periodic" or spec.params.get("vortex")
@@ -94,7 +112,8 @@ class PartitionedSolver:
         self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
         self.mesh, self.gas, self.cfl, self.reference_area = mesh, gas, cfl, reference_area
-        self.stages = TABLEAUX[integrator]
+        self.stages = TABLEAUX.get(integrator)
+        self.start_cfl, self.cfl_max = cfl, cfl_max
         self.host = build_geometry(mesh, topology or Topology(mesh), plan)
         layouts = [part_layout(self.host, int(a), int(b))
                    for a, b in itertools.pairwise(split.offsets)]
@@ -109,6 +128,13 @@ class PartitionedSolver:
                            {name: specs[name] for name in layout.geometry.markers}, "atomic",
                            self.backend, self.dtype, kernels="arrays")
             for layout in self.layouts]
+        #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
+        self.lusgs = None
+        if integrator == "lusgs":
+            self.lusgs = [LUSGS(d, layout.geometry, kernels=False,
+                                levels=own_levels(layout.geometry, layout.n_own,
+                                                  sweeps == "colours"))
+                          for d, layout in zip(self.discretisations, self.layouts, strict=True)]
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
         self.states = [self._uniform(layout) for layout in self.layouts]
         self.iteration = 0
@@ -166,6 +192,8 @@ class PartitionedSolver:
 
     def step(self) -> np.ndarray:
         """One step of every part; the RMS of ``dU/dt`` per variable before it."""
+        if self.lusgs is not None:
+            return self._lusgs_step()
         self.transport.exchange(self.states)
         dt = PerPart(self.cfl * d.geometry.volume / d.spectral_radius(state)
                      for d, state in zip(self.discretisations, self.states, strict=True))
@@ -180,6 +208,42 @@ class PartitionedSolver:
             return rates
 
         self.states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
+        return self._finish(first_rates, boundary)
+
+    def _lusgs_step(self) -> np.ndarray:
+        """One LU-SGS step of every part (retried at smaller CFL numbers if a state goes
+        bad anywhere), then the CFL ramp."""
+        self.transport.exchange(self.states)
+        parts = []
+        for d, u in zip(self.discretisations, self.states, strict=True):
+            speeds = d.face_wave_speeds(u)
+            parts.append((speeds, d.residual(u), d.boundary_flux))
+        for attempt in range(RETRIES + 1):
+            news = []
+            for d, lusgs, u, (speeds, residual, _) in zip(
+                    self.discretisations, self.lusgs, self.states, parts, strict=True):
+                dt = self.cfl * d.geometry.volume / d.spectral_radius(u, speeds)
+                news.append(u + lusgs(u, residual, dt, speeds))
+            bad = sum(int(self.backend.to_host(self.gas.invalid(u[:, :layout.n_own])).sum())
+                      for u, layout in zip(news, self.layouts, strict=True))
+            if self.transport.sum(np.array([bad]))[0] == 0 or attempt == RETRIES:
+                break
+            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+        if self.transport.sum(np.array([bad]))[0]:
+            raise SolverDivergedError(f"iteration {self.iteration + 1}: a state went non-finite "
+                                      "or non-positive in density or pressure; lower the CFL "
+                                      "number", self.iteration + 1, -1)
+        self.states = news
+        rates = [residual / d.geometry.volume
+                 for d, (_, residual, _) in zip(self.discretisations, parts, strict=True)]
+        norms = self._finish(rates, [flux for *_, flux in parts])
+        if self.cfl_max is not None:
+            self.cfl = ramped_cfl(self.start_cfl, self.cfl, norms[0] / self.first_residual,
+                                  self.cfl_max)
+        return norms
+
+    def _finish(self, first_rates: list, boundary: list) -> np.ndarray:
+        """Count the step, keep the wall fluxes; the RMS of the rates over all own cells."""
         self.iteration += 1
         self._wall_flux = self._gather_wall_flux(boundary)
         squares = np.zeros(self.gas.n_vars)

@@ -94,6 +94,20 @@ STALL_STEPS = 10
 EXPLICIT_STALL_STEPS = 500
 
 
+def ramped_cfl(start: float, current: float, fall: float, cfl_max: float) -> float:
+    """Switched evolution relaxation: the CFL number ``start / fall`` (``fall``: the density
+    residual over the first step's), never below ``current`` while the residual is below
+    the first one, and at most ``cfl_max``.
+
+    Examples
+    --------
+    >>> ramped_cfl(10.0, 10.0, 1e-2, 1e4), ramped_cfl(10.0, 500.0, 0.1, 1e4)
+    (1000.0, 500.0)
+    """
+    ramped = start / max(fall, 1e-300)
+    return min(cfl_max, max(current, ramped) if fall < 1 else ramped)
+
+
 def _colour_sweeps(stepping: Stepping, plan: Plan | None) -> bool:
     """Whether LU-SGS sweeps by cell colour; refuses a plan whose levels are the other
     kind."""
@@ -364,8 +378,7 @@ class Solver:
         fall = density_residual / max(self.first_residual, 1e-300)
         cfl_max = self.stepping.cfl_max
         if cfl_max is not None and self.lusgs is not None:
-            ramped = self.stepping.cfl / max(fall, 1e-300)
-            self.cfl = min(cfl_max, max(self.cfl, ramped) if fall < 1 else ramped)
+            self.cfl = ramped_cfl(self.stepping.cfl, self.cfl, fall, cfl_max)
         if density_residual < 0.9 * self._best_residual:
             self._best_residual, self._since_best = density_residual, 0
         else:
