@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpusolver.backends import Backend
-from gpusolver.backends.cuda import real_type
+from gpusolver.backends.cuda import grid, real_type
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.solvers.dg.layout import shape_functions
 from gpusolver.solvers.dg.reference import CORNERS, basis, element_rule
@@ -75,9 +75,6 @@ class FusedDG:
         self.gamma = self.dtype.type(solver.gas.gamma)
         self.boundary_flux = None
 
-    def _grid(self, n: int) -> tuple[int]:
-        return (max(1, (n + BLOCK - 1) // BLOCK),)
-
     def rate(self, u):
         """``dU/dt`` of modal coefficients ``u`` ``(n_vars, n_modes, n_elements)``; sets
         :attr:`boundary_flux` (each boundary face's flux, integrated) as the NumPy rate
@@ -88,22 +85,22 @@ class FusedDG:
         i32 = np.int32
         rhs = xp.empty_like(u)
         for name, elements, corners, values, gradients, weights, shapes in self.groups:
-            self.kernels[name](self._grid(len(elements)), (BLOCK,),
+            self.kernels[name](grid(len(elements), BLOCK), (BLOCK,),
                                (i32(len(elements)), i32(n), elements, corners, values,
                                 gradients, weights, shapes, u, rhs, self.gamma))
         left, right, trace_left, trace_right, tables, normal, area, face_weights = self.faces
         inside = xp.empty((u.shape[0], nqf, nf - ni), self.dtype)
-        self.kernels[self.trace_name](self._grid(nf - ni), (BLOCK,),
+        self.kernels[self.trace_name](grid(nf - ni, BLOCK), (BLOCK,),
                                       (i32(nf), i32(ni), i32(n), left, trace_left, tables, u,
                                        inside, self.gamma))
         ghost = xp.ascontiguousarray(self.solver.ghost_states(inside), dtype=self.dtype)
         boundary_flux = xp.zeros((u.shape[0], nf - ni), self.dtype)
-        self.kernels[self.face_name](self._grid(nf), (BLOCK,),
+        self.kernels[self.face_name](grid(nf, BLOCK), (BLOCK,),
                                      (i32(nf), i32(ni), i32(n), left, right, trace_left,
                                       trace_right, tables, normal, area, face_weights, u,
                                       ghost, rhs, boundary_flux, self.gamma))
         self.boundary_flux = boundary_flux
         rate = xp.empty_like(u)
-        self.kernels[self.mass_name](self._grid(n), (BLOCK,),
+        self.kernels[self.mass_name](grid(n, BLOCK), (BLOCK,),
                                      (i32(n), self.inverse_mass, rhs, rate))
         return rate

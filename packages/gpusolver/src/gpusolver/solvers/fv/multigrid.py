@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpusolver.backends.cuda import real_type
+from gpusolver.backends.cuda import grid, real_type
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.errors import ConfigError
 from gpusolver.layout.agglomeration import coarse_geometry
@@ -201,7 +201,6 @@ class Multigrid:
         return u if bool(d.gas.invalid(new).any()) else new
 
 
-
 #: Threads per block of the transfer kernels (``kernels/multigrid.cu``).
 BLOCK = 256
 
@@ -284,9 +283,9 @@ class MultigridKernels:
             first, new = steps.states
             first[...] = current
             steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
-            self.select(_grid(first.size), (BLOCK,), (np.int32(first.size), steps.bad_cell,
-                                                     np.int32(NO_BAD_CELL), new, first,
-                                                     b["state"]))
+            self.select(grid(first.size, BLOCK), (BLOCK,),
+                        (np.int32(first.size), steps.bad_cell, np.int32(NO_BAD_CELL), new,
+                         first, b["state"]))
             current = b["state"]
             if k + 1 < len(mg.levels):
                 f.update(f.face_pass(current, NULL, VENKATAKRISHNAN, NULL, speed=False),
@@ -301,9 +300,5 @@ class MultigridKernels:
         """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level."""
         n_coarse = b["start"].shape[1]
         extra = (self.gamma,) if kernel is self.prolong else ()
-        kernel(_grid(n_fine), (BLOCK,), (np.int32(n_fine), np.int32(n_coarse), b["coarse"],
-                                         *arrays, *extra))
-
-
-def _grid(n: int) -> tuple[int]:
-    return (max(1, (n + BLOCK - 1) // BLOCK),)
+        kernel(grid(n_fine, BLOCK), (BLOCK,),
+               (np.int32(n_fine), np.int32(n_coarse), b["coarse"], *arrays, *extra))
