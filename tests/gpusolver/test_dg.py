@@ -149,6 +149,9 @@ def test_bad_input_is_refused():
         DGSolver(grid_mesh(2, 2), gas, dict.fromkeys(FARFIELD_SQUARE, "exact"))
     with pytest.raises(ConfigError, match="integrator"):
         DGSolver(grid_mesh(2, 2), gas, FARFIELD_SQUARE, integrator="euler")
+    vortex_far_field = FARFIELD_SQUARE | {"top": {"type": "farfield", "vortex": True}}
+    with pytest.raises(ConfigError, match="no periodic or vortex far-field boundaries"):
+        DGSolver(grid_mesh(2, 2), gas, vortex_far_field)
 
 
 BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,

@@ -97,6 +97,11 @@ class DGSolver:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
         self.specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
                       else BoundarySpec.parse(name, value) for name, value in boundaries.items()}
+        unsupported = [name for name, spec in self.specs.items() if spec != EXACT and (
+            spec.condition.name == "periodic" or spec.params.get("vortex"))]
+        if unsupported:
+            raise ConfigError(f"the DG solver has no periodic or vortex far-field boundaries "
+                              f"yet ({', '.join(unsupported)})")
         self.gas, self.flux, self.flux_name, self.exact = gas, get_flux(flux), flux, exact
         self.stages, self.cfl = TABLEAUX[integrator], cfl
         self.reference_area = reference_area
