@@ -246,3 +246,18 @@ def test_the_dg_benchmark_times_every_ordering_degree_and_precision():
         assert set(COLUMNS) <= set(row)
         assert row["dofs"] == row["elements"] * (row["degree"] + 1) * (row["degree"] + 2) // 2
         assert row["s_per_dof_rhs"] > 0 and row["gpu_vs_cpu"] > 0
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+def test_the_high_order_view_shows_the_polynomials_at_the_sub_cell_corners(degree):
+    mesh = grid_mesh(6, 5, "mixed")  # affine elements: a linear field is in the space
+    solver = DGSolver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=degree)
+
+    def linear(points, t):  # exactly representable at any degree >= 1
+        rho = 1.0 + 0.2 * points[0] - 0.1 * points[1]
+        return np.stack([rho, 0.3 * rho, 0.1 * rho, 2.5 + 0.0 * rho])
+
+    solver.u = solver.project(linear)
+    points, blocks, w = solver.high_order_view()
+    assert sum(len(cells) for _, cells in blocks) == (degree + 1) ** 2 * mesh.n_cells
+    np.testing.assert_allclose(w[0], linear(points.T, 0.0)[0], rtol=1e-12)

@@ -292,7 +292,11 @@ def test_a_dg_case_runs_writes_every_output_and_restarts_exactly(tmp_path):
     out = tmp_path / "a"
     assert sorted(p.name for p in out.iterdir()) == ["checkpoint.npz", "cp_bottom.csv",
                                                      "forces.csv", "history.csv",
-                                                     "solution.vtu"]
+                                                     "solution.vtu",
+                                                     "solution_high_order.vtu"]
+    view = meshio.read(out / "solution_high_order.vtu")
+    assert sum(len(block.data) for block in view.cells) == 9 * straight.layout.n_elements
+    assert np.all(view.point_data["density"] > 0)
     history = np.genfromtxt(out / "history.csv", delimiter=",", names=True)
     assert history["iteration"].tolist() == [1, 2, 3, 4]
     assert np.all(np.isfinite(history["cl"]))

@@ -15,7 +15,12 @@ from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
 from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
-from gpusolver.io.output import write_forces, write_solution, write_surface_pressure
+from gpusolver.io.output import (
+    write_forces,
+    write_high_order_solution,
+    write_solution,
+    write_surface_pressure,
+)
 from gpusolver.monitors.history import History
 from gpusolver.parallel import MpiHost, mpi_world
 from gpusolver.solvers.dg.solver import DGSolver
@@ -183,4 +188,7 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
         cp_files = write_surface_pressure(out, solver)
         write_solution(out / "solution.vtu", solver)
         files += [out / "forces.csv", *cp_files, out / "solution.vtu"]
+        if isinstance(solver, DGSolver):
+            write_high_order_solution(out / "solution_high_order.vtu", solver)
+            files.append(out / "solution_high_order.vtu")
     return RunResult(solver, files if root else [], converged, interrupted)

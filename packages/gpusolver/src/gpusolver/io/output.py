@@ -74,3 +74,17 @@ def write_solution(path: Path, solver: Solver) -> None:
                  for name, values in fields.items()}
     with atomic_path(path) as tmp:
         meshio.write(tmp, meshio.Mesh(mesh.points, cells, cell_data=cell_data))
+
+
+def write_high_order_solution(path: Path, solver) -> None:
+    """``solution_high_order.vtu``: a DG solution on its elements cut into sub-cells, with
+    point data density, velocity, pressure and mach (:meth:`DGSolver.high_order_view`)."""
+    points, cells, w = solver.high_order_view()
+    velocity = np.zeros((len(points), 3))
+    velocity[:, :2] = w[1:-1].T
+    speed = np.sqrt((w[1:-1] ** 2).sum(axis=0))
+    point_data = {"density": w[0], "velocity": velocity, "pressure": w[-1],
+                  "mach": speed / solver.gas.sound_speed(w)}
+    xyz = np.column_stack([points, np.zeros(len(points))])
+    with atomic_path(path) as tmp:
+        meshio.write(tmp, meshio.Mesh(xyz, cells, point_data=point_data))

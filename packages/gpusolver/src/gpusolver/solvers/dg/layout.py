@@ -142,6 +142,37 @@ def shape_functions(shape: str, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray
             np.stack([0.25 * sx * (1 + sy * y), 0.25 * sy * (1 + sx * x)]))
 
 
+def subdivision(shape: str, divisions: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reference points ``(2, m)`` of a regular lattice on ``shape`` and the sub-cells
+    ``(k, corners)`` (counter-clockwise) they make: ``divisions`` per edge.
+
+    Examples
+    --------
+    >>> points, cells = subdivision("triangle", 2)
+    >>> points.shape, cells.shape
+    ((2, 6), (4, 3))
+    """
+    n = divisions
+    if shape == "quad":
+        t = np.linspace(-1.0, 1.0, n + 1)
+        points = np.stack([np.tile(t, n + 1), np.repeat(t, n + 1)])
+        i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="xy")
+        corner = (j * (n + 1) + i).ravel()
+        return points, np.column_stack([corner, corner + 1, corner + n + 2, corner + n + 1])
+    index, points = {}, []
+    for j in range(n + 1):
+        for i in range(n + 1 - j):
+            index[i, j] = len(points)
+            points.append((i / n, j / n))
+    cells = []
+    for j in range(n):
+        for i in range(n - j):
+            cells.append((index[i, j], index[i + 1, j], index[i, j + 1]))
+            if i + j < n - 1:
+                cells.append((index[i + 1, j], index[i + 1, j + 1], index[i, j + 1]))
+    return np.array(points).T, np.array(cells)
+
+
 def _corners(mesh: Mesh, cell_order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Shape names and corner node ids ``(n, 4)`` (-1 pads triangles), plan order."""
     shapes, corners = [], []

@@ -29,7 +29,8 @@ from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
-from gpusolver.solvers.dg.layout import DGLayout, build_layout
+from gpusolver.solvers.dg.layout import DGLayout, build_layout, shape_functions, subdivision
+from gpusolver.solvers.dg.reference import basis
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
 from meshorder import Mesh, Topology
 from meshorder.pipeline import make_plan
@@ -297,6 +298,29 @@ class DGSolver:
         # C order, as the steps leave it: the sums' rounding depends on the layout
         self.u = self.backend.asarray(np.ascontiguousarray(
             np.asarray(u, dtype=np.float64)[:, :, self.layout.cell_order]))
+
+    def high_order_view(self) -> tuple[np.ndarray, list, np.ndarray]:
+        """Each element cut into ``(p + 1)^2`` sub-cells, the solution at their corners:
+        ``(points (n, 2), [(cell type, connectivity)], primitive states (n_vars, n))``.
+        Points are repeated per element, so the view shows the jumps between elements."""
+        lay, gas = self.layout, self.gas
+        u = self.backend.to_host(self.u)
+        points, blocks, states, first = [], [], [], 0
+        for g in lay.groups:
+            ref, cells = subdivision(g.shape, lay.degree + 1)
+            weights, _ = shape_functions(g.shape, ref)
+            xy = np.einsum("km,ekd->emd", weights, g.corners)  # (n_e, m, 2)
+            values = np.einsum("mq,vme->veq", basis(g.shape, lay.degree).values(ref),
+                               u[:, :, g.elements])
+            count = ref.shape[1]
+            offsets = first + count * np.arange(len(g.elements))
+            blocks.append((g.shape, (offsets[:, None, None] + cells[None]).reshape(-1,
+                                                                                  cells.shape[1])))
+            points.append(xy.reshape(-1, 2))
+            states.append(values.reshape(gas.n_vars, -1))
+            first += count * len(g.elements)
+        return (np.concatenate(points), blocks,
+                gas.to_primitive(np.concatenate(states, axis=1)))
 
     def primitive(self) -> np.ndarray:
         """Primitive element means ``(n_vars, n_cells)`` in the file's cell order."""
