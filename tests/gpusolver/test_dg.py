@@ -75,8 +75,9 @@ def test_free_stream_is_preserved(mesh, degree):
 @pytest.mark.filterwarnings("ignore::meshorder.errors.MeshWarning")
 @pytest.mark.parametrize("name", [
     "gmsh/naca_boundary_layer_2d.msh",  # 2,165 triangles and 1,863 quads
-    "pyfr/euler-vortex.msh",
-])
+    "gmsh/gmsh_wing_flap_2d.msh", "pyfr/euler-vortex.msh", "pyfr/inc-cylinder.msh",
+    "su2/mesh_NACA0012_inv.su2", "su2/mesh_cylinder_lam.su2", "su2/n0012_225-65.su2",
+])  # every two-dimensional mesh of ../shared/meshes
 def test_free_stream_is_preserved_on_shared_meshes(name):
     mesh = read_mesh(SHARED / name)
     boundaries = {m: "farfield" for m in marker_names(mesh)}
