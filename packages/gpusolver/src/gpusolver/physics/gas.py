@@ -94,6 +94,23 @@ class Gas:
         """Heat conductivity ``mu cp / Pr`` with ``cp = 1 / (gamma - 1)``."""
         return mu / ((self.gamma - 1.0) * self.prandtl)
 
+    def viscous_flux(self, velocity, grad_u, grad_t, mu, normal):
+        """Viscous flux ``(0, tau . n, u . tau . n + k grad T . n)`` per unit area.
+
+        ``velocity`` ``(dim, m)``; ``grad_u`` ``(dim, dim, m)``, ``[i, d]`` the derivative of
+        velocity component ``i`` along ``d``; ``grad_t`` ``(dim, m)``; ``mu`` ``(m,)``;
+        ``normal`` ``(dim, m)``. ``tau = mu (grad u + grad u^T - 2/3 div u I)``.
+        """
+        dim = len(velocity)
+        divergence = sum(grad_u[i, i] for i in range(dim))
+        stress_n = stack(normal, [(mu * ((grad_u[i] * normal).sum(axis=0)
+                                         + (grad_u[:, i] * normal).sum(axis=0)
+                                         - 2.0 / 3.0 * divergence * normal[i]))[None]
+                                  for i in range(dim)])
+        heat = self.conductivity(mu) * (grad_t * normal).sum(axis=0)
+        energy = (velocity * stress_n).sum(axis=0) + heat
+        return stack(normal, [0.0 * energy[None], stress_n, energy[None]])
+
     def temperature(self, w):
         """``T = gamma p / rho`` of primitive states."""
         return self.gamma * w[-1] / w[0]

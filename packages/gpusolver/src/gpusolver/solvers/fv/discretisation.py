@@ -17,7 +17,7 @@ from gpusolver.errors import ConfigError
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.physics.boundary import CONDITIONS, Condition, characteristic_ghost
 from gpusolver.physics.fluxes import get_flux
-from gpusolver.physics.gas import Gas, stack
+from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import DEFAULT_CENTRE, PointVortexFarField
 from gpusolver.solvers.fv.accumulate import make_accumulator
 from gpusolver.solvers.fv.fused import FusedResidual, unsupported
@@ -410,18 +410,9 @@ class Discretisation:
         t_left, t_right = gas.temperature(w_left), gas.temperature(w_right)
         grad_t = corrected(temperature_gradient(grad_left, w_left),
                            temperature_gradient(grad_right, w_right), t_left, t_right)
-        t_face = 0.5 * (t_left + t_right)
-        mu = gas.viscosity(t_face)
-        divergence = sum(grad_u[i, i] for i in range(dim))
-        n = g.normal
-        stress_n = stack(n, [(mu * ((grad_u[i] * n).sum(axis=0) + (grad_u[:, i] * n).sum(axis=0)
-                                    - 2.0 / 3.0 * divergence * n[i]))[None]
-                             for i in range(dim)])
-        velocity_face = 0.5 * (velocity_left + velocity_right)
-        heat = gas.conductivity(mu) * (grad_t * n).sum(axis=0)
-        energy = (velocity_face * stress_n).sum(axis=0) + heat
-        zero = 0.0 * energy
-        return stack(n, [zero[None], stress_n, energy[None]])
+        mu = gas.viscosity(0.5 * (t_left + t_right))
+        return gas.viscous_flux(0.5 * (velocity_left + velocity_right), grad_u, grad_t, mu,
+                                g.normal)
 
     def _side_gradients(self, gradient):
         """Cell gradients on both sides of each face; the left one mirrors to the ghost."""
