@@ -177,3 +177,14 @@ def test_the_sweeps_use_the_plans_hyperplanes():
     residual = with_plan.discretisation.residual(u)
     np.testing.assert_allclose(with_plan.lusgs(u, residual, dt), own.lusgs(u, residual, dt),
                                rtol=1e-13, atol=1e-15)
+
+
+def test_the_cfl_number_stays_below_cfl_frozen_once_the_limiter_is_frozen():
+    stepping = Stepping("lusgs", cfl=10.0, cfl_max=1e4, freeze_limiter=0.5, cfl_frozen=100.0)
+    solver = perturbed_solver(grid_mesh(6, 5, "triangle"), stepping=stepping)
+    solver.step()
+    solver._adapt(1e-3 * solver.first_residual)  # three orders down: the ramp asks for 1e4
+    assert solver.cfl == 1e4
+    solver.discretisation.limiter_ceiling = solver.discretisation.limiter_values
+    solver._adapt(1e-4 * solver.first_residual)
+    assert solver.cfl == 100.0

@@ -103,6 +103,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                               help="freeze the limiter from above (it may fall, never "
                                    "rise) once the residual has fallen by this factor "
                                    "and stalled"),
+        "cfl_frozen": Key(NUMBER, positive=True,
+                          help="implicit: the CFL number at most this once the limiter is "
+                               "frozen from above"),
         "sweeps": Key(str, SWEEPS, "hyperplanes",
                       help="LU-SGS levels: hyperplanes (the sequential sweep) or colours "
                            "(multicolour: a few wide levels, fastest on GPUs; a plan must "
@@ -253,7 +256,8 @@ def parse_case(data: dict, path: Path) -> Case:
         stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                           run["preconditioner"], run["krylov_vectors"], run["sweeps"],
-                          run["multigrid"], run["multigrid_cycle"]),
+                          run["multigrid"], run["multigrid_cycle"],
+                          _float_or_none(run["cfl_frozen"])),
         method=sections["solver"]["method"], degree=scheme["degree"],
         boundaries=boundaries,
         run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",

@@ -64,6 +64,10 @@ class Stepping:
         each step (:class:`~gpusolver.solvers.fv.multigrid.Multigrid`); 0: none.
     multigrid_cycle : str
         ``v`` or ``w`` (:data:`~gpusolver.solvers.fv.multigrid.CYCLES`).
+    cfl_frozen : float or None
+        Implicit: once the limiter is frozen from above, the CFL number stays at most
+        this (large steps keep the limiter falling, and the residual with it, on a 3D
+        wing); None: ``cfl_max`` throughout.
     """
 
     integrator: str = "rk4"
@@ -76,6 +80,7 @@ class Stepping:
     sweeps: str = "hyperplanes"
     multigrid: int = 0
     multigrid_cycle: str = "v"
+    cfl_frozen: float | None = None
 
 
 #: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
@@ -376,7 +381,9 @@ class Solver:
         if self.first_residual is None:
             self.first_residual = density_residual
         fall = density_residual / max(self.first_residual, 1e-300)
-        cfl_max = self.stepping.cfl_max
+        cfl_max, frozen = self.stepping.cfl_max, self.stepping.cfl_frozen
+        if frozen is not None and self.discretisation.limiter_ceiling is not None:
+            cfl_max = frozen if cfl_max is None else min(cfl_max, frozen)
         if cfl_max is not None and self.lusgs is not None:
             self.cfl = ramped_cfl(self.stepping.cfl, self.cfl, fall, cfl_max)
         if density_residual < 0.9 * self._best_residual:
