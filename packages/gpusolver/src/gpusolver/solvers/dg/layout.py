@@ -117,6 +117,9 @@ class DGLayout:
     boundary_nodes: np.ndarray
     cell_order: np.ndarray
 
+    #: Two-dimensional (as :class:`~gpusolver.layout.geometry.FVGeometry` says its own).
+    dim = 2
+
     @cached_property
     def left_trace(self) -> np.ndarray:
         """``(n_faces, n_modes, n_qf)`` modes at each face's Gauss points, left element."""

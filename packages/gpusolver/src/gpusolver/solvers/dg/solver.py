@@ -31,7 +31,7 @@ from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout, build_layout, shape_functions, subdivision
 from gpusolver.solvers.dg.reference import basis
-from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
+from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers, periodic_partners
 from meshorder import Mesh, Topology
 from meshorder.pipeline import make_plan
 from meshorder.plan import Plan
@@ -98,11 +98,16 @@ class DGSolver:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
         self.specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
                       else BoundarySpec.parse(name, value) for name, value in boundaries.items()}
-        unsupported = [name for name, spec in self.specs.items() if spec != EXACT and (
-            spec.condition.name == "periodic" or spec.params.get("vortex"))]
+        unsupported = [name for name, spec in self.specs.items()
+                       if spec != EXACT and spec.params.get("vortex")]
         if unsupported:
-            raise ConfigError(f"the DG solver has no periodic or vortex far-field boundaries "
-                              f"yet ({', '.join(unsupported)})")
+            raise ConfigError(f"the DG solver has no vortex far-field boundaries yet "
+                              f"({', '.join(unsupported)})")
+        #: Periodic markers: the partner boundary face of each face, and the partner's
+        #: Gauss points in this face's order (local boundary indices).
+        self.periodic = {name: periodic_gauss_points(self.layout, name, spec.params["partner"])
+                         for name, spec in self.specs.items()
+                         if spec != EXACT and spec.condition.name == "periodic"}
         self.gas, self.flux, self.flux_name, self.exact = gas, get_flux(flux), flux, exact
         self.stages, self.cfl = TABLEAUX[integrator], cfl
         self.reference_area = reference_area
@@ -210,6 +215,10 @@ class DGSolver:
             if spec == EXACT:
                 points = lay.face_points[:, :, first:end].reshape(2, -1)
                 ghost = xp.asarray(gas.to_primitive(self.exact(points, self.time)))
+            elif name in self.periodic:  # the partner face's inside state, point by point
+                partner, point = self.periodic[name]
+                ghost = inside[:, xp.asarray(point), xp.asarray(partner)[:, None]]
+                ghost = ghost.transpose(0, 2, 1)
             else:
                 normal = xp.asarray(np.repeat(lay.normal[:, None, first:end], n_qf, axis=1))
                 ghost = spec.condition.ghost(gas, inside[:, :, faces].reshape(gas.n_vars, -1),
@@ -327,6 +336,27 @@ class DGSolver:
         out = np.empty((self.gas.n_vars, self.layout.n_elements))
         out[:, self.layout.cell_order] = self.backend.to_host(self.cell_averages())
         return self.gas.to_primitive(out)
+
+
+def periodic_gauss_points(layout: DGLayout, marker: str, partner: str
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """For each face of a periodic ``marker``: its partner face (matched by translation,
+    as in the finite-volume solver) as a boundary index, and for each of its Gauss points
+    the partner's matching one ``(n_faces, n_qf)``."""
+    if partner not in layout.markers:
+        raise ConfigError(f"periodic boundary {marker!r} needs partner = one of "
+                          f"{', '.join(layout.markers)}")
+    partners = periodic_partners(layout, marker, partner)
+    first, end = layout.markers[marker]
+    shift = (layout.face_centre[:, partners] - layout.face_centre[:, first:end])
+    mine = layout.face_points[:, :, first:end] + shift[:, None, :]
+    theirs = layout.face_points[:, :, partners]
+    n_qf = mine.shape[1]
+    same = (np.abs(mine[:, 0] - theirs[:, 0]).sum(axis=0)
+            < np.abs(mine[:, 0] - theirs[:, -1]).sum(axis=0))
+    forward, backward = np.arange(n_qf), np.arange(n_qf)[::-1]
+    point = np.where(same[:, None], forward[None], backward[None])
+    return partners - layout.n_interior, point
 
 
 def uniform(gas: Gas, points: np.ndarray) -> np.ndarray:
