@@ -317,3 +317,26 @@ def test_periodic_faces_see_their_partners_on_the_pyfr_vortex_mesh():
     total = sum(np.einsum("mq,qe,vme->v", g.values, g.weights, rate[:, :, g.elements])
                 for g in solver.layout.groups)
     np.testing.assert_allclose(total, 0.0, atol=1e-12)  # nothing leaves a periodic box
+
+
+def test_local_time_steps_reach_a_steady_state_faster_on_a_graded_mesh():
+    """Measured: after 400 steps the residual is down to 2.0e-4 with local steps, 1.7e-2
+    with one global step."""
+    mesh = grid_mesh(6, 6)
+    points = mesh.points.copy()
+    points[:, 0] = points[:, 0] ** 3  # elements from 0.005 to 0.42 wide
+    mesh = dataclasses.replace(mesh, points=points)
+
+    def fall_after(steps: int, local: bool) -> tuple[float, float]:
+        solver = DGSolver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=1,
+                          local_time_step=local)
+        solver.u = solver.u * (1 + 0.05 * np.random.default_rng(2).uniform(-1, 1, solver.u.shape))
+        first = solver.step()[0]
+        for _ in range(steps - 1):
+            last = solver.step()[0]
+        return last / first, solver.time
+
+    local, global_ = fall_after(400, True), fall_after(400, False)
+    print(f"residual after 400 steps: local {local[0]:.2e}, global {global_[0]:.2e}")
+    assert local[1] == 0.0 and global_[1] > 0.0  # local steps stop the clock
+    assert local[0] < 0.1 * global_[0]

@@ -9,7 +9,8 @@ with the numerical flux ``F*`` of :mod:`gpusolver.physics.fluxes` (``rusanov`` i
 Lax-Friedrichs) between the traces of the two elements, or of the element and the ghost
 state of the boundary condition (:mod:`gpusolver.physics.boundary`, the same conditions
 as the finite-volume solver) at each Gauss point. Time steps are explicit Runge-Kutta
-(:mod:`gpusolver.integrators.explicit`) at one global ``dt = cfl h / ((2p + 1) max(|u| + c))``.
+(:mod:`gpusolver.integrators.explicit`) at ``dt = cfl h / ((2p + 1) (|u| + c))``, one
+global step or each element its own (steady states).
 
 :class:`DGSolver` also offers what ``gpusolver run`` needs of a solver (steps with
 residual norms, wall forces and Cp from the wall faces' numerical fluxes, cell averages
@@ -62,6 +63,9 @@ class DGSolver:
         ``exact(points (2, n), time) -> conserved (n_vars, n)``.
     reference_area : float
         Length that force coefficients are divided by.
+    local_time_step : bool
+        Each element at its own stable step (steady states; no time passes), or one
+        global step.
     backend : str
         ``numpy`` (array code, the reference), ``cupy`` (the kernels of
         :mod:`gpusolver.solvers.dg.fused`, the state on the GPU) or ``auto``.
@@ -84,7 +88,8 @@ class DGSolver:
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, degree: int = 1,
                  flux: str = "rusanov", plan: Plan | None = None, integrator: str = "rk4",
                  cfl: float = 0.5, exact: Callable | None = None, reference_area: float = 1.0,
-                 topology: Topology | None = None, backend: str = "numpy"):
+                 topology: Topology | None = None, local_time_step: bool = False,
+                 backend: str = "numpy"):
         topology = topology or Topology(mesh)
         plan = plan or make_plan(mesh, topology=topology)
         self.mesh = mesh
@@ -110,6 +115,7 @@ class DGSolver:
                          if spec != EXACT and spec.condition.name == "periodic"}
         self.gas, self.flux, self.flux_name, self.exact = gas, get_flux(flux), flux, exact
         self.stages, self.cfl = TABLEAUX[integrator], cfl
+        self.local_time_step = local_time_step
         self.reference_area = reference_area
         self.wall_markers = [name for name, spec in self.specs.items()
                              if spec != EXACT and spec.condition.wall]
@@ -227,16 +233,20 @@ class DGSolver:
         return outside
 
     # ------------------------------------------------------------------ time stepping
-    def time_step(self) -> float:
-        """The largest stable global step at the CFL number (mean states per element)."""
+    def local_time_steps(self) -> np.ndarray:
+        """Each element's stable step at the CFL number (from its mean state)."""
         w = self.backend.to_host(self.gas.to_primitive(self.cell_averages()))
         speed = np.sqrt((w[1:-1] ** 2).sum(axis=0)) + self.gas.sound_speed(w)
-        return float((self.cfl * self.layout.size
-                      / ((2 * self.layout.degree + 1) * speed)).min())
+        return self.cfl * self.layout.size / ((2 * self.layout.degree + 1) * speed)
+
+    def time_step(self) -> float:
+        """The largest stable global step at the CFL number."""
+        return float(self.local_time_steps().min())
 
     def step(self, dt: float | None = None) -> np.ndarray:
-        """Advance by ``dt`` (default: the CFL number's); return the RMS over elements of
-        the mean ``dU/dt`` per variable at the step's start.
+        """Advance by ``dt`` (default: the CFL number's, per element with
+        ``local_time_step``); return the RMS over elements of the mean ``dU/dt`` per
+        variable at the step's start.
 
         The exact boundary states of a step are taken at its start time.
 
@@ -246,7 +256,11 @@ class DGSolver:
             If an element's mean state is non-finite or has non-positive density or
             pressure.
         """
-        dt = self.time_step() if dt is None else dt
+        local = dt is None and self.local_time_step
+        if local:  # each element at its own step (steady states): no time passes
+            dt = self.backend.asarray(self.local_time_steps(), self.u.dtype)
+        elif dt is None:
+            dt = self.time_step()
         first: dict = {}
 
         def rate(u):
@@ -255,7 +269,7 @@ class DGSolver:
             return r
 
         self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
-        self.time += dt
+        self.time += 0.0 if local else dt
         self.iteration += 1
         self._wall_flux = first["wall_flux"]
         bad = self.backend.to_host(self.gas.invalid(self.cell_averages()))
