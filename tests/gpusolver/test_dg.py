@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpusolver.backends.host import compiler
-from gpusolver.errors import ConfigError
+from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.reference import basis, element_rule, line_rule, n_modes
 from gpusolver.solvers.dg.solver import DGSolver
@@ -340,3 +340,55 @@ def test_local_time_steps_reach_a_steady_state_faster_on_a_graded_mesh():
     print(f"residual after 400 steps: local {local[0]:.2e}, global {global_[0]:.2e}")
     assert local[1] == 0.0 and global_[1] > 0.0  # local steps stop the clock
     assert local[0] < 0.1 * global_[0]
+
+
+def _sod(degree: int, shock_capturing: bool) -> float:
+    """Sod's shock tube on a 60-element strip to t = 0.2: the L1 density error of the
+    element means against the exact Riemann solution."""
+    from gpusolver.physics.exact import riemann
+
+    mesh = grid_mesh(60, 1)
+    points = mesh.points.copy()
+    points[:, 1] *= 0.02
+    walls = dict.fromkeys(FARFIELD_SQUARE, "slip-wall")
+    solver = DGSolver(dataclasses.replace(mesh, points=points), Gas(dim=2, mach=0.0), walls,
+                      degree=degree, integrator="ssprk3", cfl=0.3,
+                      shock_capturing=shock_capturing)
+    left_state, right_state = (1.0, 0.0, 1.0), (0.125, 0.0, 0.1)
+
+    def tube(x, t):
+        rho = np.where(x[0] < 0.5, left_state[0], right_state[0])
+        p = np.where(x[0] < 0.5, left_state[2], right_state[2])
+        return np.stack([rho, 0 * rho, 0 * rho, p / 0.4])
+
+    solver.u = solver.project(tube)
+    with np.errstate(all="ignore"):
+        solver.advance_to(0.2)
+    x = np.concatenate([g.points.mean(axis=1)[0] for g in solver.layout.groups])
+    elements = np.concatenate([g.elements for g in solver.layout.groups])
+    exact = riemann(left_state, right_state, (x - 0.5) / 0.2)[0]
+    return float(np.abs(solver.gas.to_primitive(solver.cell_averages())[0][elements]
+                        - exact).mean())
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+def test_shock_capturing_runs_sods_shock_tube(degree):
+    """Measured L1 density errors 0.0063 (p = 1) and 0.0087 (p = 2); without the filter
+    p = 1 fails at its third step."""
+    assert _sod(degree, True) < 0.012
+    if degree == 1:
+        with pytest.raises(SolverDivergedError):
+            _sod(1, False)
+
+
+def test_the_shock_sensor_leaves_smooth_flow_alone():
+    from gpusolver.solvers.dg.shock import ModalFilter
+
+    mesh = grid_mesh(10, 10, "triangle")
+    points = mesh.points.copy()
+    points[:, :2] = 10.0 * (points[:, :2] - 0.5)
+    solver = DGSolver(dataclasses.replace(mesh, points=points), Gas(dim=2, mach=0.5),
+                      FARFIELD_SQUARE, degree=3)
+    u = solver.project(vortex)
+    assert np.all(ModalFilter(3).strength(u) == 0.0)
+    np.testing.assert_array_equal(ModalFilter(3)(u), u)

@@ -97,7 +97,8 @@ def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
     return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, degree=case.degree,
                     flux=case.scheme.flux, plan=plan, integrator=stepping.integrator,
                     cfl=stepping.cfl, reference_area=case.reference_area, topology=topology,
-                    local_time_step=stepping.local_time_step, backend=run["backend"])
+                    local_time_step=stepping.local_time_step,
+                    shock_capturing=case.shock_capturing, backend=run["backend"])
 
 
 def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSolver:

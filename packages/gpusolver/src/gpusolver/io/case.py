@@ -77,6 +77,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "flux": Key(str, tuple(FLUXES), "roe", help="Riemann flux"),
         "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
         "degree": Key(int, (0, 1, 2, 3), 1, help="dg: polynomial degree of the modal basis"),
+        "shock_capturing": Key(bool, default=False,
+                               help="dg: damp the high modes where the modal-decay sensor "
+                                    "finds a shock"),
         "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
         "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
         "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
@@ -152,6 +155,8 @@ class Case:
         ``fv`` or ``dg`` (:data:`METHODS`).
     degree : int
         ``dg``: polynomial degree.
+    shock_capturing : bool
+        ``dg``: the modal filter where the sensor fires.
     boundaries : dict of str to BoundarySpec
     run : dict
         ``backend``, ``precision``, ``strategy``, ``kernels``, ``iterations``,
@@ -171,6 +176,7 @@ class Case:
     stepping: Stepping
     method: str
     degree: int
+    shock_capturing: bool
     boundaries: dict[str, BoundarySpec]
     run: dict
     output_directory: Path
@@ -259,6 +265,7 @@ def parse_case(data: dict, path: Path) -> Case:
                           run["multigrid"], run["multigrid_cycle"],
                           _float_or_none(run["cfl_frozen"])),
         method=sections["solver"]["method"], degree=scheme["degree"],
+        shock_capturing=scheme["shock_capturing"],
         boundaries=boundaries,
         run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
                                  "residual_reduction")},

@@ -68,6 +68,17 @@ def n_modes(degree: int) -> int:
     return (degree + 1) * (degree + 2) // 2
 
 
+def mode_degrees(degree: int) -> np.ndarray:
+    """Total degree of each mode of P_``degree`` (the modes are ordered by it).
+
+    Examples
+    --------
+    >>> mode_degrees(2).tolist()
+    [0, 1, 1, 2, 2, 2]
+    """
+    return _exponents(degree).sum(axis=1)
+
+
 def _exponents(degree: int) -> np.ndarray:
     """``(n_modes, 2)`` monomial exponents ``(i, j)``, by total degree then ``j``."""
     return np.array([(d - j, j) for d in range(degree + 1) for j in range(d + 1)])

@@ -32,6 +32,7 @@ from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout, build_layout, shape_functions, subdivision
 from gpusolver.solvers.dg.reference import basis
+from gpusolver.solvers.dg.shock import ModalFilter
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers, periodic_partners
 from meshorder import Mesh, Topology
 from meshorder.pipeline import make_plan
@@ -66,6 +67,10 @@ class DGSolver:
     local_time_step : bool
         Each element at its own stable step (steady states; no time passes), or one
         global step.
+    shock_capturing : bool
+        Damp the high modes where the modal-decay sensor finds a discontinuity
+        (:class:`gpusolver.solvers.dg.shock.ModalFilter`), in every stage's state and
+        after every step.
     backend : str
         ``numpy`` (array code, the reference), ``cupy`` (the kernels of
         :mod:`gpusolver.solvers.dg.fused`, the state on the GPU) or ``auto``.
@@ -89,7 +94,7 @@ class DGSolver:
                  flux: str = "rusanov", plan: Plan | None = None, integrator: str = "rk4",
                  cfl: float = 0.5, exact: Callable | None = None, reference_area: float = 1.0,
                  topology: Topology | None = None, local_time_step: bool = False,
-                 backend: str = "numpy"):
+                 shock_capturing: bool = False, backend: str = "numpy"):
         topology = topology or Topology(mesh)
         plan = plan or make_plan(mesh, topology=topology)
         self.mesh = mesh
@@ -116,6 +121,7 @@ class DGSolver:
         self.gas, self.flux, self.flux_name, self.exact = gas, get_flux(flux), flux, exact
         self.stages, self.cfl = TABLEAUX[integrator], cfl
         self.local_time_step = local_time_step
+        self.filter = ModalFilter(degree) if shock_capturing and degree > 0 else None
         self.reference_area = reference_area
         self.wall_markers = [name for name, spec in self.specs.items()
                              if spec != EXACT and spec.condition.wall]
@@ -264,11 +270,13 @@ class DGSolver:
         first: dict = {}
 
         def rate(u):
-            r = self.rate(u)
+            r = self.rate(u if self.filter is None else self.filter(u))
             first.setdefault("wall_flux", self.boundary_flux)
             return r
 
         self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
+        if self.filter is not None:
+            self.u = self.filter(self.u)
         self.time += 0.0 if local else dt
         self.iteration += 1
         self._wall_flux = first["wall_flux"]
