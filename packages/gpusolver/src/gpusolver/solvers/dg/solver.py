@@ -134,6 +134,7 @@ class DGSolver:
         # element means on the backend: per shape, its elements, mode values and weights
         self._means = [tuple(self.backend.asarray(a) for a in (g.elements, g.values, g.weights))
                        for g in self.layout.groups]
+        self._size = self.backend.asarray(self.layout.size)
         self.fused = None
         if self.backend.name == "cupy":
             from gpusolver.solvers.dg.fused import FusedDG
@@ -239,11 +240,12 @@ class DGSolver:
         return outside
 
     # ------------------------------------------------------------------ time stepping
-    def local_time_steps(self) -> np.ndarray:
-        """Each element's stable step at the CFL number (from its mean state)."""
-        w = self.backend.to_host(self.gas.to_primitive(self.cell_averages()))
-        speed = np.sqrt((w[1:-1] ** 2).sum(axis=0)) + self.gas.sound_speed(w)
-        return self.cfl * self.layout.size / ((2 * self.layout.degree + 1) * speed)
+    def local_time_steps(self):
+        """Each element's stable step at the CFL number (from its mean state), on the
+        backend."""
+        w = self.gas.to_primitive(self.cell_averages())
+        speed = ((w[1:-1] ** 2).sum(axis=0)) ** 0.5 + self.gas.sound_speed(w)
+        return self.cfl * self._size / ((2 * self.layout.degree + 1) * speed)
 
     def time_step(self) -> float:
         """The largest stable global step at the CFL number."""
@@ -264,7 +266,7 @@ class DGSolver:
         """
         local = dt is None and self.local_time_step
         if local:  # each element at its own step (steady states): no time passes
-            dt = self.backend.asarray(self.local_time_steps(), self.u.dtype)
+            dt = self.local_time_steps()
         elif dt is None:
             dt = self.time_step()
         first: dict = {}
