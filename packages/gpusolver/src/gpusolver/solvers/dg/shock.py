@@ -43,7 +43,7 @@ class ModalFilter:
         """``eps`` in [0, 1] per element, from the density's modes ``u[0]`` ``(n_modes, n)``."""
         xp = array_module(u)
         squares = u[0] * u[0]
-        top = squares[self.degrees == self.degree].sum(axis=0)
+        top = squares[-(self.degree + 1):].sum(axis=0)  # the degree-p modes come last
         ratio = top / xp.maximum(squares.sum(axis=0), 1e-300)
         s = xp.log10(xp.maximum(ratio, 1e-300))
         ramp = 0.5 * (1.0 + xp.sin(0.5 * np.pi * (s - self.threshold) / KAPPA))
