@@ -203,7 +203,9 @@ def _mixed_mesh(rng):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_dg_steps_in_kernels_match_the_numpy_steps(backend):
+@pytest.mark.parametrize("options", [{}, {"local_time_step": True, "shock_capturing": True}],
+                         ids=["global", "local-capturing"])
+def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
     from gpusolver.backends import get_backend
     from gpusolver.solvers.dg.fused import FusedDG
 
@@ -216,7 +218,7 @@ def test_dg_steps_in_kernels_match_the_numpy_steps(backend):
     solvers = []
     for kind in ("numpy", backend):
         solver = DGSolver(mesh, Gas(dim=2, mach=0.5, aoa_deg=5.0), boundaries, degree=2,
-                          backend="cupy" if kind == "cupy" else "numpy")
+                          backend="cupy" if kind == "cupy" else "numpy", **options)
         if kind == "host":
             solver.fused = FusedDG(solver, get_backend("numpy"))
         start = solver.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
