@@ -38,12 +38,21 @@ def test_sweep_colours_make_few_wide_sweep_levels(tmp_path, square, capsys):
     assert len(plan.backward_offsets) - 1 == colours
 
 
-def test_multigrid_levels_are_stored_in_the_plan(tmp_path, square):
-    out = tmp_path / "plan.npz"
-    assert main(["reorder", str(square), str(out), "--multigrid", "2", "--quiet"]) == 0
+def test_multigrid_levels_are_stored_in_the_plan_and_listed_by_info(tmp_path, capsys):
+    from meshorder import write_mesh
+    from meshorder.testing import grid_mesh
+
+    mesh_path, out = tmp_path / "grid.msh", tmp_path / "plan.npz"
+    write_mesh(grid_mesh(40, 40, "triangle"), mesh_path)
+    assert main(["reorder", str(mesh_path), str(out), "--multigrid", "2", "--quiet"]) == 0
     plan = Plan.load(out)
     assert plan.parameters["multigrid"] == 2
-    assert plan.metrics["multigrid_cells"] == [int(m.max()) + 1 for m in plan.coarse_levels()]
+    cells = [int(m.max()) + 1 for m in plan.coarse_levels()]
+    assert plan.metrics["multigrid_cells"] == cells and len(cells) == 2
+    capsys.readouterr()
+    assert main(["info", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "multigrid level" in printed and all(str(n) in printed for n in cells)
 
 
 def test_sweep_colours_and_renumbering_by_level_are_a_usage_error(tmp_path, square, capsys):

@@ -65,6 +65,11 @@ def _plan_info(plan: Plan) -> None:
                       sum(len(split.receive(p, q)) for q in split.neighbours(p)),
                       ",".join(map(str, split.neighbours(p))) or "-")
                      for p in range(split.n_parts)]))
+    levels = plan.coarse_levels()
+    if levels:
+        print(table(["multigrid level", "cells", "fine cells per cell"],
+                    [(k + 1, int(m.max()) + 1, f"{len(m) / (int(m.max()) + 1):.1f}")
+                     for k, m in enumerate(levels)]))
     ranges = plan.boundary_ranges()
     if ranges:
         print(table(["boundary marker", "faces"], [(k, f"{a}..{b - 1}")
