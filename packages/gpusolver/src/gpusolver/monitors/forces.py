@@ -126,3 +126,40 @@ def surface_pressure(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str
     pressure = (momentum * normal).sum(axis=0) / area
     cp = (pressure - 1.0 / gas.gamma) / gas.dynamic_pressure
     return host.face_centre[:, first:end], cp
+
+
+def span_station(centres: np.ndarray, cp: np.ndarray, span: float, leading_edge: float,
+                 chord: float, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cp of the wall faces of a 3-D wing at one spanwise station, along the chord.
+
+    Parameters
+    ----------
+    centres : numpy.ndarray
+        ``(3, m)`` wall face centres (x chordwise, y spanwise, z up).
+    cp : numpy.ndarray
+        ``(m,)`` their pressure coefficients.
+    span : float
+        The station's y.
+    leading_edge, chord : float
+        The section's leading-edge x and chord there.
+    width : float
+        Faces whose centre lies within ``width / 2`` of the station are taken.
+
+    Returns
+    -------
+    x_over_c, cp, upper : numpy.ndarray
+        Chord fraction, Cp, and whether the face is on the upper surface (z above the
+        chord line), each sorted by chord fraction.
+
+    Examples
+    --------
+    >>> centres = np.array([[0.1, 0.5, 0.9, 0.5], [1.0, 1.0, 1.0, 3.0], [0.01, -0.02, 0.0, 0.0]])
+    >>> x, values, upper = span_station(centres, np.array([-1.0, 0.2, 0.1, 9.0]), 1.0, 0.0,
+    ...                                 1.0, 0.1)
+    >>> x.tolist(), values.tolist(), upper.tolist()
+    ([0.1, 0.5, 0.9], [-1.0, 0.2, 0.1], [True, False, False])
+    """
+    near = np.abs(centres[1] - span) <= 0.5 * width
+    x = (centres[0, near] - leading_edge) / chord
+    order = np.argsort(x, kind="stable")
+    return x[order], cp[near][order], (centres[2, near] > 0)[order]
