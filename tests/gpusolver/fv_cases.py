@@ -41,6 +41,18 @@ def perturbed_solver(mesh, *, seed=0, amplitude=0.05, **kwargs) -> Solver:
     return solver
 
 
+def steps_to_fall(solver, fall: float, most: int) -> int | None:
+    """Steps until the density residual is ``fall`` times its first value; None if not
+    within ``most``."""
+    first = None
+    for step in range(1, most + 1):
+        density = solver.step()[0]
+        first = first or density
+        if density <= fall * first:
+            return step
+    return None
+
+
 def marker_names(mesh) -> list[str]:
     """Names of the markers that label boundary faces of ``mesh``."""
     from meshorder import Topology
@@ -50,4 +62,4 @@ def marker_names(mesh) -> list[str]:
 
 
 __all__ = ["AIRFOIL", "DATA", "FARFIELD_SQUARE", "Gas", "Scheme", "Solver", "Stepping",
-           "marker_names", "perturbed_solver", "wedge_mesh"]
+           "marker_names", "perturbed_solver", "steps_to_fall", "wedge_mesh"]

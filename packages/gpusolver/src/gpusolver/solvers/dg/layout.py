@@ -121,6 +121,11 @@ class DGLayout:
     dim = 2
 
     @cached_property
+    def point_normals(self) -> np.ndarray:
+        """``(2, n_qf, n_faces)``: each face's normal at each of its Gauss points."""
+        return np.repeat(self.normal[:, None, :], len(self.face_weights), axis=1)
+
+    @cached_property
     def left_trace(self) -> np.ndarray:
         """``(n_faces, n_modes, n_qf)`` modes at each face's Gauss points, left element."""
         return self.trace_table[self.trace_left]

@@ -131,9 +131,9 @@ class DGSolver:
         self.boundary_flux = None  # of the last rate: (n_vars, n_boundary_faces), integrated
         self._wall_flux = None
         self.backend = get_backend(backend)
-        # element means on the backend: per shape, its elements, mode values and weights
-        self._means = [tuple(self.backend.asarray(a) for a in (g.elements, g.values, g.weights))
-                       for g in self.layout.groups]
+        # element means on the backend: per shape, its elements, mode values, weights, areas
+        self._means = [tuple(self.backend.asarray(a) for a in (
+            g.elements, g.values, g.weights, g.weights.sum(axis=0))) for g in self.layout.groups]
         self._size = self.backend.asarray(self.layout.size)
         self.fused = None
         if self.backend.name == "cupy":
@@ -170,9 +170,9 @@ class DGSolver:
         u = self.u if u is None else u
         xp = self.backend.xp
         out = xp.empty((u.shape[0], self.layout.n_elements), dtype=u.dtype)
-        for elements, values, weights in self._means:
+        for elements, values, weights, area in self._means:
             at_points = xp.einsum("mq,vme->vqe", values, u[:, :, elements])
-            out[:, elements] = (at_points * weights).sum(axis=1) / weights.sum(axis=0)
+            out[:, elements] = (at_points * weights).sum(axis=1) / area
         return out
 
     # ------------------------------------------------------------------ right-hand side
@@ -195,25 +195,21 @@ class DGSolver:
         left = np.einsum("fmq,vqf->vmf", lay.left_trace, face_flux * weights)
         right = np.einsum("fmq,vqf->vmf", lay.right_trace[:ni], face_flux[:, :, :ni]
                           * weights[:, :, :ni])
-        for v in range(u.shape[0]):
-            for m in range(u.shape[1]):
-                total[v, m] -= np.bincount(lay.left, left[v, m], minlength=lay.n_elements)
-                total[v, m] += np.bincount(lay.right[:ni], right[v, m],
-                                           minlength=lay.n_elements)
+        self.backend.scatter["add"](total, lay.left, -left)
+        self.backend.scatter["add"](total, lay.right[:ni], right)
         return np.einsum("emn,vne->vme", lay.inverse_mass, total)
 
     def face_fluxes(self, u: np.ndarray) -> np.ndarray:
         """Numerical flux ``(n_vars, n_qf, n_faces)`` per unit length at the Gauss points."""
         lay, gas = self.layout, self.gas
-        ni, n_qf = lay.n_interior, len(lay.face_weights)
+        ni = lay.n_interior
         inside = gas.to_primitive(np.einsum("fmq,vmf->vqf", lay.left_trace, u[:, :, lay.left]))
         outside = np.empty_like(inside)
         outside[:, :, :ni] = gas.to_primitive(np.einsum(
             "fmq,vmf->vqf", lay.right_trace[:ni], u[:, :, lay.right[:ni]]))
         outside[:, :, ni:] = self.ghost_states(inside[:, :, ni:])
-        normal = np.repeat(lay.normal[:, None, :], n_qf, axis=1)
         flat = (inside.reshape(gas.n_vars, -1), outside.reshape(gas.n_vars, -1),
-                normal.reshape(2, -1))
+                lay.point_normals.reshape(2, -1))
         return self.flux(gas, *flat).reshape(inside.shape)
 
     def ghost_states(self, inside):
@@ -233,9 +229,9 @@ class DGSolver:
                 ghost = inside[:, xp.asarray(point), xp.asarray(partner)[:, None]]
                 ghost = ghost.transpose(0, 2, 1)
             else:
-                normal = xp.asarray(np.repeat(lay.normal[:, None, first:end], n_qf, axis=1))
+                normal = xp.asarray(lay.point_normals[:, :, first:end].reshape(2, -1))
                 ghost = spec.condition.ghost(gas, inside[:, :, faces].reshape(gas.n_vars, -1),
-                                             normal.reshape(2, -1), spec.params)
+                                             normal, spec.params)
             outside[:, :, faces] = ghost.reshape(gas.n_vars, n_qf, end - first)
         return outside
 

@@ -224,12 +224,13 @@ class PartitionedSolver:
                     self.discretisations, self.lusgs, self.states, parts, strict=True):
                 dt = self.cfl * d.geometry.volume / d.spectral_radius(u, speeds)
                 news.append(u + lusgs(u, residual, dt, speeds))
-            bad = sum(int(self.backend.to_host(self.gas.invalid(u[:, :layout.n_own])).sum())
-                      for u, layout in zip(news, self.layouts, strict=True))
-            if self.transport.sum(np.array([bad]))[0] == 0 or attempt == RETRIES:
+            local = sum(int(self.backend.to_host(self.gas.invalid(u[:, :layout.n_own])).sum())
+                        for u, layout in zip(news, self.layouts, strict=True))
+            bad = int(self.transport.sum(np.array([local]))[0])  # failed cells in all parts
+            if bad == 0 or attempt == RETRIES:
                 break
             self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
-        if self.transport.sum(np.array([bad]))[0]:
+        if bad:
             raise SolverDivergedError(f"iteration {self.iteration + 1}: a state went non-finite "
                                       "or non-positive in density or pressure; lower the CFL "
                                       "number", self.iteration + 1, -1)

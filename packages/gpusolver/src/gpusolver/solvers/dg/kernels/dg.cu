@@ -30,6 +30,21 @@ __device__ __forceinline__ void to_primitive(const real U[NV], real gamma, real 
     w[3] = (gamma - real(1)) * (U[3] - real(0.5) * U[0] * (w[1] * w[1] + w[2] * w[2]));
 }
 
+// The primitive state of element e at point q of a table of mode values [m * NQ + q].
+template <typename real, int M, int NQ>
+__device__ __forceinline__ void modal_state(const real* __restrict__ table,
+                                            const real* __restrict__ u, int n_elements, int e,
+                                            int q, real gamma, real w[NV]) {
+    real U[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        U[v] = 0;
+#pragma unroll
+        for (int m = 0; m < M; ++m) U[v] += table[m * NQ + q] * u[(v * M + m) * n_elements + e];
+    }
+    to_primitive(U, gamma, w);
+}
+
 template <typename real, int K, int M, int NQ>
 __global__ void __launch_bounds__(128) volume_kernel(
     int n_group, int n_elements, const int* __restrict__ elements,
@@ -110,24 +125,10 @@ __global__ void __launch_bounds__(128) face_kernel(
     const real n[2] = {normal[f], normal[n_faces + f]};
     const int n_boundary = n_faces - n_interior;
     for (int q = 0; q < NQF; ++q) {
-        real UL[NV], wl[NV], wr[NV];
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-            UL[v] = 0;
-#pragma unroll
-            for (int m = 0; m < M; ++m) UL[v] += tl[m * NQF + q] * u[(v * M + m) * n_elements + l];
-        }
-        to_primitive(UL, gamma, wl);
+        real wl[NV], wr[NV];
+        modal_state<real, M, NQF>(tl, u, n_elements, l, q, gamma, wl);
         if (interior) {
-            real UR[NV];
-#pragma unroll
-            for (int v = 0; v < NV; ++v) {
-                UR[v] = 0;
-#pragma unroll
-                for (int m = 0; m < M; ++m)
-                    UR[v] += tr[m * NQF + q] * u[(v * M + m) * n_elements + r];
-            }
-            to_primitive(UR, gamma, wr);
+            modal_state<real, M, NQF>(tr, u, n_elements, r, q, gamma, wr);
         } else {
 #pragma unroll
             for (int v = 0; v < NV; ++v)
@@ -165,14 +166,8 @@ __global__ void __launch_bounds__(128) boundary_trace_kernel(
     const int f = n_interior + b, l = left[f];
     const real* tl = tables + trace_left[f] * M * NQF;
     for (int q = 0; q < NQF; ++q) {
-        real U[NV], w[NV];
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-            U[v] = 0;
-#pragma unroll
-            for (int m = 0; m < M; ++m) U[v] += tl[m * NQF + q] * u[(v * M + m) * n_elements + l];
-        }
-        to_primitive(U, gamma, w);
+        real w[NV];
+        modal_state<real, M, NQF>(tl, u, n_elements, l, q, gamma, w);
 #pragma unroll
         for (int v = 0; v < NV; ++v) inside[(v * NQF + q) * n_boundary + b] = w[v];
     }
