@@ -34,7 +34,8 @@ def test_bench_without_a_gpu_says_so_before_any_work(command, capsys):
 
 @pytest.mark.parametrize(("option", "value"), [("--strategies", "atomic,magic"),
                                                 ("--orderings", "rcm,nonsense"),
-                                                ("--residual-orderings", "bogus")])
+                                                ("--residual-orderings", "bogus"),
+                                                ("--degrees", "2,5")])
 def test_bench_rejects_unknown_names_before_meshing(option, value, capsys):
     assert main(["bench", "--generate", "wing:100000000", option, value]) == 2
     assert "unknown" in capsys.readouterr().err

@@ -153,6 +153,14 @@ def test_bad_input_is_refused():
     vortex_far_field = FARFIELD_SQUARE | {"top": {"type": "farfield", "vortex": True}}
     with pytest.raises(ConfigError, match="no vortex far-field boundaries"):
         DGSolver(grid_mesh(2, 2), gas, vortex_far_field)
+    lonely = FARFIELD_SQUARE | {"left": {"type": "periodic", "partner": "nowhere"}}
+    with pytest.raises(ConfigError, match="needs partner = one of"):
+        DGSolver(grid_mesh(2, 2), gas, lonely)
+    from meshorder import Mesh
+    dart = Mesh.from_blocks(np.array([[0.0, 0.0], [2.0, 0.0], [0.3, 0.3], [0.0, 2.0]]),
+                            [("quad", np.array([[0, 1, 2, 3]]), None)])
+    with pytest.raises(ConfigError, match="quad has a non-positive Jacobian"):
+        DGSolver(dart, gas, {})
 
 
 BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,

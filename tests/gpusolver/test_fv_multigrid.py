@@ -99,11 +99,16 @@ def test_a_failing_coarse_step_is_dropped():
     forcing = np.zeros_like(broken)
     forcing[-1, 0] = -1e9  # drives the energy of one cell negative
     np.testing.assert_array_equal(solver.multigrid._smooth(level, broken, forcing, 10.0), broken)
+    forcing[-1, 0] = -1e-3  # a small forcing: the step is taken
+    assert np.abs(solver.multigrid._smooth(level, broken, forcing, 10.0) - broken).max() > 0
 
 
 def test_multigrid_refuses_what_it_cannot_run():
     with pytest.raises(ConfigError, match="multigrid corrects LU-SGS"):
         perturbed_solver(grid_mesh(6, 6), stepping=Stepping("rk4", multigrid=2))
+    with pytest.raises(ConfigError, match="multigrid corrects LU-SGS"):
+        perturbed_solver(grid_mesh(6, 6), stepping=Stepping("lusgs", multigrid=2,
+                                                            local_time_step=False))
     with pytest.raises(ConfigError, match="number of coarse levels"):
         perturbed_solver(grid_mesh(6, 6), stepping=Stepping("lusgs", multigrid=-1))
     with pytest.raises(ConfigError, match="unknown multigrid cycle"):

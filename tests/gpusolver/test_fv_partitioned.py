@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpusolver.errors import ConfigError
+from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from meshorder import Topology, read_mesh
@@ -98,10 +98,31 @@ def test_lusgs_on_parts_converges_to_the_one_part_steady_state():
     np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=0, atol=1e-7)
 
 
+def test_lusgs_on_parts_names_a_state_that_stays_bad_after_every_back_off():
+    mesh = grid_mesh(9, 7, "triangle")
+    boundaries = {m: "farfield" for m in ("left", "right", "bottom", "top")}
+    plan = make_plan(mesh, PlanOptions(partitions=2))
+    parts = PartitionedSolver(mesh, Gas(dim=2, mach=0.5), boundaries, plan, integrator="lusgs",
+                              cfl=10.0, scheme=Scheme(order=1))
+    u = parts.conserved().copy()
+    u[-1, 5] = -1.0  # negative energy: no CFL number makes that cell valid
+    parts.set_conserved(u)
+    with np.errstate(all="ignore"), pytest.raises(SolverDivergedError, match="iteration 1"):
+        parts.step()
+
+
 def test_a_plan_without_parts_is_refused():
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     with pytest.raises(ConfigError, match="--partitions"):
         PartitionedSolver(mesh, Gas(dim=2, mach=0.5), AIRFOIL, make_plan(mesh))
+
+
+def test_unknown_sweeps_on_parts_are_refused():
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    with pytest.raises(ConfigError, match="unknown sweeps 'diagonal'"):
+        PartitionedSolver(mesh, Gas(dim=2, mach=0.5), AIRFOIL,
+                          make_plan(mesh, PlanOptions(partitions=2)), integrator="lusgs",
+                          sweeps="diagonal")
 
 
 @pytest.mark.parametrize("boundaries, integrator, message", [
@@ -274,6 +295,7 @@ def test_part_faces_come_own_then_interface_then_halo():
 @pytest.mark.parametrize("extra, message", [
     ("", "the plan has 3 part(s) but the run has 2 ranks"),
     ("local_time_step = false", "runs on several ranks take explicit or LU-SGS local steps"),
+    ("multigrid = 2", "without multigrid"),
 ])
 def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):
     from meshorder.cli import main as meshorder_main

@@ -310,6 +310,8 @@ def test_a_dg_case_runs_writes_every_output_and_restarts_exactly(tmp_path):
 @pytest.mark.parametrize(("change", "message"), [
     (('time_integrator = "rk4"', 'time_integrator = "lusgs"'), "explicit steps"),
     (('precision = "fp64"', 'precision = "fp32"'), "fp64"),
+    (("mach = 0.5", 'mach = 0.5\nequations = "navier-stokes"\nreynolds = 100.0'),
+     "the Euler equations"),
 ])
 def test_dg_refuses_what_it_does_not_run_yet(tmp_path, change, message):
     path = _dg_case(tmp_path).path

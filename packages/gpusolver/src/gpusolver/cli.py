@@ -153,9 +153,10 @@ def bench(args: argparse.Namespace) -> int:
     orderings = names(args.orderings, valid_orderings(), "ordering(s)")
     residual_orderings = (names(args.residual_orderings, valid_orderings(), "ordering(s)")
                           if args.residual_orderings else [])
+    degrees = [int(d) for d in names(args.degrees, ("0", "1", "2", "3"), "degree(s)")]
     need_gpu("gpusolver bench")
     if args.solver == "dg":
-        return _bench_dg(args, orderings, precisions)
+        return _bench_dg(args, orderings, degrees, precisions)
     mesh = load_bench_mesh(args)
     rows = run_solver_benchmark(
         mesh, orderings=orderings, strategies=strategies,
@@ -168,8 +169,8 @@ def bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_dg(args: argparse.Namespace, orderings: list[str], precisions: list[str]) -> int:
-    degrees = [int(d) for d in names(args.degrees, ("0", "1", "2", "3"), "degree(s)")]
+def _bench_dg(args: argparse.Namespace, orderings: list[str], degrees: list[int],
+              precisions: list[str]) -> int:
     mesh = load_bench_mesh(args)
     rows = run_dg_benchmark(mesh, orderings=orderings, degrees=degrees, precisions=precisions,
                             repeats=args.repeats, cpu=args.cpu,

@@ -184,10 +184,7 @@ def subdivision(shape: str, divisions: int) -> tuple[np.ndarray, np.ndarray]:
 def _corners(mesh: Mesh, cell_order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Shape names and corner node ids ``(n, 4)`` (-1 pads triangles), plan order."""
     shapes, corners = [], []
-    for block in mesh.cells:
-        if block.type not in CORNERS:
-            raise ConfigError(f"the DG solver takes triangles and quadrilaterals, not "
-                              f"{block.type} cells")
+    for block in mesh.cells:  # a 2-D mesh holds triangles and quadrilaterals only
         shapes.append(np.full(len(block), block.type))
         padded = np.full((len(block), 4), -1, dtype=np.int64)
         padded[:, :block.nodes.shape[1]] = block.nodes
@@ -245,8 +242,8 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     Raises
     ------
     ConfigError
-        For a 3D mesh, a cell other than a triangle or quadrilateral, or a degree
-        outside 0..3.
+        For a 3D mesh, a degree outside 0..3, or an element whose Jacobian is not
+        positive at a quadrature point (a non-convex quadrilateral).
     """
     if mesh.dim != 2:
         raise ConfigError("the DG solver is two-dimensional; the mesh is 3D")
