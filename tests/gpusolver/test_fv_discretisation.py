@@ -74,6 +74,30 @@ def test_gradients_of_a_linear_field(gradient):
                                atol=tolerance)
 
 
+def test_van_albada_keeps_linear_fields_and_overshoots_a_step_by_the_threshold_only():
+    mesh = grid_mesh(8, 6)  # squares: every interior face midway between its cells
+    scheme = Scheme(limiter="van-albada", venkatakrishnan_k=0.1)  # eps^2 = (K h)^3 < 4e-6
+    solver = Solver(mesh, Gas(dim=2, mach=0.3), FARFIELD_SQUARE, backend="numpy",
+                    scheme=scheme)
+    d = solver.discretisation
+    g, ni = d.geometry, d.n_interior
+    x, y = g.centroid
+    fx, fy = g.face_centre[:, :ni]
+    linear = np.vstack([1 + 0.1 * x + 0.2 * y, 0.3 * x, -0.1 * y, 2 + 0.05 * x])
+    w_left, w_right, _, _ = d.face_states(linear)
+    at_faces = np.vstack([1 + 0.1 * fx + 0.2 * fy, 0.3 * fx, -0.1 * fy, 2 + 0.05 * fx])
+    inner = ~np.isin(g.left[:ni], g.left[ni:]) & ~np.isin(g.right[:ni], g.left[ni:])
+    assert inner.sum() >= 10  # faces whose gradients see no boundary ghost
+    np.testing.assert_allclose(w_left[:, :ni][:, inner], at_faces[:, inner], atol=1e-12)
+    np.testing.assert_allclose(w_right[:, :ni][:, inner], at_faces[:, inner], atol=1e-12)
+    step = np.where(x < 0.5, 1.0, 2.0) * np.ones((4, 1))  # density ... pressure jump by 2
+    w_left, w_right, _, _ = d.face_states(step)
+    for reconstructed in (w_left[:, :ni], w_right[:, :ni]):
+        low = np.minimum(step[:, g.left[:ni]], step[:, g.right[:ni]])
+        high = np.maximum(step[:, g.left[:ni]], step[:, g.right[:ni]])
+        assert np.all(reconstructed >= low - 1e-4) and np.all(reconstructed <= high + 1e-4)
+
+
 def test_boundary_rounds_never_repeat_a_cell():
     rng = np.random.default_rng(3)
     left = np.concatenate([rng.integers(0, 50, 200), rng.integers(0, 20, 60)])

@@ -46,6 +46,14 @@ def test_wing_prism_layer_sits_on_the_wall_and_the_plain_wing_has_none(tmp_path)
     first_wedge = sum(len(b) for b in mesh.cells[:mesh.cells.index(wedges)])
     assert np.all(wall_cells >= first_wedge)  # only prisms touch the wing
     assert len(wedges) == 3 * len(wall_cells)  # three layers on every wall triangle
+    symmetry = next(k for k, name in mesh.marker_names.items() if name == "symmetry")
+    on_plane = np.concatenate([block.nodes[markers == symmetry].ravel()
+                               for block, markers in zip(mesh.facets, mesh.facet_markers,
+                                                         strict=True)])
+    assert on_plane.size and np.all(mesh.points[on_plane, 1] == 0.0)
+    assert np.isclose(mesh.points[:, 1].min(), 0.0)  # spanwise y from the root, z up
+    assert mesh.points[:, 1].max() == pytest.approx(3.0 + 8.0)
+    assert mesh.points[:, 2].min() == pytest.approx(-8.0)
     plain = read_mesh(generate("wing", tmp_path / "p.msh", 20000, prism_layers=0))
     assert {b.type for b in plain.cells} == {"tetra"}
 

@@ -287,7 +287,9 @@ def swept_wing(path: Path | None, cells: int, *, span: float = 3.0, sweep_deg: f
                first_height: float = 0.05, growth: float = 1.4) -> Path | Mesh:
     """Half-model swept, tapered NACA0012 wing in a box: a prism layer, then tetrahedra.
 
-    The root lies on the symmetry plane ``z = 0``; cell size grows linearly with
+    Axes as for :func:`oneram6` and the solver's angle of attack: x chordwise, y
+    spanwise from the root on the symmetry plane ``y = 0``, z up (the wing is
+    built spanwise along z and turned about x at the end). Cell size grows linearly with
     the distance from the wing, the whole field scaled so that the count follows
     the target. ``prism_layers`` layers of prisms (first layer ``first_height``
     times the wall cell size, each next ``growth`` times thicker) are extruded from
@@ -309,6 +311,7 @@ def swept_wing(path: Path | None, cells: int, *, span: float = 3.0, sweep_deg: f
         else:
             heights = geometric_heights(first_height * size, growth, prism_layers)
             _prism_layered_wing(gmsh, planform, size, far, heights)
+        gmsh.model.mesh.affineTransform(_SPAN_Z_TO_Y)
         return _write(gmsh, path)
 
 
@@ -351,6 +354,11 @@ def _oneram6_cell_size(cells: int) -> float:
     At most the size of 100k cells: coarser walls stall gmsh's 3D mesher.
     """
     return ONERA_M6_SIZE_AT_100K * min(1.0, 1e5 / cells) ** (1 / 3)
+
+
+_SPAN_Z_TO_Y = [1.0, 0.0, 0.0, 0.0,  # rotation by -90 deg about x: (x, y, z) -> (x, z, -y)
+                0.0, 0.0, 1.0, 0.0,
+                0.0, -1.0, 0.0, 0.0]
 
 
 def _wing_cell_size(cells: int, prism_layers: int) -> float:

@@ -24,8 +24,10 @@ from gpusolver.solvers.fv.fused import FusedResidual, unsupported
 from gpusolver.solvers.fv.gradients import (
     GRADIENTS,
     LIMITERS,
+    central_fractions,
     increments,
     neighbour_offsets,
+    van_albada,
     venkatakrishnan,
 )
 
@@ -52,9 +54,10 @@ class Scheme:
     gradient : str
         ``least-squares`` or ``green-gauss``.
     limiter : str
-        ``venkatakrishnan`` or ``none``.
+        ``venkatakrishnan`` (per cell), ``van-albada`` (per face) or ``none``.
     venkatakrishnan_k : float
-        The limiter's ``K``: larger limits less.
+        The limiter's ``K``: larger limits less (both limiters smooth below the
+        threshold ``eps^2 = (K h)^3``).
     venkatakrishnan_cap : float
         Caps the limiter's threshold ``eps^2 = (K h)^3`` at ``(cap W_ref)^2`` per
         primitive variable (``W_ref``: free-stream density, sound speed, pressure), so
@@ -259,6 +262,10 @@ class Discretisation:
                 outside = PointVortexFarField(gas, host.face_centre[:2, first:end], centre,
                                               backend=backend, dtype=self.dtype)
             self.boundaries.append(BoundaryFaces(slice(first, end), spec, partner, outside))
+        if scheme.limiter == "van-albada" and scheme.order == 2:
+            fractions = central_fractions(host, self.partner_faces())
+            self.central_left, self.central_right = (backend.asarray(a, dtype)
+                                                     for a in fractions)
         #: Clockwise circulation of the body, for vortex-corrected far fields.
         self.circulation = 0.0
         self.wall_markers = [name for name, spec in boundaries.items() if spec.condition.wall]
@@ -277,6 +284,15 @@ class Discretisation:
         self.viscous_factor = VISCOUS_FACTOR
         self.fused = (FusedResidual(self, host, strategy)
                       if kernels == "fused" and unsupported(self) is None else None)
+
+    def partner_faces(self) -> np.ndarray:
+        """The periodic partner face (global index) of each boundary face, -1 where none."""
+        partner = np.full(self.geometry.n_faces - self.n_interior, -1, dtype=np.int64)
+        for faces, _, periodic, _ in self.boundaries:
+            if periodic is not None:
+                partner[faces.start - self.n_interior:faces.stop - self.n_interior] = (
+                    self.backend.to_host(periodic))
+        return partner
 
     def _setup_viscous(self, host: FVGeometry) -> None:
         """Centroid of the cell across each face: the mirror image on the boundary."""
@@ -349,6 +365,12 @@ class Discretisation:
             self.limiter_values = phi
             change_left *= xp.take(phi, g.left, axis=1)
             change_right *= xp.take(phi, g.right[:ni], axis=1)
+        elif self.scheme.limiter == "van-albada":
+            jump = w_cell_right - w_cell_left
+            van_albada(change_left, self.central_left * jump,
+                       xp.take(self.epsilon2, g.left, axis=1))
+            van_albada(change_right, -self.central_right[:ni] * jump[:, :ni],
+                       xp.take(self.epsilon2, g.right[:ni], axis=1))
         w_left = w_cell_left + change_left
         w_right_inner = w[:, g.right[:ni]] + change_right
         w_left = self._positive(w_left, w_cell_left)

@@ -82,8 +82,7 @@ def _boundary_values(d, host: FVGeometry) -> tuple[np.ndarray, np.ndarray, np.nd
     ni, nb, gas = host.n_interior, host.n_faces - host.n_interior, d.gas
     code = np.zeros(nb, dtype=np.int32)
     value = np.zeros((gas.n_vars, nb))
-    partner = np.full(nb, -1, dtype=np.int32)
-    for faces, spec, periodic, _ in d.boundaries:
+    for faces, spec, _, _ in d.boundaries:
         local = slice(faces.start - ni, faces.stop - ni)
         name, params = spec.condition.name, spec.params
         code[local] = CONDITION_CODES[name]
@@ -94,9 +93,7 @@ def _boundary_values(d, host: FVGeometry) -> tuple[np.ndarray, np.ndarray, np.nd
             value[1:-1, local] = np.asarray(params.get("velocity", [0.0] * gas.dim))[:, None]
         elif name == "pressure-outlet":
             value[-1, local] = params.get("pressure", 1.0) / gas.gamma
-        elif name == "periodic":
-            partner[local] = d.backend.to_host(periodic)
-    return code, value, partner
+    return code, value, d.partner_faces().astype(np.int32)
 
 
 class FusedResidual:
@@ -146,6 +143,8 @@ class FusedResidual:
         self.order = scheme.order
         #: Venkatakrishnan's limiter is computed (second order only).
         self.limited = scheme.limiter == "venkatakrishnan" and self.order == 2
+        #: Van Albada's limiter is applied per face in the face kernel.
+        self.face_limited = scheme.limiter == "van-albada" and self.order == 2
         self.viscous = d.viscous
         gradient_shape = (self.n_vars, self.dim, self.n_cells)
         if d.needs_gradient:
@@ -175,10 +174,11 @@ class FusedResidual:
         names = {"update": f"update_kernel<{real}, {dim}, "
                            f"{STORE if self.accumulation == STORE else ATOMIC}>"}
         viscous = "true" if self.viscous else "false"
+        face_limited = "true" if self.face_limited else "false"
         for accumulation in {a for *_, a in self.ranges}:
             names[f"flux{accumulation}"] = (f"flux_kernel<{real}, {dim}, "
                                             f"{FLUX_CODES[scheme.flux]}, {self.order}, "
-                                            f"{accumulation}, {viscous}>")
+                                            f"{accumulation}, {viscous}, {face_limited}>")
         if self.d.needs_gradient:
             gradient = GRADIENT_CODES[scheme.gradient]
             for limiter in ((VENKATAKRISHNAN, FROZEN, RATCHET) if self.limited
@@ -224,9 +224,9 @@ class FusedResidual:
         for first, last, accumulation in self.ranges:
             self._kernels[f"flux{accumulation}"](
                 self._blocks(last - first), (BLOCK,),
-                (u, self.gradient, n_cells, *self.faces, *self.viscosity, np.int32(first),
-                 np.int32(last), target, boundary_flux, self.speed if speed else NULL,
-                 self.gamma))
+                (u, self.gradient, self.epsilon2, n_cells, *self.faces, *self.viscosity,
+                 np.int32(first), np.int32(last), target, boundary_flux,
+                 self.speed if speed else NULL, self.gamma))
         return target
 
     def update(self, source, residual_out=None, stage=None, implicit=None, **arrays) -> None:

@@ -346,15 +346,26 @@ __device__ __forceinline__ void load_gradient(const real* __restrict__ gradient,
 }
 
 // ---------------------------------------------------------------- faces
-// Cell state reconstructed to face f (second order; cell value where rho or p would
-// not stay positive).
-template <typename real, int DIM, int ORDER>
-__device__ __forceinline__ void reconstruct(const real* __restrict__ U, const real* __restrict__ gradient,
-                                            int n_cells, int c, const real* __restrict__ offsets,
-                                            int n_faces, int f, real gamma,
-                                            real cell[Vars<DIM>::N], real out[Vars<DIM>::N]) {
+// Van Albada's limited change to the face (gradients.van_albada): the upwind change
+// a = 2 change - b and the central change b = s (other cell - this cell).
+template <typename real>
+__device__ __forceinline__ real van_albada(real change, real central, real eps2) {
+    const real upwind = real(2) * change - central;
+    return (upwind + central) * (upwind * central + eps2)
+           / (upwind * upwind + central * central + real(2) * eps2);
+}
+
+// Cell state reconstructed to face f from the primitive state ``cell`` (second order;
+// the cell value where rho or p would not stay positive). FACE_LIMITER: van Albada's
+// limiter against the state ``other`` across the face, s the central fraction.
+template <typename real, int DIM, int ORDER, bool FACE_LIMITER>
+__device__ __forceinline__ void reconstruct(const real* __restrict__ gradient, int n_cells,
+                                            int c, const real* __restrict__ offsets,
+                                            int n_faces, int f, const real cell[Vars<DIM>::N],
+                                            const real other[Vars<DIM>::N], real s,
+                                            const real* __restrict__ epsilon2,
+                                            real out[Vars<DIM>::N]) {
     constexpr int NV = Vars<DIM>::N;
-    primitive<real, DIM>(U, n_cells, c, gamma, cell);
 #pragma unroll
     for (int v = 0; v < NV; ++v) out[v] = cell[v];
     if (ORDER == 1) return;
@@ -366,6 +377,8 @@ __device__ __forceinline__ void reconstruct(const real* __restrict__ U, const re
         real change = 0;
 #pragma unroll
         for (int d = 0; d < DIM; ++d) change += gradient[(v * DIM + d) * n_cells + c] * offset[d];
+        if (FACE_LIMITER)
+            change = van_albada(change, s * (other[v] - cell[v]), epsilon2[v * n_cells + c]);
         out[v] += change;
     }
     if (out[0] <= 0 || out[DIM + 1] <= 0) {
@@ -374,11 +387,29 @@ __device__ __forceinline__ void reconstruct(const real* __restrict__ U, const re
     }
 }
 
-template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS>
+// Central fractions (gradients.central_fractions) of the two cells of a face whose
+// centre lies at offset ``to_face`` from the left cell and ``across`` from the right.
+template <typename real, int DIM>
+__device__ __forceinline__ void central_fractions(const real* to_face, const real* across,
+                                                  real* s_left, real* s_right) {
+    real d[DIM], length2 = 0, left = 0, right = 0;
+#pragma unroll
+    for (int k = 0; k < DIM; ++k) {
+        d[k] = to_face[k] - across[k];
+        length2 += d[k] * d[k];
+        left += to_face[k] * d[k];
+        right -= across[k] * d[k];
+    }
+    *s_left = left / length2;
+    *s_right = right / length2;
+}
+
+template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS, bool FACE_LIMITER>
 __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ gradient,
-                          int n_cells, Faces<real> F, Viscosity<real> V, int first, int last,
-                          real* __restrict__ out, real* __restrict__ boundary_flux,
-                          real* __restrict__ speed, real gamma) {
+                          const real* __restrict__ epsilon2, int n_cells, Faces<real> F,
+                          Viscosity<real> V, int first, int last, real* __restrict__ out,
+                          real* __restrict__ boundary_flux, real* __restrict__ speed,
+                          real gamma) {
     constexpr int NV = Vars<DIM>::N;
     const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= last) return;
@@ -386,26 +417,39 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
     real n[DIM];
     load_normal<real, DIM>(F, f, n);
     real cell_l[NV], cell_r[NV], wl[NV], wr[NV];
-    reconstruct<real, DIM, ORDER>(U, gradient, n_cells, l, F.offset_left, F.n_faces, f, gamma,
-                                  cell_l, wl);
+    primitive<real, DIM>(U, n_cells, l, gamma, cell_l);
     const bool interior = f < F.n_interior;
-    const int r = interior ? F.right[f] : -1;
-    int across = r;  // the cell whose gradient is the right one (periodic: the partner's)
-    if (interior) {
-        reconstruct<real, DIM, ORDER>(U, gradient, n_cells, r, F.offset_right, F.n_faces, f,
-                                      gamma, cell_r, wr);
-    } else {
-        const int b = f - F.n_interior;
-        if (F.bc_code[b] == PERIODIC) {
-            const int p = F.bc_partner[b];
-            across = F.left[p];
-            reconstruct<real, DIM, ORDER>(U, gradient, n_cells, across, F.offset_left,
-                                          F.n_faces, p, gamma, cell_r, wr);
-        } else {
-            ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
-            if (VISCOUS) ghost_state<real, DIM>(F, b, cell_l, n, gamma, cell_r);
-        }
+    const int b = f - F.n_interior;
+    // the cell across the face (periodic: the partner face's cell) and its face
+    int across = interior ? F.right[f] : -1, across_face = f;
+    if (!interior && F.bc_code[b] == PERIODIC) {
+        across_face = F.bc_partner[b];
+        across = F.left[across_face];
     }
+    const real* across_offsets = interior ? F.offset_right : F.offset_left;
+    if (across >= 0)
+        primitive<real, DIM>(U, n_cells, across, gamma, cell_r);
+    else if (VISCOUS || FACE_LIMITER)
+        ghost_state<real, DIM>(F, b, cell_l, n, gamma, cell_r);
+    real s_left = real(0.5), s_right = real(0.5);
+    if (FACE_LIMITER && ORDER == 2 && across >= 0) {
+        real to_face[DIM], back[DIM];
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) {
+            to_face[d] = F.offset_left[d * F.n_faces + f];
+            back[d] = across_offsets[d * F.n_faces + across_face];
+        }
+        central_fractions<real, DIM>(to_face, back, &s_left, &s_right);
+    }
+    reconstruct<real, DIM, ORDER, FACE_LIMITER>(gradient, n_cells, l, F.offset_left,
+                                                F.n_faces, f, cell_l, cell_r, s_left,
+                                                epsilon2, wl);
+    if (across >= 0)
+        reconstruct<real, DIM, ORDER, FACE_LIMITER>(gradient, n_cells, across, across_offsets,
+                                                    F.n_faces, across_face, cell_r, cell_l,
+                                                    s_right, epsilon2, wr);
+    else
+        ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
     real flux[NV];
     riemann<real, DIM, FLUX>(wl, wr, n, gamma, flux);
     real t[DIM], inv_len = 0;
@@ -436,7 +480,7 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
         }
     }
     if (!interior && boundary_flux != nullptr) {
-        const int nb = F.n_faces - F.n_interior, b = f - F.n_interior;
+        const int nb = F.n_faces - F.n_interior;
 #pragma unroll
         for (int v = 0; v < NV; ++v) boundary_flux[v * nb + b] = flux[v];
     }
@@ -446,10 +490,10 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
             out[v * F.n_faces + f] = flux[v];
         } else if (ACC == ATOMIC) {
             atomicAdd(&out[v * n_cells + l], -flux[v]);
-            if (interior) atomicAdd(&out[v * n_cells + r], flux[v]);
+            if (interior) atomicAdd(&out[v * n_cells + across], flux[v]);
         } else {
             out[v * n_cells + l] -= flux[v];
-            if (interior) out[v * n_cells + r] += flux[v];
+            if (interior) out[v * n_cells + across] += flux[v];
         }
     }
 }
@@ -614,9 +658,9 @@ __global__ void __launch_bounds__(256) gradients_kernel(
                                                   raw, gamma);
 }
 
-template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS>
+template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS, bool FACE_LIMITER>
 __global__ void __launch_bounds__(256) flux_kernel(
-    const real* U, const real* gradient, int n_cells, const int* left, const int* right,
+    const real* U, const real* gradient, const real* epsilon2, int n_cells, const int* left, const int* right,
     const real* normal, const real* area, const real* offset_left, const real* offset_right,
     const int* bc_code, const real* bc_value, const int* bc_partner, int n_faces,
     int n_interior, const real* raw_gradient, const real* tangent,
@@ -626,8 +670,8 @@ __global__ void __launch_bounds__(256) flux_kernel(
                         bc_value, bc_partner, n_faces, n_interior};
     const Viscosity<real> V{raw_gradient, tangent, inverse_length, mu_ref, sutherland,
                             prandtl};
-    face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS>(U, gradient, n_cells, F, V, first, last,
-                                                    out, boundary_flux, speed, gamma);
+    face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS, FACE_LIMITER>(
+        U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, speed, gamma);
 }
 
 template <typename real, int DIM, int SOURCE>
