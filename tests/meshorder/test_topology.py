@@ -108,3 +108,17 @@ def test_grouping_order_makes_equal_node_sets_adjacent_and_keeps_their_order(row
     for node_set in seen:
         members = [i for i, s in zip(order, sets, strict=True) if s == node_set]
         assert members == sorted(members)  # stable inside a group
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(1e-3, 1e4))
+def test_tetra_volumes_equal_the_face_sum_at_any_scale_and_orientation(seed, scale):
+    from meshorder.geometry import face_sum_volumes, signed_measures
+
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(40, 3)) * scale + rng.normal(size=3) * 100 * scale
+    nodes = np.array([rng.choice(40, 4, replace=False) for _ in range(50)])
+    block = CellBlock("tetra", nodes)
+    fast, reference = signed_measures(points, block), face_sum_volumes(points, block)
+    np.testing.assert_allclose(fast, reference, rtol=1e-9, atol=1e-12 * scale**3)
+    assert np.any(fast > 0) and np.any(fast < 0)  # both orientations were drawn

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from gpusolver.backends import array_module
 from gpusolver.physics.gas import Gas, stack
 from meshorder.registry import Registry
@@ -174,3 +176,31 @@ CONDITIONS["periodic"] = Condition(
     "periodic", supersonic_outflow,
     options={"partner": "marker whose faces are the translated copies of these"},
     summary="Periodic pair: the ghost is the state at the partner marker's matching face.")
+
+
+#: Condition name -> the kernels' condition code (``enum Condition`` of
+#: ``physics/kernels/boundary.cuh``).
+CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
+                   "no-slip-isothermal": 2, "farfield": 3, "supersonic-inflow": 4,
+                   "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
+
+
+def kernel_values(gas: Gas, name: str, params: dict) -> np.ndarray:
+    """What the kernels' ghost states read of a condition, ``(n_vars,)``: the outside
+    state (far field, supersonic inflow), the wall temperature and velocity (no-slip),
+    the outlet pressure in the last place (pressure outlet), zeros otherwise.
+
+    Examples
+    --------
+    >>> kernel_values(Gas(dim=2), "no-slip-isothermal", {"temperature": 1.2}).tolist()
+    [1.2, 0.0, 0.0, 0.0]
+    """
+    value = np.zeros(gas.n_vars)
+    if name in ("farfield", "supersonic-inflow"):
+        value[:] = gas.free_stream
+    elif name.startswith("no-slip"):
+        value[0] = params.get("temperature", 1.0)
+        value[1:-1] = params.get("velocity", [0.0] * gas.dim)
+    elif name == "pressure-outlet":
+        value[-1] = params.get("pressure", 1.0) / gas.gamma
+    return value

@@ -1,9 +1,9 @@
 """The DG right-hand side in the kernels of ``kernels/dg.cu`` (CUDA on CuPy; compiled as
 C++ on NumPy, where CI checks them against :meth:`DGSolver.rate`).
 
-Per evaluation: one volume launch per element shape, the inside states at the boundary
-Gauss points, the boundary conditions' ghost states there (array code: the boundary is
-small), one face launch and one mass-matrix launch.
+Per evaluation: one volume launch per element shape, one launch for the inside and ghost
+states at the boundary Gauss points (array code fills in only exact and periodic
+boundaries), one face launch and one mass-matrix launch.
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ class FusedDG:
                       device(lay.trace_left, np.int32),
                       device(np.append(lay.trace_right, 0), np.int32), device(lay.trace_table),
                       device(lay.normal), device(lay.area), device(lay.face_weights))
+        code, value, self.array_markers = solver.kernel_conditions()
+        self.conditions = (device(code, np.int32), device(value),
+                           device(lay.point_normals[:, :, ni:]))
         self.inverse_mass = device(lay.inverse_mass.transpose(1, 2, 0))
         self.gamma = self.dtype.type(solver.gas.gamma)
         self.boundary_flux = None
@@ -90,10 +93,12 @@ class FusedDG:
                                 gradients, weights, shapes, u, rhs, self.gamma))
         left, right, trace_left, trace_right, tables, normal, area, face_weights = self.faces
         inside = xp.empty((u.shape[0], nqf, nf - ni), self.dtype)
+        ghost = xp.empty_like(inside)
         self.kernels[self.trace_name](grid(nf - ni, BLOCK), (BLOCK,),
-                                      (i32(nf), i32(ni), i32(n), left, trace_left, tables, u,
-                                       inside, self.gamma))
-        ghost = xp.ascontiguousarray(self.solver.ghost_states(inside), dtype=self.dtype)
+                                      (i32(nf), i32(ni), i32(n), left, trace_left, tables,
+                                       *self.conditions, u, inside, ghost, self.gamma))
+        for name in self.array_markers:
+            self.solver.marker_ghost_states(inside, ghost, name)
         boundary_flux = xp.zeros((u.shape[0], nf - ni), self.dtype)
         self.kernels[self.face_name](grid(nf, BLOCK), (BLOCK,),
                                      (i32(nf), i32(ni), i32(n), left, right, trace_left,

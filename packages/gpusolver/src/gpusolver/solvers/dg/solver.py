@@ -28,6 +28,7 @@ from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
+from gpusolver.physics.boundary import CONDITION_CODES, kernel_values
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout, build_layout, shape_functions, subdivision
@@ -115,6 +116,7 @@ class DGSolver:
                               f"({', '.join(unsupported)})")
         #: Periodic markers: the partner boundary face of each face, and the partner's
         #: Gauss points in this face's order (local boundary indices).
+        self._boundary_arrays: dict[tuple[str, str], tuple] = {}
         self.periodic = {name: periodic_gauss_points(self.layout, name, spec.params["partner"])
                          for name, spec in self.specs.items()
                          if spec != EXACT and spec.condition.name == "periodic"}
@@ -215,25 +217,58 @@ class DGSolver:
     def ghost_states(self, inside):
         """Ghost states ``(n_vars, n_qf, n_boundary_faces)`` at the boundary faces' Gauss
         points from the inside primitive states there (NumPy or CuPy arrays)."""
+        outside = array_module(inside).empty_like(inside)
+        for name in self.layout.markers:
+            self.marker_ghost_states(inside, outside, name)
+        return outside
+
+    def marker_ghost_states(self, inside, outside, name: str) -> None:
+        """Fill ``outside`` at the faces of marker ``name`` (see :meth:`ghost_states`)."""
         lay, gas = self.layout, self.gas
         xp = array_module(inside)
-        ni, n_qf = lay.n_interior, inside.shape[1]
-        outside = xp.empty_like(inside)
+        first, end = lay.markers[name]
+        spec, faces = self.specs[name], slice(first - lay.n_interior, end - lay.n_interior)
+        if spec == EXACT:
+            points = lay.face_points[:, :, first:end].reshape(2, -1)
+            ghost = xp.asarray(gas.to_primitive(self.exact(points, self.time)))
+        elif name in self.periodic:  # the partner face's inside state, point by point
+            point, partner = self._marker_arrays(xp, name)
+            ghost = inside[:, point, partner].transpose(0, 2, 1)
+        else:
+            normal, = self._marker_arrays(xp, name)
+            ghost = spec.condition.ghost(gas, inside[:, :, faces].reshape(gas.n_vars, -1),
+                                         normal, spec.params)
+        outside[:, :, faces] = ghost.reshape(gas.n_vars, inside.shape[1], end - first)
+
+    def kernel_conditions(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Per boundary face, the kernels' condition code and values ``(n_vars, nb)``
+        (:mod:`gpusolver.physics.boundary`), and the markers whose ghost states the
+        kernels leave to :meth:`marker_ghost_states` (code -1: exact and periodic)."""
+        lay = self.layout
+        nb = len(lay.left) - lay.n_interior
+        code, value, by_array = np.full(nb, -1, np.int32), np.zeros((self.gas.n_vars, nb)), []
         for name, (first, end) in lay.markers.items():
-            spec, faces = self.specs[name], slice(first - ni, end - ni)
-            if spec == EXACT:
-                points = lay.face_points[:, :, first:end].reshape(2, -1)
-                ghost = xp.asarray(gas.to_primitive(self.exact(points, self.time)))
-            elif name in self.periodic:  # the partner face's inside state, point by point
+            spec, faces = self.specs[name], slice(first - lay.n_interior, end - lay.n_interior)
+            if spec == EXACT or name in self.periodic:
+                by_array.append(name)
+                continue
+            code[faces] = CONDITION_CODES[spec.condition.name]
+            value[:, faces] = kernel_values(self.gas, spec.condition.name, spec.params)[:, None]
+        return code, value, by_array
+
+    def _marker_arrays(self, xp, name: str) -> tuple:
+        """What :meth:`ghost_states` reads of marker ``name``, as ``xp`` arrays made once:
+        the Gauss points' normals, or (periodic) the partner's points and faces."""
+        key = (xp.__name__, name)
+        if key not in self._boundary_arrays:
+            if name in self.periodic:
                 partner, point = self.periodic[name]
-                ghost = inside[:, xp.asarray(point), xp.asarray(partner)[:, None]]
-                ghost = ghost.transpose(0, 2, 1)
+                arrays = (xp.asarray(point), xp.asarray(partner)[:, None])
             else:
-                normal = xp.asarray(lay.point_normals[:, :, first:end].reshape(2, -1))
-                ghost = spec.condition.ghost(gas, inside[:, :, faces].reshape(gas.n_vars, -1),
-                                             normal, spec.params)
-            outside[:, :, faces] = ghost.reshape(gas.n_vars, n_qf, end - first)
-        return outside
+                first, end = self.layout.markers[name]
+                arrays = (xp.asarray(self.layout.point_normals[:, :, first:end].reshape(2, -1)),)
+            self._boundary_arrays[key] = arrays
+        return self._boundary_arrays[key]
 
     # ------------------------------------------------------------------ time stepping
     def local_time_steps(self):

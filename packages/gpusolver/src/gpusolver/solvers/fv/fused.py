@@ -30,13 +30,10 @@ from gpusolver.backends.cuda import real_type
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
+from gpusolver.physics.boundary import CONDITION_CODES, kernel_values
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 
-#: Condition name -> the kernel's condition code (``enum Condition``).
-CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
-                   "no-slip-isothermal": 2, "farfield": 3, "supersonic-inflow": 4,
-                   "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
 GRADIENT_CODES = {"least-squares": 0, "green-gauss": 1}
 UNLIMITED, VENKATAKRISHNAN, FROZEN, RATCHET = 0, 1, 2, 3  # enum Limiter
 STORE, ATOMIC, PLAIN = 0, 1, 2
@@ -79,20 +76,13 @@ def limiter_input(discretisation) -> tuple[object, int]:
 
 def _boundary_values(d, host: FVGeometry) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Condition code, values ``(n_vars, n_boundary)`` and periodic partner per boundary face."""
-    ni, nb, gas = host.n_interior, host.n_faces - host.n_interior, d.gas
+    ni, nb = host.n_interior, host.n_faces - host.n_interior
     code = np.zeros(nb, dtype=np.int32)
-    value = np.zeros((gas.n_vars, nb))
+    value = np.zeros((d.gas.n_vars, nb))
     for faces, spec, _, _ in d.boundaries:
         local = slice(faces.start - ni, faces.stop - ni)
-        name, params = spec.condition.name, spec.params
-        code[local] = CONDITION_CODES[name]
-        if name in ("farfield", "supersonic-inflow"):
-            value[:, local] = gas.free_stream[:, None]
-        elif name.startswith("no-slip"):
-            value[0, local] = params.get("temperature", 1.0)
-            value[1:-1, local] = np.asarray(params.get("velocity", [0.0] * gas.dim))[:, None]
-        elif name == "pressure-outlet":
-            value[-1, local] = params.get("pressure", 1.0) / gas.gamma
+        code[local] = CONDITION_CODES[spec.condition.name]
+        value[:, local] = kernel_values(d.gas, spec.condition.name, spec.params)[:, None]
     return code, value, d.partner_faces().astype(np.int32)
 
 

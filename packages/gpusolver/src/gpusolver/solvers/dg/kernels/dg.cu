@@ -19,6 +19,7 @@
 // [(2 * k + d) * n_group + i]. fp32 and fp64 from one source.
 
 #include "../../../physics/kernels/euler.cuh"
+#include "../../../physics/kernels/boundary.cuh"
 
 constexpr int NV = 4;  // rho, rho u, rho v, E
 
@@ -153,23 +154,36 @@ __global__ void __launch_bounds__(128) face_kernel(
     }
 }
 
-// The inside primitive state at each boundary face Gauss point, [(v * NQF + q) * nb + b]
-// (what the boundary conditions turn into ghost states).
+// The inside primitive state at each boundary face Gauss point, [(v * NQF + q) * nb + b],
+// and its ghost state by the face's condition (physics/kernels/boundary.cuh; codes below
+// zero: left to the caller, for periodic and exact boundaries). Point normals are
+// [(d * NQF + q) * nb + b], condition values [v * nb + b].
 template <typename real, int M, int NQF>
 __global__ void __launch_bounds__(128) boundary_trace_kernel(
     int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
     const int* __restrict__ trace_left, const real* __restrict__ tables,
-    const real* __restrict__ u, real* __restrict__ inside, real gamma) {
+    const int* __restrict__ bc_code, const real* __restrict__ bc_value,
+    const real* __restrict__ point_normal, const real* __restrict__ u,
+    real* __restrict__ inside, real* __restrict__ ghost, real gamma) {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
     const int n_boundary = n_faces - n_interior;
     if (b >= n_boundary) return;
-    const int f = n_interior + b, l = left[f];
+    const int f = n_interior + b, l = left[f], code = bc_code[b];
     const real* tl = tables + trace_left[f] * M * NQF;
+    real value[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) value[v] = bc_value[v * n_boundary + b];
     for (int q = 0; q < NQF; ++q) {
-        real w[NV];
+        real w[NV], g[NV];
         modal_state<real, M, NQF>(tl, u, n_elements, l, q, gamma, w);
 #pragma unroll
         for (int v = 0; v < NV; ++v) inside[(v * NQF + q) * n_boundary + b] = w[v];
+        if (code < 0) continue;
+        const real n[2] = {point_normal[q * n_boundary + b],
+                           point_normal[(NQF + q) * n_boundary + b]};
+        boundary_ghost<real, 2>(code, value, w, n, gamma, g);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) ghost[(v * NQF + q) * n_boundary + b] = g[v];
     }
 }
 

@@ -23,10 +23,8 @@
 // right of face s - n_faces, 2 n_faces unused. fp32 and fp64 from one source.
 
 #include "../../../physics/kernels/euler.cuh"
+#include "../../../physics/kernels/boundary.cuh"
 
-// Boundary conditions (per boundary face)
-enum Condition { MIRROR = 0, NO_SLIP_ADIABATIC = 1, NO_SLIP_ISOTHERMAL = 2, FARFIELD = 3,
-                 IMPOSED = 4, EXTRAPOLATED = 5, PRESSURE_OUTLET = 6, PERIODIC = 7 };
 // Gradients and limiters
 enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1 };
 // FROZEN reads the limiter values; RATCHET caps the computed ones by them and stores
@@ -51,74 +49,16 @@ struct Faces {
     int n_interior;
 };
 
-// Characteristic far field about the outside state (boundary.characteristic_ghost).
-template <typename real, int DIM>
-__device__ void characteristic_ghost(const real w[Vars<DIM>::N], const real n[DIM],
-                                     const real out[Vars<DIM>::N], real gamma,
-                                     real g[Vars<DIM>::N]) {
-    constexpr int P = DIM + 1;
-    const real c0 = sound_speed(w[0], w[P], gamma);
-    const real impedance = w[0] * c0;
-    const real un_in = normal_velocity<real, DIM>(w, n);
-    const real un_out = normal_velocity<real, DIM>(out, n);
-    const real pressure = real(0.5) * (w[P] + out[P] + impedance * (un_in - un_out));
-    const real un = real(0.5) * (un_in + un_out) + (w[P] - out[P]) / (real(2) * impedance);
-    const bool outflow = un_in > 0;
-    const real* up = outflow ? w : out;
-    const real un_up = outflow ? un_in : un_out;
-    if (fabs(un_in) >= c0) {
-#pragma unroll
-        for (int v = 0; v < DIM + 2; ++v) g[v] = up[v];
-        return;
-    }
-    g[0] = up[0] + (pressure - up[P]) / (c0 * c0);
-#pragma unroll
-    for (int d = 0; d < DIM; ++d) g[1 + d] = up[1 + d] + (un - un_up) * n[d];
-    g[P] = pressure;
-}
-
 // Ghost state of boundary face b from the interior state w (not for PERIODIC).
 template <typename real, int DIM>
-__device__ void ghost_state(const Faces<real>& F, int b, const real w[Vars<DIM>::N],
-                            const real n[DIM], real gamma, real g[Vars<DIM>::N]) {
-    constexpr int NV = Vars<DIM>::N, P = DIM + 1;
+__device__ __forceinline__ void ghost_state(const Faces<real>& F, int b,
+                                            const real w[Vars<DIM>::N], const real n[DIM],
+                                            real gamma, real g[Vars<DIM>::N]) {
     const int nb = F.n_faces - F.n_interior;
-    real value[NV];
+    real value[Vars<DIM>::N];
 #pragma unroll
-    for (int v = 0; v < NV; ++v) value[v] = F.bc_value[v * nb + b];
-#pragma unroll
-    for (int v = 0; v < NV; ++v) g[v] = w[v];
-    switch (F.bc_code[b]) {
-        case MIRROR: {
-            const real un = normal_velocity<real, DIM>(w, n);
-#pragma unroll
-            for (int d = 0; d < DIM; ++d) g[1 + d] = w[1 + d] - real(2) * un * n[d];
-            break;
-        }
-        case NO_SLIP_ADIABATIC:
-#pragma unroll
-            for (int d = 0; d < DIM; ++d) g[1 + d] = real(2) * value[1 + d] - w[1 + d];
-            break;
-        case NO_SLIP_ISOTHERMAL: {  // wall temperature in value[0]
-            const real t = fmax(real(2) * value[0] - gamma * w[P] / w[0], real(0.5) * value[0]);
-            g[0] = gamma * w[P] / t;
-#pragma unroll
-            for (int d = 0; d < DIM; ++d) g[1 + d] = real(2) * value[1 + d] - w[1 + d];
-            break;
-        }
-        case FARFIELD:
-            characteristic_ghost<real, DIM>(w, n, value, gamma, g);
-            break;
-        case IMPOSED:
-#pragma unroll
-            for (int v = 0; v < NV; ++v) g[v] = value[v];
-            break;
-        case PRESSURE_OUTLET:  // outlet pressure in value[P]
-            if (normal_velocity<real, DIM>(w, n) < sound_speed(w[0], w[P], gamma)) g[P] = value[P];
-            break;
-        default:  // EXTRAPOLATED
-            break;
-    }
+    for (int v = 0; v < Vars<DIM>::N; ++v) value[v] = F.bc_value[v * nb + b];
+    boundary_ghost<real, DIM>(F.bc_code[b], value, w, n, gamma, g);
 }
 
 template <typename real, int DIM>
