@@ -18,6 +18,8 @@ from gpusolver.bench.dg import run_dg_benchmark
 from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
+from gpusolver.bench.vortex import COLUMNS as VORTEX_COLUMNS
+from gpusolver.bench.vortex import run_vortex_benchmark
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.io.case import load_case
 from gpusolver.parallel import mpi_world
@@ -69,7 +71,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="skip the NumPy comparison")
     p.add_argument("--json", default=None, help="write every row as JSON here")
     p.add_argument("--markdown", default=None, help="write the table as markdown here")
+    v = sub.add_parser("bench-vortex", help="time the direct Biot-Savart kernel of the "
+                       "vortex method (interactions per second)")
+    v.add_argument("--elements", default=[65536, 1048576], type=positive_ints,
+                   help="element counts N (N^2 interactions each), comma-separated")
+    v.add_argument("--precisions", default="fp32,fp64", help="fp32 and/or fp64")
+    v.add_argument("--repeats", type=positive_int, default=5, help="timed runs per row")
+    v.add_argument("--json", default=None, help="write every row as JSON here")
+    v.add_argument("--markdown", default=None, help="write the table as markdown here")
     return parser
+
+
+def positive_ints(text: str) -> list[int]:
+    """An argparse type: comma-separated integers of 1 or more."""
+    return [positive_int(part) for part in text.split(",")]
 
 
 def _mesh_source(parser: argparse.ArgumentParser) -> None:
@@ -208,7 +223,20 @@ def run(args: argparse.Namespace) -> int:
     return 130 if result.interrupted else 0
 
 
-COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux}
+def bench_vortex(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench-vortex``."""
+    check_result_paths(args.json, args.markdown)
+    precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    need_gpu("gpusolver bench-vortex")
+    rows = run_vortex_benchmark(args.elements, precisions, args.repeats,
+                                log=lambda s: print(s, flush=True))
+    text = table(VORTEX_COLUMNS, [[r[c] for c in VORTEX_COLUMNS] for r in rows])
+    print(text)
+    write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
+COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux, "bench-vortex": bench_vortex}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -192,7 +192,7 @@ def kernel_values(gas: Gas, name: str, params: dict) -> np.ndarray:
 
     Examples
     --------
-    >>> kernel_values(Gas(dim=2), "no-slip-isothermal", {"temperature": 1.2}).tolist()
+    >>> kernel_values(Gas(dim=2, mach=0.5), "no-slip-isothermal", {"temperature": 1.2}).tolist()
     [1.2, 0.0, 0.0, 0.0]
     """
     value = np.zeros(gas.n_vars)
