@@ -20,6 +20,8 @@ from gpusolver.errors import ConfigError
 
 #: Threads per block of the kernel, and sources per shared-memory tile.
 TILE = 256
+#: Targets per thread of the kernel (each source loaded from shared memory serves them all).
+PER_THREAD = 2
 #: Targets per chunk of the NumPy reference (bounds its temporaries to a few MB per source).
 CHUNK = 1024
 #: Velocity methods; ``tree`` (Barnes-Hut / FMM) is issue 15's next step.
@@ -123,10 +125,10 @@ def _check(positions, gammas, eps: float, targets) -> None:
 def _kernel_velocity(backend: Backend, positions, gammas, eps: float, targets):
     """The tiled kernel (CUDA on CuPy, compiled for the CPU on NumPy)."""
     real = positions.dtype.type
-    name = f"direct_velocity_kernel<{real_type(positions.dtype)}, {TILE}>"
+    name = f"direct_velocity_kernel<{real_type(positions.dtype)}, {TILE}, {PER_THREAD}>"
     kernel = backend.kernels(__package__, "kernels/biot_savart.cu", (name,))[name]
     out = backend.xp.empty((len(targets), 2), dtype=positions.dtype)
-    blocks = max(1, -(-len(targets) // TILE))
+    blocks = max(1, -(-len(targets) // (TILE * PER_THREAD)))
     kernel((blocks,), (TILE,), (np.int32(len(positions)), positions, gammas,
                                 np.int32(len(targets)), targets, real(eps * eps),
                                 real(1 / (2 * math.pi)), out))

@@ -3,8 +3,8 @@
 //
 //   V(x) = sum_i gamma_i / (2 pi) k x (x - r_i) / max(|x - r_i|^2, eps^2)
 //
-// One thread per target; on the GPU the sources pass through shared memory a tile of
-// TILE (= the block size) at a time, each thread summing a whole tile from there. On the
+// PER_THREAD targets per thread; on the GPU the sources pass through shared memory a tile
+// of TILE (= the block size) at a time, each thread summing a whole tile from there. On the
 // CPU (the host compile of CI, which has no shared memory) every thread reads the sources
 // directly. Positions are (x, y) pairs, velocities (u, v) pairs. fp32 and fp64 from one
 // source. The reciprocal is the hardware's approximate one (fp32: about 1 ulp, against a
@@ -41,15 +41,22 @@ __device__ __forceinline__ void interact(real x, real y, real sx, real sy, real 
     v += weight * dx;
 }
 
-template <typename real, int TILE>
+template <typename real, int TILE, int PER_THREAD>
 __global__ void __launch_bounds__(TILE) direct_velocity_kernel(
     int n_sources, const real* __restrict__ sources, const real* __restrict__ gammas,
     int n_targets, const real* __restrict__ targets, real eps2, real scale,
     real* __restrict__ velocity) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const real x = t < n_targets ? targets[2 * t] : real(0);
-    const real y = t < n_targets ? targets[2 * t + 1] : real(0);
-    real u = 0, v = 0;
+    // PER_THREAD targets per thread, TILE apart: each source read from shared memory
+    // serves them all
+    const int first_target = blockIdx.x * TILE * PER_THREAD + threadIdx.x;
+    real x[PER_THREAD], y[PER_THREAD], u[PER_THREAD], v[PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+        const int t = first_target + j * TILE;
+        x[j] = t < n_targets ? targets[2 * t] : real(0);
+        y[j] = t < n_targets ? targets[2 * t + 1] : real(0);
+        u[j] = v[j] = 0;
+    }
 #ifdef __CUDACC__
     __shared__ real tile_x[TILE], tile_y[TILE], tile_g[TILE];
     for (int first = 0; first < n_sources; first += TILE) {
@@ -58,16 +65,25 @@ __global__ void __launch_bounds__(TILE) direct_velocity_kernel(
         tile_y[threadIdx.x] = s < n_sources ? sources[2 * s + 1] : real(0);
         tile_g[threadIdx.x] = s < n_sources ? gammas[s] : real(0);  // padding adds nothing
         __syncthreads();
-#pragma unroll 16
-        for (int k = 0; k < TILE; ++k) interact(x, y, tile_x[k], tile_y[k], tile_g[k], eps2, u, v);
+#pragma unroll 8
+        for (int k = 0; k < TILE; ++k) {
+            const real sx = tile_x[k], sy = tile_y[k], g = tile_g[k];
+#pragma unroll
+            for (int j = 0; j < PER_THREAD; ++j) interact(x[j], y[j], sx, sy, g, eps2, u[j], v[j]);
+        }
         __syncthreads();
     }
 #else
     for (int s = 0; s < n_sources; ++s)
-        interact(x, y, sources[2 * s], sources[2 * s + 1], gammas[s], eps2, u, v);
+        for (int j = 0; j < PER_THREAD; ++j)
+            interact(x[j], y[j], sources[2 * s], sources[2 * s + 1], gammas[s], eps2, u[j], v[j]);
 #endif
-    if (t < n_targets) {
-        velocity[2 * t] = u * scale;
-        velocity[2 * t + 1] = v * scale;
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+        const int t = first_target + j * TILE;
+        if (t < n_targets) {
+            velocity[2 * t] = u[j] * scale;
+            velocity[2 * t + 1] = v[j] * scale;
+        }
     }
 }
