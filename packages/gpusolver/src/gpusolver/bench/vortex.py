@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpusolver.backends import get_backend
+from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.solvers.vortex.biot_savart import direct_velocity, velocity
 
 #: Columns of the markdown table.
@@ -38,13 +38,11 @@ def run_vortex_benchmark(sizes: list[int], precisions: list[str], repeats: int =
         positions, gammas = rng.uniform(0, 1, (n, 2)), rng.normal(size=n) / n
         expected = direct_velocity(positions, gammas, EPS, positions[:CHECKED])
         for precision in precisions:
-            p = device_backend.asarray(positions, np.float64)
-            g = device_backend.asarray(gammas, np.float64)
+            p = device_backend.asarray(positions, PRECISIONS[precision])
+            g = device_backend.asarray(gammas, PRECISIONS[precision])
             got = velocity(p, g, EPS, backend=device_backend, precision=precision)
             check = device_backend.to_host(got[:CHECKED])
             error = float(np.abs(check - expected).max() / np.abs(expected).max())
-            p = device_backend.asarray(positions, got.dtype)
-            g = device_backend.asarray(gammas, got.dtype)
             seconds = device_backend.median_seconds(
                 lambda p=p, g=g, precision=precision: velocity(
                     p, g, EPS, backend=device_backend, precision=precision), repeats)

@@ -185,16 +185,22 @@ CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
                    "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
 
 
-def kernel_values(gas: Gas, name: str, params: dict) -> np.ndarray:
-    """What the kernels' ghost states read of a condition, ``(n_vars,)``: the outside
-    state (far field, supersonic inflow), the wall temperature and velocity (no-slip),
-    the outlet pressure in the last place (pressure outlet), zeros otherwise.
+def kernel_condition(gas: Gas, spec) -> tuple[int, np.ndarray]:
+    """What the kernels' ghost states read of a boundary (a ``BoundarySpec``): its
+    condition code and values ``(n_vars, 1)`` (broadcast over the boundary's faces): the
+    outside state (far field, supersonic inflow), the wall temperature and velocity
+    (no-slip), the outlet pressure in the last place (pressure outlet), zeros otherwise.
 
     Examples
     --------
-    >>> kernel_values(Gas(dim=2, mach=0.5), "no-slip-isothermal", {"temperature": 1.2}).tolist()
-    [1.2, 0.0, 0.0, 0.0]
+    >>> from types import SimpleNamespace
+    >>> wall = SimpleNamespace(condition=CONDITIONS["no-slip-isothermal"],
+    ...                        params={"temperature": 1.2})
+    >>> code, value = kernel_condition(Gas(dim=2, mach=0.5), wall)
+    >>> code, value.ravel().tolist()
+    (2, [1.2, 0.0, 0.0, 0.0])
     """
+    name, params = spec.condition.name, spec.params
     value = np.zeros(gas.n_vars)
     if name in ("farfield", "supersonic-inflow"):
         value[:] = gas.free_stream
@@ -203,4 +209,4 @@ def kernel_values(gas: Gas, name: str, params: dict) -> np.ndarray:
         value[1:-1] = params.get("velocity", [0.0] * gas.dim)
     elif name == "pressure-outlet":
         value[-1] = params.get("pressure", 1.0) / gas.gamma
-    return value
+    return CONDITION_CODES[name], value[:, None]

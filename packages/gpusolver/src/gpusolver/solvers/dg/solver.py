@@ -28,7 +28,7 @@ from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
-from gpusolver.physics.boundary import CONDITION_CODES, kernel_values
+from gpusolver.physics.boundary import kernel_condition
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout, build_layout, shape_functions, subdivision
@@ -114,9 +114,10 @@ class DGSolver:
         if unsupported:
             raise ConfigError(f"the DG solver has no vortex far-field boundaries yet "
                               f"({', '.join(unsupported)})")
+        #: Device (or host) arrays of each marker for :meth:`marker_ghost_states`, made once.
+        self._boundary_arrays: dict[tuple[str, str], tuple] = {}
         #: Periodic markers: the partner boundary face of each face, and the partner's
         #: Gauss points in this face's order (local boundary indices).
-        self._boundary_arrays: dict[tuple[str, str], tuple] = {}
         self.periodic = {name: periodic_gauss_points(self.layout, name, spec.params["partner"])
                          for name, spec in self.specs.items()
                          if spec != EXACT and spec.condition.name == "periodic"}
@@ -252,8 +253,7 @@ class DGSolver:
             if spec == EXACT or name in self.periodic:
                 by_array.append(name)
                 continue
-            code[faces] = CONDITION_CODES[spec.condition.name]
-            value[:, faces] = kernel_values(self.gas, spec.condition.name, spec.params)[:, None]
+            code[faces], value[:, faces] = kernel_condition(self.gas, spec)
         return code, value, by_array
 
     def _marker_arrays(self, xp, name: str) -> tuple:

@@ -30,7 +30,7 @@ from gpusolver.backends.cuda import real_type
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
-from gpusolver.physics.boundary import CONDITION_CODES, kernel_values
+from gpusolver.physics.boundary import kernel_condition
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 
@@ -81,8 +81,7 @@ def _boundary_values(d, host: FVGeometry) -> tuple[np.ndarray, np.ndarray, np.nd
     value = np.zeros((d.gas.n_vars, nb))
     for faces, spec, _, _ in d.boundaries:
         local = slice(faces.start - ni, faces.stop - ni)
-        code[local] = CONDITION_CODES[spec.condition.name]
-        value[:, local] = kernel_values(d.gas, spec.condition.name, spec.params)[:, None]
+        code[local], value[:, local] = kernel_condition(d.gas, spec)
     return code, value, d.partner_faces().astype(np.int32)
 
 
