@@ -9,3 +9,12 @@ mv /tmp/gmshlib/gmsh-4.15.2.data/data/lib/libgmsh.so.4.15 /tmp/site/lib/
 export PYTHONPATH="/tmp/site:$PWD/packages/meshorder/src:$PWD/packages/gpusolver/src"
 export LD_LIBRARY_PATH="$PWD/.whl/lib:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
+# MPI for several ranks: the mpich wheel's launcher and libraries, carried slim as
+# .whl/mpich-lite.tgz (bin/mpiexec, bin/hydra_pmi_proxy, lib/); mpi4py (in the image)
+# loads its libmpi.
+if [ -f .whl/mpich-lite.tgz ]; then
+    mkdir -p /tmp/mpich && tar xzf .whl/mpich-lite.tgz -C /tmp/mpich || return 1
+    export PATH="/tmp/mpich/bin:$PATH"
+    export LD_LIBRARY_PATH="/tmp/mpich/lib:$LD_LIBRARY_PATH"
+    export MPI4PY_LIBMPI=/tmp/mpich/lib/libmpi.so.12
+fi

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
@@ -18,15 +19,15 @@ BOX = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-
        "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
 
 
-def _pair(mesh, boundaries, gas, n_parts, seed):
+def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy"):
     print(f"seed {seed}")
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=n_parts), topology=topology)
     scheme = Scheme("roe", 2, "least-squares", "venkatakrishnan")
     whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
-                   plan=plan, backend="numpy", topology=topology)
+                   plan=plan, backend=backend, topology=topology)
     parts = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, cfl=0.8,
-                              topology=topology)
+                              topology=topology, backend=backend)
     w = whole.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, w.shape)
     whole.set_primitive(w)
@@ -46,6 +47,50 @@ def test_parts_give_the_one_part_answer_on_an_airfoil(n_parts):
     np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=1e-12, atol=1e-14)
     forces = [s.wall_forces()["total"].force for s in (whole, parts)]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-11, atol=1e-15)
+
+
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+@pytest.mark.parametrize("n_parts, overlap", [(2, True), (3, False), (4, True)])
+def test_fused_parts_give_the_one_part_answer(n_parts, overlap):
+    """The GPU's kernels (compiled for the CPU) in pieces, the deep cells' before the
+    exchange or after it: the single-mesh answer."""
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    whole, parts = _pair(mesh, AIRFOIL, Gas(dim=2, mach=0.6, aoa_deg=2.0), n_parts,
+                         seed=int(np.random.default_rng().integers(2**31)))
+    parts.overlap = overlap
+    parts.fuse()
+    for _ in range(3):
+        np.testing.assert_allclose(parts.step(), whole.step(), rtol=1e-12)
+    np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=1e-12, atol=1e-14)
+    forces = [s.wall_forces()["total"].force for s in (whole, parts)]
+    np.testing.assert_allclose(forces[1], forces[0], rtol=1e-11, atol=1e-15)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_parts", [2, 3])
+def test_fused_parts_on_the_gpu_give_the_one_gpu_answer(n_parts):
+    """Fused kernels on both sides (graphs for the whole mesh, pieces for the parts);
+    the atomics' order differs, so the states agree to rounding."""
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    whole, parts = _pair(mesh, AIRFOIL, Gas(dim=2, mach=0.6, aoa_deg=2.0), n_parts,
+                         seed=int(np.random.default_rng().integers(2**31)), backend="cupy")
+    assert parts.fused_steps is not None and whole.fused_steps is not None
+    for _ in range(5):
+        np.testing.assert_allclose(parts.step(), whole.step(), rtol=1e-12)
+    np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+def test_fused_parts_in_3d_name_a_cell_that_goes_bad():
+    whole, parts = _pair(box_mesh(6, 5, 4), BOX, Gas(dim=3, mach=1.4, aoa_deg=2.0), 3,
+                         seed=int(np.random.default_rng().integers(2**31)))
+    parts.fuse()
+    for _ in range(2):
+        np.testing.assert_allclose(parts.step(), whole.step(), rtol=1e-12)
+    np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=1e-12, atol=1e-14)
+    parts.cfl = 1e4
+    with pytest.raises(SolverDivergedError, match="iteration 3: the solution at cell"):
+        parts.step()
 
 
 def test_parts_give_the_one_part_answer_in_3d():
@@ -158,15 +203,18 @@ whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cf
 w = whole.primitive()
 w *= 1.0 + 0.05 * np.random.default_rng(int(sys.argv[2])).uniform(-1, 1, w.shape)
 whole.set_primitive(w)
-steps = dict(integrator=sys.argv[4], cfl=0.8 if sys.argv[4] == "rk4" else 20.0,
-             cfl_max=None if sys.argv[4] == "rk4" else 1e3)
-if sys.argv[4] == "lusgs":  # the reference: the same parts in one process
+integrator, fused = sys.argv[4].removesuffix("-fused"), sys.argv[4].endswith("-fused")
+steps = dict(integrator=integrator, cfl=0.8 if integrator == "rk4" else 20.0,
+             cfl_max=None if integrator == "rk4" else 1e3)
+if integrator == "lusgs":  # the reference: the same parts in one process
     start = whole.conserved()
     whole = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, topology=topology,
                               **steps)
     whole.set_conserved(start)
 parts = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, topology=topology,
                           transport=functools.partial(MpiHost, comm), **steps)
+if fused:  # the GPU's kernels compiled for the CPU, the exchange overlapped
+    parts.fuse()
 parts.set_conserved(whole.conserved())
 for _ in range(3):
     whole_norms, parts_norms = whole.step(), parts.step()
@@ -179,17 +227,18 @@ if comm.rank == 0:
 """
 
 
-@pytest.mark.parametrize("integrator", ["rk4", "lusgs"])
+@pytest.mark.parametrize("integrator", [
+    "rk4", "lusgs",
+    pytest.param("rk4-fused", marks=pytest.mark.skipif(compiler() is None,
+                                                       reason="no C++ compiler"))])
 def test_two_mpi_ranks_give_the_one_rank_answer(tmp_path, integrator):
-    """RK4: the single-mesh solver's answer; LU-SGS: that of the same two parts in one
-    process (the coupling across parts is lagged)."""
-    import shutil
+    """RK4: the single-mesh solver's answer (also with the fused kernels, compiled for
+    the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same two
+    parts in one process (the coupling across parts is lagged)."""
     import subprocess
     import sys
 
-    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent))
-    if mpiexec is None:
-        pytest.skip("no mpiexec (the mpich wheel) next to this Python")
+    mpiexec = _mpiexec()
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     out = tmp_path / "result.npz"
@@ -221,7 +270,7 @@ airfoil = "slip-wall"
 farfield = "farfield"
 
 [run]
-backend = "numpy"
+{run}
 time_integrator = "rk4"
 cfl = 1.0
 iterations = {iterations}
@@ -232,19 +281,28 @@ directory = "{out}"
 """
 
 
-def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0):
+def _mpiexec() -> str:
+    """mpiexec next to this Python (the mpich wheel), else on the PATH; skips without."""
+    import os
     import shutil
+    import sys
+
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    mpiexec = shutil.which("mpiexec", path=path)
+    if mpiexec is None:
+        pytest.skip("no mpiexec (the mpich wheel)")
+    return mpiexec
+
+
+def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0, run=""):
     import subprocess
     import sys
 
-    bin_dir = Path(sys.executable).parent
-    mpiexec = shutil.which("mpiexec", path=str(bin_dir))
-    if mpiexec is None:
-        pytest.skip("no mpiexec (the mpich wheel) next to this Python")
+    mpiexec = _mpiexec()
     case = tmp_path / f"{name}.toml"
     case.write_text(CASE.format(mesh=DATA / "naca0012_tri.msh", iterations=iterations,
-                                restart=restart, out=name))
-    command = [str(bin_dir / "gpusolver"), "run", str(case), "--quiet"]
+                                restart=restart, out=name, run=run or 'backend = "numpy"'))
+    command = [sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"]
     if ranks > 1:
         command = [mpiexec, "-n", str(ranks), *command]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
@@ -273,7 +331,28 @@ def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
 
 
-def test_part_faces_come_own_then_interface_then_halo():
+@pytest.mark.gpu
+@pytest.mark.parametrize("transport", ["mpi-host", "nccl"])
+def test_gpusolver_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
+    """Two ranks, one GPU each (nccl needs two), against one rank on one GPU."""
+    import cupy
+
+    from meshorder.cli import main as meshorder_main
+
+    if transport == "nccl" and cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("nccl between two ranks needs two GPUs")
+    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
+                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    run = f'backend = "cupy"\ntransport = "{transport}"'
+    _, one = _gpusolver_run(tmp_path, "one", 1, 20, run=run)
+    printed, two = _gpusolver_run(tmp_path, "two", 2, 20, run=run)
+    assert printed.splitlines()[0] == "2 ranks"
+    np.testing.assert_allclose(two[:, 3:], one[:, 3:], rtol=2e-8)  # 9 digits in the file
+    states = [np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in ("one", "two")]
+    np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
+
+
+def test_part_faces_come_deep_then_own_then_interface_then_halo():
     from gpusolver.layout.geometry import build_geometry
     from gpusolver.layout.parts import part_layout
 
@@ -283,11 +362,22 @@ def test_part_faces_come_own_then_interface_then_halo():
     host = build_geometry(mesh, topology, plan)
     for first, end in zip(plan.part_offsets[:-1], plan.part_offsets[1:], strict=True):
         layout = part_layout(host, int(first), int(end))
-        g, n_own = layout.geometry, layout.n_own
-        own_sides = (g.left[:g.n_interior] < n_own).astype(int) + (g.right[:g.n_interior] < n_own)
+        g, n_own, n_deep = layout.geometry, layout.n_own, layout.n_deep
+        left, right = g.left[:g.n_interior], g.right[:g.n_interior]
+        own_sides = (left < n_own).astype(int) + (right < n_own)
+        deep = (left < n_deep) & (right < n_deep)
+        assert layout.face_ranges["deep"] == (0, int(deep.sum()))
+        assert deep[:int(deep.sum())].all()
         for name, sides in (("own", 2), ("interface", 1), ("halo", 0)):
             a, b = layout.face_ranges[name]
             assert (own_sides[a:b] == sides).all()
+        # deep cells have no halo neighbour; the first layer's cells are [n_own, n_near)
+        across = np.concatenate([right[left < n_deep], left[right < n_deep]])
+        assert (across < n_own).all()
+        assert ((left >= layout.n_near) <= (right >= n_own)).all()
+        assert 0 < n_deep < n_own < layout.n_near < g.n_cells
+        np.testing.assert_array_equal(layout.cells[layout.local_of(layout.cells[:n_own])],
+                                      layout.cells[:n_own])
         assert layout.face_ranges["halo"][1] == g.n_interior
         assert layout.face_ranges["interface"][1] > layout.face_ranges["interface"][0]
 

@@ -1,4 +1,5 @@
-"""``gpusolver`` command line. Subcommands: ``run``, ``bench``, ``bench-flux``.
+"""``gpusolver`` command line. Subcommands: ``run``, ``bench``, ``bench-flux``,
+``bench-vortex``, ``bench-parallel``.
 
 Exit codes: 0 success, 1 bad input (mesh, plan, case file), 2 usage, 3 the
 solution diverged.
@@ -11,23 +12,26 @@ import dataclasses
 import sys
 import time
 
-from gpusolver import __version__
+from gpusolver import __version__, load_plan_for
 from gpusolver.backends import PRECISIONS, cupy_available
 from gpusolver.bench.dg import COLUMNS as DG_COLUMNS
 from gpusolver.bench.dg import run_dg_benchmark
 from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
+from gpusolver.bench.parallel import COLUMNS as PARALLEL_COLUMNS
+from gpusolver.bench.parallel import run_parallel_benchmark
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
 from gpusolver.bench.vortex import COLUMNS as VORTEX_COLUMNS
 from gpusolver.bench.vortex import run_vortex_benchmark
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.io.case import load_case
-from gpusolver.parallel import mpi_world
+from gpusolver.parallel import TRANSPORTS, mpi_world, use_local_gpu
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
-from meshorder import MeshorderError, read_mesh
+from meshorder import MeshorderError, Topology, read_mesh
 from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int
+from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
@@ -79,6 +83,20 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--repeats", type=positive_int, default=5, help="timed runs per row")
     v.add_argument("--json", default=None, help="write every row as JSON here")
     v.add_argument("--markdown", default=None, help="write the table as markdown here")
+    m = sub.add_parser("bench-parallel", help="time the fused FV solver on several GPUs, "
+                       "one part per rank (run it under mpiexec -n N)")
+    m.add_argument("--mesh", required=True, help="mesh file")
+    m.add_argument("--plan", default=None, help="plan with one part per rank (default: "
+                   "made at start, rcm cells)")
+    m.add_argument("--transports", default=",".join(TRANSPORTS),
+                   help="halo transports to time, comma-separated")
+    m.add_argument("--precision", choices=tuple(PRECISIONS), default="fp64",
+                   help="floating-point precision of the solver")
+    m.add_argument("--repeats", type=positive_int, default=20, help="timed steps per row")
+    m.add_argument("--check-steps", type=positive_int, default=10,
+                   help="steps after which the state is compared with one GPU's")
+    m.add_argument("--json", default=None, help="write every row as JSON here")
+    m.add_argument("--markdown", default=None, help="write the table as markdown here")
     return parser
 
 
@@ -236,7 +254,39 @@ def bench_vortex(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux, "bench-vortex": bench_vortex}
+def bench_parallel(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench-parallel`` (every rank of ``mpiexec``)."""
+    transports = names(args.transports, TRANSPORTS, "transport(s)")
+    comm = mpi_world()
+    if comm is None:
+        raise UsageError("bench-parallel times several ranks; run it as "
+                         "`mpiexec -n N gpusolver bench-parallel ...` with N >= 2")
+    if comm.rank == 0:
+        check_result_paths(args.json, args.markdown)
+    need_gpu("gpusolver bench-parallel")
+    use_local_gpu(comm)
+    mesh = read_mesh(args.mesh)
+    topology = Topology(mesh)
+    if args.plan:
+        plan = load_plan_for(mesh, args.plan)
+    else:
+        plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
+    if plan.n_parts != comm.size:
+        raise UsageError(f"{args.plan}: {plan.n_parts} part(s) for {comm.size} ranks; make "
+                         f"it with `meshorder reorder --partitions {comm.size}`")
+    log = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
+    rows = run_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
+                                  overlaps=[True, False], precision=args.precision,
+                                  repeats=args.repeats, check_steps=args.check_steps, log=log)
+    if comm.rank == 0:
+        text = table(PARALLEL_COLUMNS, [[r.get(c, "") for c in PARALLEL_COLUMNS] for r in rows])
+        print(text)
+        write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
+COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux, "bench-vortex": bench_vortex,
+            "bench-parallel": bench_parallel}
 
 
 def main(argv: list[str] | None = None) -> int:

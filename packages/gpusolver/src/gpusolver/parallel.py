@@ -2,19 +2,37 @@
 
 A transport moves the states of halo cells from the parts that own them
 (:func:`halo_lists` says which local positions go where) and sums arrays over all
-parts. Both share one pack/unpack path (``state[:, positions]``):
+parts. Every transport packs and unpacks through one path (:class:`Packing`:
+``state[:, positions]`` into contiguous buffers, on the device where the state is):
 
 - :class:`Loopback`: every part in this process (tests, and the reference answer);
-- :class:`MpiHost`: one part per MPI rank (mpi4py), non-blocking point-to-point
-  messages of host buffers.
+- :class:`MpiHost`: one part per MPI rank (mpi4py): packed on the GPU, staged through
+  pinned host buffers, persistent non-blocking point-to-point requests;
+- :class:`Nccl`: one part per rank and GPU: CuPy's NCCL point-to-point on a
+  communication stream (the NCCL id broadcast by MPI); no host staging.
+
+``exchange(states, meanwhile)`` overlaps: it starts the exchange, calls ``meanwhile()``
+(which queues the work that needs no halo: a part's interior), then finishes it. On
+the GPU the exchange runs on its own stream, ordered after the work already queued
+and before the work queued after it returns.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from gpusolver.backends import array_module
+
+#: Names of the transports of several ranks (the case file's ``[run] transport``).
+TRANSPORTS = ("mpi-host", "nccl")
+
+#: The MPI tag of halo messages.
+HALO_TAG = 7
 
 
 @dataclass(frozen=True)
@@ -46,8 +64,83 @@ def halo_lists(layouts, offsets: np.ndarray) -> list[Halo]:
         for q in np.unique(owners):
             members = np.flatnonzero(owners == q)  # increasing global number: the order
             receive[p][int(q)] = layout.n_own + members
-            send[int(q)][p] = halo[members] - offsets[q]
+            # the owner's local position of each global cell (own cells keep plan order
+            # only up to the interior-first sort, so look them up)
+            send[int(q)][p] = layouts[q].local_of(halo[members])
     return [Halo(r, s) for r, s in zip(receive, send, strict=True)]
+
+
+class Packing:
+    """One part's send and receive buffers, on the device of its state.
+
+    Parameters
+    ----------
+    halo : Halo
+    like : array
+        A state ``(n_vars, n_cells)``: the array module, dtype and row count of the buffers.
+    pinned : bool
+        Also keep page-locked host copies of the buffers (staging GPU states for MPI).
+    """
+
+    def __init__(self, halo: Halo, like, pinned: bool = False):
+        xp = self.xp = array_module(like)
+        n_vars, dtype = like.shape[0], like.dtype
+        self.dtype = dtype
+        self.send_positions = {q: xp.asarray(p) for q, p in halo.send.items()}
+        self.receive_positions = {q: xp.asarray(p) for q, p in halo.receive.items()}
+        self.send = {q: xp.empty((n_vars, len(p)), dtype) for q, p in halo.send.items()}
+        self.receive = {q: xp.empty((n_vars, len(p)), dtype) for q, p in halo.receive.items()}
+        self.host_send, self.host_receive = self.send, self.receive
+        if pinned and xp is not np:
+            import cupyx
+
+            self.host_send = {q: cupyx.empty_pinned(b.shape, dtype) for q, b in self.send.items()}
+            self.host_receive = {q: cupyx.empty_pinned(b.shape, dtype)
+                                 for q, b in self.receive.items()}
+
+    def pack(self, state) -> None:
+        """Gather the cells every neighbour needs into its send buffer."""
+        for q, positions in self.send_positions.items():
+            self.xp.take(state, positions, axis=1, out=self.send[q])
+
+    def unpack(self, state) -> None:
+        """Scatter every neighbour's cells from its receive buffer into the halo."""
+        for q, positions in self.receive_positions.items():
+            state[:, positions] = self.receive[q]
+
+
+class _Streams:
+    """A communication stream ordered against the compute stream (GPU); nothing on the CPU."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.stream = xp.cuda.Stream(non_blocking=True) if xp is not np else None
+
+    def __enter__(self):
+        """Run what follows on the communication stream, after the work queued so far."""
+        if self.stream is not None:
+            self.stream.wait_event(self.xp.cuda.get_current_stream().record())
+            self.stream.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.stream is not None:
+            self.stream.__exit__(*exc)
+
+    def join(self) -> None:
+        """Make the compute stream wait for the communication stream's work."""
+        if self.stream is not None:
+            self.xp.cuda.get_current_stream().wait_event(self.stream.record())
+
+    def synchronize(self) -> None:
+        """Wait on the host for the communication stream's work."""
+        if self.stream is not None:
+            self.stream.synchronize()
+
+
+def _call(meanwhile: Callable[[], None] | None) -> None:
+    if meanwhile is not None:
+        meanwhile()
 
 
 class Loopback:
@@ -55,6 +148,7 @@ class Loopback:
 
     #: The one process writes the outputs.
     is_root = True
+    name = "loopback"
 
     def __init__(self, halos: list[Halo]):
         self.halos = halos
@@ -64,8 +158,9 @@ class Loopback:
         """The parts this process computes: all of them."""
         return list(range(n_parts))
 
-    def exchange(self, states: list) -> None:
-        """Fill every part's halo cells from their owners."""
+    def exchange(self, states: list, meanwhile: Callable[[], None] | None = None) -> None:
+        """Fill every part's halo cells from their owners (after ``meanwhile()``)."""
+        _call(meanwhile)
         for p, halo in enumerate(self.halos):
             for q, positions in halo.receive.items():
                 states[p][:, positions] = states[q][:, self.halos[q].send[p]]
@@ -85,8 +180,20 @@ def mpi_world():
     return MPI.COMM_WORLD
 
 
-class MpiHost:
-    """One part per MPI rank: packed host buffers, non-blocking sends and receives."""
+def use_local_gpu(comm) -> int:
+    """Make this rank's GPU (its rank among the ranks of its host, modulo the host's GPUs)
+    the current CuPy device; returns its number."""
+    import cupy
+    from mpi4py import MPI
+
+    local_rank = comm.Split_type(MPI.COMM_TYPE_SHARED).rank
+    device = local_rank % cupy.cuda.runtime.getDeviceCount()
+    cupy.cuda.Device(device).use()
+    return device
+
+
+class _Ranks:
+    """What the transports of one part per MPI rank share: the part, root, sums."""
 
     def __init__(self, comm, halos: list[Halo]):
         if comm.size != len(halos):
@@ -95,29 +202,119 @@ class MpiHost:
         self.n_parts = comm.size
         #: Rank 0 writes the outputs.
         self.is_root = comm.rank == 0
+        self._packing: Packing | None = None
+        self._streams: _Streams | None = None
+        self._requests: list = []
 
     def local_parts(self, n_parts: int) -> list[int]:
         """This rank's part."""
         return [self.comm.rank]
 
-    def exchange(self, states: list) -> None:
-        """Fill this rank's halo cells from their owners' ranks."""
-        from mpi4py import MPI
-
-        (state,) = states
-        host = np.asarray(state)  # the numpy backend; a device state would be staged here
-        received = {q: np.empty((host.shape[0], len(positions)), dtype=host.dtype)
-                    for q, positions in self.halo.receive.items()}
-        requests = [self.comm.Irecv(buffer, source=q, tag=7) for q, buffer in received.items()]
-        packed = {q: np.ascontiguousarray(host[:, positions])
-                  for q, positions in self.halo.send.items()}
-        requests += [self.comm.Isend(buffer, dest=q, tag=7) for q, buffer in packed.items()]
-        MPI.Request.Waitall(requests)
-        for q, buffer in received.items():
-            state[:, self.halo.receive[q]] = buffer
-
     def sum(self, array: np.ndarray) -> np.ndarray:
-        """The element-wise sum of ``array`` over all ranks."""
+        """The element-wise sum of ``array`` (on the host) over all ranks."""
         out = np.empty_like(array)
         self.comm.Allreduce(np.ascontiguousarray(array), out)
         return out
+
+    def _buffers(self, state, pinned: bool) -> tuple[Packing, _Streams]:
+        if self._packing is None or self._packing.dtype != state.dtype:
+            self._packing = Packing(self.halo, state, pinned)
+            self._streams = _Streams(self._packing.xp)
+            self._new_buffers()
+        return self._packing, self._streams
+
+    def _new_buffers(self) -> None:
+        """Set up what depends on the buffers (persistent requests)."""
+
+
+class MpiHost(_Ranks):
+    """One part per MPI rank: packed on the device, host buffers (pinned for GPU states),
+    persistent non-blocking sends and receives."""
+
+    name = "mpi-host"
+
+    def _new_buffers(self) -> None:
+        packing = self._packing
+        receives = [self.comm.Recv_init(buffer, source=q, tag=HALO_TAG)
+                    for q, buffer in packing.host_receive.items()]
+        sends = [self.comm.Send_init(buffer, dest=q, tag=HALO_TAG)
+                 for q, buffer in packing.host_send.items()]
+        self.close()
+        self._requests = receives + sends
+        atexit.register(self.close)  # before mpi4py finalizes MPI (exit handlers run LIFO)
+
+    def close(self) -> None:
+        """Free the persistent requests."""
+        for request in self._requests:
+            request.Free()
+        self._requests = []
+
+    def exchange(self, states: list, meanwhile: Callable[[], None] | None = None) -> None:
+        """Fill this rank's halo cells from their owners' ranks, ``meanwhile()`` queued
+        while the messages are in flight."""
+        from mpi4py import MPI
+
+        (state,) = states
+        packing, streams = self._buffers(state, pinned=True)
+        gpu = packing.xp is not np
+        with streams:
+            packing.pack(state)
+            if gpu:
+                for q, buffer in packing.send.items():
+                    buffer.get(out=packing.host_send[q], blocking=False)
+        if not gpu:
+            MPI.Prequest.Startall(self._requests)
+        _call(meanwhile)
+        if gpu:
+            streams.synchronize()  # the packed buffers are on the host
+            MPI.Prequest.Startall(self._requests)
+        MPI.Request.Waitall(self._requests)
+        with streams:
+            if gpu:
+                for q, buffer in packing.receive.items():
+                    buffer.set(packing.host_receive[q])
+            packing.unpack(state)
+        streams.join()
+
+
+class Nccl(_Ranks):
+    """One part per rank and GPU: NCCL sends and receives between device buffers on a
+    communication stream, with no host staging (the unique id broadcast by MPI)."""
+
+    name = "nccl"
+
+    def __init__(self, comm, halos: list[Halo]):
+        super().__init__(comm, halos)
+        from cupy.cuda import nccl
+
+        self._nccl = nccl
+        uid = comm.bcast(nccl.get_unique_id() if comm.rank == 0 else None, root=0)
+        self._communicator = nccl.NcclCommunicator(comm.size, uid, comm.rank)
+
+    def exchange(self, states: list, meanwhile: Callable[[], None] | None = None) -> None:
+        """Fill this rank's halo cells from their owners' GPUs; ``meanwhile()`` is queued
+        on the compute stream while the exchange runs on its own."""
+        (state,) = states
+        packing, streams = self._buffers(state, pinned=False)
+        if packing.xp is np:
+            raise ValueError("the nccl transport exchanges GPU states only; use mpi-host")
+        nccl, comm = self._nccl, self._communicator
+        kind = {4: nccl.NCCL_FLOAT32, 8: nccl.NCCL_FLOAT64}[state.dtype.itemsize]
+        with streams:
+            packing.pack(state)
+            stream = streams.stream.ptr
+            nccl.groupStart()
+            for q, buffer in packing.receive.items():
+                comm.recv(buffer.data.ptr, buffer.size, kind, q, stream)
+            for q, buffer in packing.send.items():
+                comm.send(buffer.data.ptr, buffer.size, kind, q, stream)
+            nccl.groupEnd()
+            packing.unpack(state)
+        _call(meanwhile)
+        streams.join()
+
+
+def make_transport(name: str, comm) -> Callable[[list[Halo]], _Ranks]:
+    """The factory (halos -> transport) of the transport ``name`` over ``comm``."""
+    kinds = {"mpi-host": MpiHost, "nccl": Nccl}
+    return lambda halos: kinds[name](comm, halos)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ import numpy as np
 from tqdm import tqdm
 
 from gpusolver import load_plan_for
+from gpusolver.backends import cupy_available
 from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
@@ -22,7 +22,7 @@ from gpusolver.io.output import (
     write_surface_pressure,
 )
 from gpusolver.monitors.history import History
-from gpusolver.parallel import MpiHost, mpi_world
+from gpusolver.parallel import make_transport, mpi_world, use_local_gpu
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.fv.discretisation import check_markers
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
@@ -113,12 +113,20 @@ def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSo
     if plan.n_parts != comm.size:
         raise ConfigError(f"the plan has {plan.n_parts} part(s) but the run has {comm.size} "
                           f"ranks; make it with `meshorder reorder --partitions {comm.size}`")
+    run = case.run
+    backend = "cupy" if run["backend"] == "auto" and cupy_available() else run["backend"]
+    if run["transport"] == "nccl" and backend != "cupy":
+        raise ConfigError(f"{case.path}: transport = 'nccl' exchanges GPU states; set "
+                          "backend = 'cupy' (on a machine with GPUs) or transport = 'mpi-host'")
+    if backend == "cupy":
+        use_local_gpu(comm)
     return PartitionedSolver(
         mesh, case.gas_for(mesh.dim), case.boundaries, plan, scheme=case.scheme,
         integrator=stepping.integrator, cfl=stepping.cfl, cfl_max=stepping.cfl_max,
-        sweeps=stepping.sweeps, backend=case.run["backend"],
-        precision=case.run["precision"], reference_area=case.reference_area,
-        topology=topology, transport=functools.partial(MpiHost, comm))
+        sweeps=stepping.sweeps, backend=backend, precision=run["precision"],
+        reference_area=case.reference_area, topology=topology,
+        transport=make_transport(run["transport"], comm), kernels=run["kernels"],
+        overlap=run["overlap"])
 
 
 def run_case(case: Case, progress: bool = True) -> RunResult:

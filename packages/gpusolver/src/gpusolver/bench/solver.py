@@ -40,18 +40,23 @@ COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kern
 STEP_WARMUP = 4
 
 
-def bench_solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
-                 integrator="rk4", reynolds: float | None = None,
-                 sweeps: str = "hyperplanes", multigrid: int = 0) -> Solver:
-    """The benchmarks' solver on ``mesh``: second order (Roe, least squares,
-    Venkatakrishnan), far field on every marker, free stream perturbed by 5% (seed 0);
-    CFL 1 (explicit) or 20 (implicit, LU-SGS levels of the kind ``sweeps``, ``multigrid``
-    coarse levels)."""
+def bench_flow(mesh, topology, reynolds: float | None = None) -> tuple[Gas, dict, Scheme]:
+    """The benchmarks' flow: M 0.5 at 2 degrees, far field on every marker, second order
+    (Roe, least squares, Venkatakrishnan)."""
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
     gas = Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0, reynolds=reynolds)
-    solver = Solver(mesh, gas, boundaries,
-                    scheme=Scheme("roe", 2, "least-squares", "venkatakrishnan"),
+    return gas, boundaries, Scheme("roe", 2, "least-squares", "venkatakrishnan")
+
+
+def bench_solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
+                 integrator="rk4", reynolds: float | None = None,
+                 sweeps: str = "hyperplanes", multigrid: int = 0) -> Solver:
+    """The benchmarks' solver on ``mesh`` (:func:`bench_flow`), free stream perturbed by
+    5% (seed 0); CFL 1 (explicit) or 20 (implicit, LU-SGS levels of the kind ``sweeps``,
+    ``multigrid`` coarse levels)."""
+    gas, boundaries, scheme = bench_flow(mesh, topology, reynolds)
+    solver = Solver(mesh, gas, boundaries, scheme=scheme,
                     stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0,
                                       sweeps=sweeps, multigrid=multigrid),
                     plan=plan, strategy=strategy, backend=backend,

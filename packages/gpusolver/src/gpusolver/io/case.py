@@ -17,6 +17,7 @@ from gpusolver.backends import BACKENDS, PRECISIONS
 from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
+from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS
 from gpusolver.physics.fluxes import FLUXES
 from gpusolver.physics.gas import Gas
@@ -96,6 +97,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "kernels": Key(str, KERNELS, "fused",
                        help="fused: CUDA kernels and graphs on the cupy backend; "
                             "arrays: array code (the reference)"),
+        "transport": Key(str, TRANSPORTS, "mpi-host",
+                         help="several MPI ranks: halo exchange through host buffers "
+                              "(mpi-host) or NCCL between GPUs (nccl)"),
+        "overlap": Key(bool, default=True,
+                       help="several ranks: compute each part's interior while its halo "
+                            "is in flight"),
         "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
                                help="explicit Runge-Kutta, or implicit for steady states"),
         "cfl": Key(NUMBER, default=1.0, positive=True,
@@ -268,7 +275,7 @@ def parse_case(data: dict, path: Path) -> Case:
         shock_capturing=scheme["shock_capturing"],
         boundaries=boundaries,
         run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
-                                 "residual_reduction")},
+                                 "residual_reduction", "transport", "overlap")},
         output_directory=resolve(output["directory"]),
         checkpoint_every=output["checkpoint_every"],
         reference_area=float(physics["reference_area"]),

@@ -7,6 +7,11 @@ the gradients and limiter of the first halo layer see all their neighbours. So o
 exchange of states per residual evaluation suffices, and the part reuses the
 single-mesh discretisation unchanged. Faces between two second-layer cells, and
 faces from the second layer outwards, are left out (they touch no own cell).
+
+Local cells: the *deep* own cells (no neighbour in the halo) first, then the own cells
+next to the halo, then the first halo layer, then the second. The gradients of the
+deep cells and the fluxes of faces between two deep cells read no halo state: they are
+computed while the halo is in flight.
 """
 
 from __future__ import annotations
@@ -30,11 +35,17 @@ class PartLayout:
         Global (plan) number of every local cell.
     n_own : int
         Local cells ``[0, n_own)`` are the part's own.
+    n_deep : int
+        Local cells ``[0, n_deep)`` are own cells with no neighbour in the halo.
+    n_near : int
+        Local cells ``[0, n_near)`` are the own cells and the first halo layer: the
+        cells whose gradients an own cell's residual reads.
     face_ranges : dict of str to (int, int)
-        The local interior faces in three contiguous ranges: ``own`` (both cells own:
-        computable while the halo is in flight), ``interface`` (an own cell and a halo
-        cell: one contiguous range, after the exchange) and ``halo`` (two halo cells,
-        only for the first layer's gradients); boundary faces follow, by marker.
+        The local interior faces in four contiguous ranges: ``deep`` (two deep cells:
+        computable while the halo is in flight), ``own`` (the other faces between two
+        own cells), ``interface`` (an own cell and a halo cell: one contiguous range)
+        and ``halo`` (two halo cells, only for the first layer's gradients); boundary
+        faces follow, by marker.
     boundary_faces : numpy.ndarray
         For each local boundary face of an own cell, its global face number; the
         residual's boundary fluxes of these faces are the part's share of the forces.
@@ -45,9 +56,17 @@ class PartLayout:
     geometry: FVGeometry
     cells: np.ndarray
     n_own: int
+    n_deep: int
+    n_near: int
     face_ranges: dict[str, tuple[int, int]]
     boundary_faces: np.ndarray
     own_boundary: np.ndarray
+
+    def local_of(self, cells: np.ndarray) -> np.ndarray:
+        """Local positions of some of the part's own cells, given by global number."""
+        own = self.cells[:self.n_own]
+        order = np.argsort(own)
+        return order[np.searchsorted(own, cells, sorter=order)]
 
 
 def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.ndarray,
@@ -66,6 +85,8 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
     own = np.arange(first, end)
     layer1 = _neighbours(host.left, host.right, ni, own, n)
     layer2 = _neighbours(host.left, host.right, ni, np.concatenate([own, layer1]), n)
+    next_to_halo = np.isin(own, _neighbours(host.left, host.right, ni, layer1, n))
+    own = np.concatenate([own[~next_to_halo], own[next_to_halo]])  # deep cells first
     cells = np.concatenate([own, layer1, layer2])
     local = np.full(n, -1, dtype=np.int64)
     local[cells] = np.arange(len(cells))
@@ -77,14 +98,17 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
                              & (near[host.left[:ni]] | near[host.right[:ni]])]
     own_cells = np.zeros(n, dtype=bool)
     own_cells[own] = True
-    # own-own faces, then interface (own-halo), then halo-halo; plan order inside each
-    own_sides = (own_cells[host.left[keep_interior]].astype(np.int64)
-                 + own_cells[host.right[keep_interior]])
-    keep_interior = keep_interior[np.argsort(-own_sides, kind="stable")]
-    counts = np.bincount(own_sides, minlength=3)[::-1]
+    deep_cells = own_cells.copy()
+    deep_cells[own[len(own) - int(next_to_halo.sum()):]] = False
+    # deep faces, other own-own faces, interface (own-halo), then halo-halo; plan order
+    # inside each
+    l, r = host.left[keep_interior], host.right[keep_interior]
+    kind = own_cells[l].astype(np.int64) + own_cells[r] + (deep_cells[l] & deep_cells[r])
+    keep_interior = keep_interior[np.argsort(-kind, kind="stable")]
+    counts = np.bincount(kind, minlength=4)[::-1]
     edges = np.concatenate([[0], np.cumsum(counts)])
     face_ranges = {name: (int(edges[k]), int(edges[k + 1]))
-                   for k, name in enumerate(("own", "interface", "halo"))}
+                   for k, name in enumerate(("deep", "own", "interface", "halo"))}
     boundary = np.arange(ni, host.n_faces)
     keep_boundary = boundary[near[host.left[ni:]]]
     faces = np.concatenate([keep_interior, keep_boundary])
@@ -107,4 +131,5 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
         boundary_nodes=host.boundary_nodes[keep_boundary - ni])
     owner = host.left[keep_boundary]
     own_boundary = np.flatnonzero((owner >= first) & (owner < end))
-    return PartLayout(geometry, cells, len(own), face_ranges, keep_boundary, own_boundary)
+    return PartLayout(geometry, cells, len(own), len(own) - int(next_to_halo.sum()),
+                      len(own) + len(layer1), face_ranges, keep_boundary, own_boundary)

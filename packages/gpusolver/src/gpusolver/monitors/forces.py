@@ -46,14 +46,24 @@ def wall_forces(flux, host: FVGeometry, gas: Gas, markers: list[str],
     pressure is subtracted, so a closed body in uniform flow feels none.
     """
     ni = host.n_interior
+    momentum = {}
+    for name in markers:
+        first, end = host.markers[name]
+        momentum[name] = to_host(flux[1:-1, first - ni:end - ni].sum(axis=1, dtype=np.float64))
+    return forces_from_momentum(momentum, host, gas, reference_area)
+
+
+def forces_from_momentum(momentum: dict[str, np.ndarray], host: FVGeometry, gas: Gas,
+                         reference_area: float) -> dict[str, Forces]:
+    """Forces on wall markers from the sums of their faces' momentum fluxes (``(dim,)``
+    per marker; several mesh parts add theirs), and ``"total"``; see :func:`wall_forces`."""
     p_inf = 1.0 / gas.gamma
     q_area = gas.dynamic_pressure * reference_area
     result = {}
     total = np.zeros(gas.dim)
-    for name in markers:
+    for name, flux in momentum.items():
         first, end = host.markers[name]
-        momentum = to_host(flux[1:-1, first - ni:end - ni].sum(axis=1, dtype=np.float64))
-        force = momentum - p_inf * (host.normal[:, first:end] * host.area[first:end]).sum(axis=1)
+        force = flux - p_inf * (host.normal[:, first:end] * host.area[first:end]).sum(axis=1)
         total += force
         result[name] = _coefficients(gas, force, q_area)
     result["total"] = _coefficients(gas, total, q_area)

@@ -106,6 +106,9 @@ class FusedResidual:
         self.dtype = d.dtype
         self.n_cells, self.n_faces, self.n_interior = host.n_cells, host.n_faces, host.n_interior
         self.n_vars, self.dim = d.gas.n_vars, host.dim
+        #: The update kernel advances cells ``[0, n_active)`` (a part's own cells; the
+        #: halo's states come from their owners) and sums their residual norms.
+        self.n_active = host.n_cells
         self.gamma = self.dtype.type(d.gas.gamma)
         self.accumulation = ACCUMULATION[strategy]
         g = d.geometry
@@ -197,26 +200,46 @@ class FusedResidual:
         ``(n_vars, n_boundary)`` receives the boundary faces' fluxes (or NULL); ``speed``:
         also store each face's wave speeds times area in :attr:`speed`.
         """
-        n_cells = np.int32(self.n_cells)
-        if self.d.needs_gradient:
-            limiter = mode if self.limited else UNLIMITED
-            # first order (viscous): only the unlimited gradients
-            outputs = ((self.gradient, self.raw_gradient) if self.order == 2
-                       else (self.raw_gradient, NULL))
-            self._kernels[f"gradients{limiter}"](
-                self._blocks(self.n_cells), (BLOCK,),
-                (u, n_cells, *self.faces, self.slots, self.width, *self.coefficients,
-                 self.volume, self.epsilon2, phi, *outputs, self.gamma))
-        target = self.accumulated
-        if self.accumulation != STORE:
-            target.fill(0)
+        self.gradients(u, phi, mode, 0, self.n_cells)
+        self.clear()
         for first, last, accumulation in self.ranges:
-            self._kernels[f"flux{accumulation}"](
-                self._blocks(last - first), (BLOCK,),
-                (u, self.gradient, self.epsilon2, n_cells, *self.faces, *self.viscosity,
-                 np.int32(first), np.int32(last), target, boundary_flux,
-                 self.speed if speed else NULL, self.gamma))
-        return target
+            self.fluxes(u, boundary_flux, speed, first, last, accumulation)
+        return self.accumulated
+
+    def gradients(self, u, phi, mode: int, first: int, last: int) -> None:
+        """The gradients (and limiter: see :meth:`face_pass`) of cells ``[first, last)``;
+        nothing when the scheme needs none."""
+        if not self.d.needs_gradient or last <= first:
+            return
+        limiter = mode if self.limited else UNLIMITED
+        # first order (viscous): only the unlimited gradients
+        outputs = ((self.gradient, self.raw_gradient) if self.order == 2
+                   else (self.raw_gradient, NULL))
+        self._kernels[f"gradients{limiter}"](
+            self._blocks(last - first), (BLOCK,),
+            (u, np.int32(self.n_cells), *self.faces, self.slots, self.width,
+             *self.coefficients, self.volume, self.epsilon2, phi, *outputs, self.gamma,
+             np.int32(first), np.int32(last)))
+
+    def clear(self) -> None:
+        """Zero the cell sums that face fluxes are added into (a no-op when each face
+        stores its own)."""
+        if self.accumulation != STORE:
+            self.accumulated.fill(0)
+
+    def fluxes(self, u, boundary_flux, speed: bool, first: int, last: int,
+               accumulation: int | None = None) -> None:
+        """The fluxes of faces ``[first, last)`` into :attr:`accumulated` (see
+        :meth:`face_pass`); ``accumulation``: by default the strategy's (plain updates
+        need a range of one face colour)."""
+        accumulation = self.accumulation if accumulation is None else accumulation
+        if last <= first:
+            return
+        self._kernels[f"flux{accumulation}"](
+            self._blocks(last - first), (BLOCK,),
+            (u, self.gradient, self.epsilon2, np.int32(self.n_cells), *self.faces,
+             *self.viscosity, np.int32(first), np.int32(last), self.accumulated,
+             boundary_flux, self.speed if speed else NULL, self.gamma))
 
     def update(self, source, residual_out=None, stage=None, implicit=None, **arrays) -> None:
         """Launch the cell kernel: residual into ``residual_out`` and/or one RK stage.
@@ -236,11 +259,12 @@ class FusedResidual:
                                                         "squares", "bad_cell")]
         real = self.dtype.type
         self._kernels["update"](
-            self._blocks(self.n_cells), (BLOCK,),
+            self._blocks(self.n_active), (BLOCK,),
             (np.int32(self.n_cells), np.int32(self.n_faces), self.slots, self.width, source,
              self.volume, NULL if residual_out is None else residual_out, *scalars,
              arrays.get("cfl", NULL), self.speed, self.viscous_factor, diagonal,
-             real(omega), real(implicit_factor), *pointers, self.gamma))
+             real(omega), real(implicit_factor), *pointers, self.gamma,
+             np.int32(self.n_active)))
 
     def minimum_bytes(self) -> int:
         """Bytes one residual must move if each kernel reads its inputs and writes its
@@ -384,21 +408,38 @@ class FusedRungeKutta(FusedSteps):
         self.total = self.xp.empty(shape, dtype)
 
     def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
-        f = self.fused
+        self.begin()
+        current = u0
+        for i in range(len(self.stages)):
+            self.fused.face_pass(current, phi, mode, self.boundary_flux if i == 0 else NULL,
+                                 speed=i == 0 and local)
+            current = self.stage_update(i, u0, current, out, local)
+
+    def begin(self) -> None:
+        """Reset the step's residual sums and divergence check (before its first stage)."""
         self.squares.fill(0)
         self.bad_cell.fill(NO_BAD_CELL)
-        current = u0
-        last = len(self.stages) - 1
-        for i, rk in enumerate(self.stages):
-            first = i == 0
-            source = f.face_pass(current, phi, mode,
-                                 self.boundary_flux if first else NULL, speed=first and local)
-            target = out if i == last else self.stage_state
-            f.update(source, stage=(rk, first, first and local, 1 if local else 0),
-                     cfl=self.cfl, dt=self.dt, u0=u0, u=current, total=self.total, u_out=target,
-                     squares=self.squares if first else NULL,
-                     bad_cell=self.bad_cell if i == last else NULL)
-            current = target
+
+    def stage_faces(self, i: int, current, local: bool, phi, mode: int,
+                    cells: tuple[int, int], faces: tuple[int, int]) -> None:
+        """Stage ``i``'s gradients of cells ``[cells)`` and fluxes of faces ``[faces)``
+        (after :meth:`FusedResidual.clear`): a step in pieces, for parts that compute
+        their interior while the halo is in flight."""
+        f = self.fused
+        f.gradients(current, phi, mode, *cells)
+        f.fluxes(current, self.boundary_flux if i == 0 else NULL, i == 0 and local, *faces)
+
+    def stage_update(self, i: int, u0, current, out, local: bool):
+        """Stage ``i``'s cell update from the accumulated face fluxes; returns the
+        buffer it wrote (``out`` after the last stage)."""
+        rk, first, last = self.stages[i], i == 0, i == len(self.stages) - 1
+        target = out if last else self.stage_state
+        self.fused.update(self.fused.accumulated,
+                          stage=(rk, first, first and local, 1 if local else 0),
+                          cfl=self.cfl, dt=self.dt, u0=u0, u=current, total=self.total,
+                          u_out=target, squares=self.squares if first else NULL,
+                          bad_cell=self.bad_cell if last else NULL)
+        return target
 
     def __call__(self, u, cfl: float, dt=None, limiter=(None, VENKATAKRISHNAN)):
         """One step from ``u``.

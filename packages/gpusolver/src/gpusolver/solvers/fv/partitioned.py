@@ -10,9 +10,13 @@ Each part (``meshorder reorder --partitions N``) runs the single-mesh discretisa
 its own cells plus a two-layer halo (:mod:`gpusolver.layout.parts`); before every
 residual evaluation the halo states are refreshed from the parts that own them, by a
 transport (:mod:`gpusolver.parallel`): ``loopback`` holds every part in one process
-(the reference, and the test that the layout is exact), ``mpi-host`` one part per MPI
-rank. Every global quantity (time step, residual norms, forces) goes through the
-transport's ``sum``.
+(the reference, and the test that the layout is exact), ``mpi-host`` and ``nccl`` one
+part per MPI rank. Every global quantity (time step, residual norms, forces) goes
+through the transport's ``sum``.
+
+Explicit steps run in the fused kernels where the discretisation has them (the cupy
+backend), each stage's exchange overlapped with the parts' interior
+(:mod:`gpusolver.solvers.fv.fused_parts`); elsewhere in array code.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.layout.parts import PartLayout, part_layout
-from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
+from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pressure
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.fused import FusedResidual
+from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, own_levels
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
 from meshorder import Mesh, Topology
@@ -84,15 +90,21 @@ class PartitionedSolver:
     topology : Topology, optional
     transport : callable, optional
         Makes the transport from the parts' halo lists: :class:`~gpusolver.parallel.Loopback`
-        (default: every part in this process) or ``functools.partial(MpiHost, comm)``
-        (this rank's part).
+        (default: every part in this process) or one of
+        :func:`~gpusolver.parallel.make_transport` (this rank's part).
+    kernels : str
+        ``fused``: explicit steps in the fused kernels on the cupy backend; ``arrays``:
+        array code.
+    overlap : bool
+        Fused steps: compute each part's interior while its halo is in flight.
     """
 
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, plan: Plan, *,
                  scheme: Scheme | None = None, integrator: str = "rk4", cfl: float = 1.0,
                  cfl_max: float | None = None, sweeps: str = "hyperplanes",
                  backend: str = "numpy", precision: str = "fp64", reference_area: float = 1.0,
-                 topology: Topology | None = None, transport=None):
+                 topology: Topology | None = None, transport=None, kernels: str = "fused",
+                 overlap: bool = True):
         split = plan.partition()
         if split is None:
             raise ConfigError("the plan has no partitions; make it with "
@@ -117,8 +129,9 @@ class PartitionedSolver:
         self.host = build_geometry(mesh, topology or Topology(mesh), plan)
         layouts = [part_layout(self.host, int(a), int(b))
                    for a, b in itertools.pairwise(split.offsets)]
-        halos = halo_lists(layouts, split.offsets)
-        self.transport = (transport or Loopback)(halos)
+        #: Every part's exchange lists.
+        self.halos = halo_lists(layouts, split.offsets)
+        self.transport = (transport or Loopback)(self.halos)
         #: The parts this process computes: their layouts and discretisations.
         self.local = self.transport.local_parts(len(layouts))
         self.layouts = [layouts[p] for p in self.local]
@@ -126,8 +139,13 @@ class PartitionedSolver:
         self.discretisations = [
             Discretisation(layout.geometry, gas, scheme,
                            {name: specs[name] for name in layout.geometry.markers}, "atomic",
-                           self.backend, self.dtype, kernels="arrays")
+                           self.backend, self.dtype, kernels=kernels)
             for layout in self.layouts]
+        self.overlap = overlap
+        #: Explicit steps in the fused kernels (None: array code).
+        self.fused_steps = None
+        if self.stages is not None and all(d.fused is not None for d in self.discretisations):
+            self.fuse()
         #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
         self.lusgs = None
         if integrator == "lusgs":
@@ -144,8 +162,39 @@ class PartitionedSolver:
         self.circulation = 0.0
         #: RMS density residual of the first step (the reference of ``residual_reduction``).
         self.first_residual: float | None = None
-        self._wall_flux = None
-        self._gathered: tuple[int, np.ndarray] | None = None
+        #: Per local part and wall marker, the positions among the part's boundary
+        #: faces of its own faces of that marker (their momentum fluxes are its loads).
+        self._wall_faces = [self._own_wall_faces(layout) for layout in self.layouts]
+        self._forces: dict[str, Forces] | None = None
+        self._boundary_flux: list = []  # per local part, of the last step
+        self._gathered: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    def _own_wall_faces(self, layout: PartLayout) -> dict:
+        faces = layout.boundary_faces[layout.own_boundary]
+        positions = {}
+        for name in self.wall_markers:
+            first, end = self.host.markers[name]
+            inside = (faces >= first) & (faces < end)
+            positions[name] = self.backend.asarray(layout.own_boundary[inside])
+        return positions
+
+    def fuse(self) -> None:
+        """Take explicit steps in the fused kernels (on the numpy backend compiled for
+        the CPU: how the tests check the GPU path without a GPU)."""
+        fused = []
+        for d, layout in zip(self.discretisations, self.layouts, strict=True):
+            if d.fused is None:
+                d.fused = FusedResidual(d, layout.geometry, "atomic")
+            fused.append(d.fused)
+        self.fused_steps = FusedPartsRungeKutta(fused, self.layouts, self.stages,
+                                                self.transport, self.overlap)
+
+    def use_transport(self, transport) -> None:
+        """Exchange halos and sum through ``transport`` (a factory, as the constructor
+        takes) from now on; the parts this process computes stay the same."""
+        self.transport = transport(self.halos)
+        if self.fused_steps is not None:
+            self.fused_steps.transport = self.transport
 
     def _uniform(self, layout: PartLayout):
         w = np.repeat(self.gas.free_stream[:, None], len(layout.cells), axis=1)
@@ -171,8 +220,9 @@ class PartitionedSolver:
     def conserved(self) -> np.ndarray:
         """Conserved state of every cell, in the file's cell order.
 
-        Gathered from all parts by a global sum, once per iteration: under MPI every
-        rank calls it at the same point, after which the root writes the outputs.
+        Gathered from all parts by a global sum, once per iteration, with the boundary
+        fluxes of the last step (for :meth:`surface_pressure`): under MPI every rank
+        calls it at the same point, after which the root writes the outputs.
         """
         if self._gathered is not None and self._gathered[0] == self.iteration:
             return self._gathered[1]
@@ -183,7 +233,8 @@ class PartitionedSolver:
         plan_order = self.transport.sum(plan_order)  # each cell from its one owner
         out = np.empty_like(plan_order)
         out[:, self.host.cell_order] = plan_order
-        self._gathered = (self.iteration, out.astype(self.dtype))
+        wall_flux = self._gather_boundary_flux() if self._boundary_flux else None
+        self._gathered = (self.iteration, out.astype(self.dtype), wall_flux)
         return self._gathered[1]
 
     def primitive(self) -> np.ndarray:
@@ -194,6 +245,11 @@ class PartitionedSolver:
         """One step of every part; the RMS of ``dU/dt`` per variable before it."""
         if self.lusgs is not None:
             return self._lusgs_step()
+        if self.fused_steps is not None:
+            states, squares, bad_cells = self.fused_steps(self.states, self.cfl)
+            self._check_cells(bad_cells)
+            self.states = states
+            return self._finish(squares, [d.boundary_flux for d in self.discretisations])
         self.transport.exchange(self.states)
         dt = PerPart(self.cfl * d.geometry.volume / d.spectral_radius(state)
                      for d, state in zip(self.discretisations, self.states, strict=True))
@@ -208,7 +264,22 @@ class PartitionedSolver:
             return rates
 
         self.states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
-        return self._finish(first_rates, boundary)
+        return self._finish(self._own_squares(first_rates), boundary)
+
+    def _check_cells(self, bad_cells: list) -> None:
+        """Raise :class:`SolverDivergedError` in every process if a part's new state went
+        bad (``bad_cells``: per local part, a local cell or None), naming the first."""
+        flags = np.zeros(self.n_parts)  # file cell number + 1 per part, 0 if none
+        for p, layout, bad in zip(self.local, self.layouts, bad_cells, strict=True):
+            if bad is not None:
+                flags[p] = self.host.cell_order[layout.cells[bad]] + 1
+        flags = self.transport.sum(flags)
+        if flags.any():
+            cell = int(flags[flags > 0][0]) - 1
+            raise SolverDivergedError(
+                f"iteration {self.iteration + 1}: the solution at cell {cell} is non-finite "
+                "or has non-positive density or pressure; lower the CFL number or use "
+                "order = 1 to start", self.iteration + 1, cell)
 
     def _lusgs_step(self) -> np.ndarray:
         """One LU-SGS step of every part (retried at smaller CFL numbers if a state goes
@@ -237,31 +308,47 @@ class PartitionedSolver:
         self.states = news
         rates = [residual / d.geometry.volume
                  for d, (_, residual, _) in zip(self.discretisations, parts, strict=True)]
-        norms = self._finish(rates, [flux for *_, flux in parts])
+        norms = self._finish(self._own_squares(rates), [flux for *_, flux in parts])
         if self.cfl_max is not None:
             self.cfl = ramped_cfl(self.start_cfl, self.cfl, norms[0] / self.first_residual,
                                   self.cfl_max)
         return norms
 
-    def _finish(self, first_rates: list, boundary: list) -> np.ndarray:
-        """Count the step, keep the wall fluxes; the RMS of the rates over all own cells."""
-        self.iteration += 1
-        self._wall_flux = self._gather_wall_flux(boundary)
+    def _own_squares(self, rates: list) -> np.ndarray:
+        """Sums of the squared ``rates`` per variable over the local parts' own cells."""
         squares = np.zeros(self.gas.n_vars)
-        for layout, first in zip(self.layouts, first_rates, strict=True):
-            own = self.backend.to_host(first[:, :layout.n_own]).astype(np.float64)
+        for layout, rate in zip(self.layouts, rates, strict=True):
+            own = self.backend.to_host(rate[:, :layout.n_own]).astype(np.float64)
             squares += (own ** 2).sum(axis=1)
-        norms = np.sqrt(self.transport.sum(squares) / self.host.n_cells)
+        return squares
+
+    def _finish(self, squares: np.ndarray, boundary: list) -> np.ndarray:
+        """Count the step, keep the boundary fluxes (``boundary``: per local part); sum
+        the rates' squares over all own cells (``squares``: their local sums) and the wall
+        markers' momentum fluxes over all parts, in one global sum; the RMS of the rates."""
+        self.iteration += 1
+        self._boundary_flux = boundary
+        dim = self.gas.dim
+        momentum = np.zeros((len(self.wall_markers), dim))
+        for flux, walls in zip(boundary, self._wall_faces, strict=True):
+            for k, positions in enumerate(walls.values()):
+                momentum[k] += self.backend.to_host(
+                    flux[1:-1, positions].sum(axis=1, dtype=np.float64))
+        total = self.transport.sum(np.concatenate([squares, momentum.ravel()]))
+        self._forces = forces_from_momentum(
+            dict(zip(self.wall_markers, total[len(squares):].reshape(-1, dim), strict=True)),
+            self.host, self.gas, self.reference_area)
+        norms = np.sqrt(total[:len(squares)] / self.host.n_cells)
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
 
-    def _gather_wall_flux(self, boundaries: list) -> np.ndarray:
-        """The local parts' ``boundaries`` fluxes as those of every boundary face (each
-        from its owner, summed over all parts)."""
+    def _gather_boundary_flux(self) -> np.ndarray:
+        """The local parts' boundary fluxes of the last step as those of every boundary
+        face (each from its owner, summed over all parts)."""
         ni = self.host.n_interior
         flux = np.zeros((self.gas.n_vars, self.host.n_faces - ni))
-        for layout, boundary in zip(self.layouts, boundaries, strict=True):
+        for layout, boundary in zip(self.layouts, self._boundary_flux, strict=True):
             faces = layout.boundary_faces[layout.own_boundary] - ni
             flux[:, faces] = self.backend.to_host(boundary)[:, layout.own_boundary]
         return self.transport.sum(flux)
@@ -269,13 +356,14 @@ class PartitionedSolver:
     @property
     def has_loads(self) -> bool:
         """True once a step has been taken (wall forces and Cp are then known)."""
-        return self._wall_flux is not None
+        return self._forces is not None
 
     def wall_forces(self) -> dict[str, Forces]:
         """Forces on the wall markers at the start of the last step (all parts)."""
-        return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
-                           self.reference_area)
+        return self._forces
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
-        return surface_pressure(self._wall_flux, self.host, self.gas, marker)
+        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker, at the
+        start of the step before the last :meth:`conserved` (which gathers them)."""
+        self.conserved()
+        return surface_pressure(self._gathered[2], self.host, self.gas, marker)

@@ -1,10 +1,10 @@
 // The cell-centred finite-volume residual of the Euler equations as three kernels,
 // the device twin of gpusolver/solvers/fv/discretisation.py (the NumPy reference):
 //
-//   cell_gradients  one thread per cell: primitive state, least-squares or
-//                   Green-Gauss gradient over the cell's face slots, neighbour
-//                   minimum and maximum, Venkatakrishnan's limiter; writes the
-//                   limited gradient (and the limiter values);
+//   cell_gradients  one thread per cell of a range [first, last): primitive state,
+//                   least-squares or Green-Gauss gradient over the cell's face
+//                   slots, neighbour minimum and maximum, Venkatakrishnan's limiter;
+//                   writes the limited gradient (and the limiter values);
 //   face_flux       one thread per face: reconstruction from both cells (ghost
 //                   state on the boundary, by condition code), positivity
 //                   fall-back, Riemann flux (Roe, Rusanov or AUSMPW+: a template
@@ -12,7 +12,8 @@
 //                   into the cells with atomics, or with plain updates (faces of one
 //                   colour); optionally the face's wave speeds times area
 //                   (convective |u.n| + c, then the viscous lambda_v);
-//   cell_update     one thread per cell: sums its face slots (gather), and writes
+//   cell_update     one thread per cell of [0, n_active) (a mesh part's own cells:
+//                   its halo is not updated): sums its face slots (gather), and writes
 //                   the residual, the RMS sums of the rate, the local time step and
 //                   the LU-SGS diagonal, or performs one Runge-Kutta stage with the
 //                   divergence check fused in.
@@ -106,10 +107,10 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
                                const real* __restrict__ volume,
                                const real* __restrict__ epsilon2, real* __restrict__ phi_io,
                                real* __restrict__ gradient, real* __restrict__ raw,
-                               real gamma) {
+                               real gamma, int first, int last) {
     constexpr int NV = Vars<DIM>::N;
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n_cells) return;
+    const int c = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= last) return;
     real w[NV], grad[NV][DIM], w_max[NV], w_min[NV];
     primitive<real, DIM>(U, n_cells, c, gamma, w);
 #pragma unroll
@@ -492,10 +493,10 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
                             const real* __restrict__ u0, const real* __restrict__ u,
                             real* __restrict__ sum, real* __restrict__ u_out,
                             double* __restrict__ squares, int* __restrict__ bad_cell,
-                            real gamma) {
+                            real gamma, int n_active) {
     constexpr int NV = Vars<DIM>::N;
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool active = c < n_cells;
+    const bool active = c < n_active;
     real r[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) r[v] = 0;
@@ -590,12 +591,13 @@ __global__ void __launch_bounds__(256) gradients_kernel(
     const real* area, const real* offset_left, const real* offset_right, const int* bc_code,
     const real* bc_value, const int* bc_partner, int n_faces, int n_interior, const int* slots,
     int width, const real* coef_left, const real* coef_right, const real* volume,
-    const real* epsilon2, real* phi, real* gradient, real* raw, real gamma) {
+    const real* epsilon2, real* phi, real* gradient, real* raw, real gamma, int first,
+    int last) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
     cell_gradients<real, DIM, GRADIENT, LIMITER>(U, n_cells, F, slots, width, coef_left,
                                                   coef_right, volume, epsilon2, phi, gradient,
-                                                  raw, gamma);
+                                                  raw, gamma, first, last);
 }
 
 template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS, bool FACE_LIMITER>
@@ -621,10 +623,11 @@ __global__ void __launch_bounds__(256) update_kernel(
     double sum_weight, double from_sum, int first, int local_dt, int dt_stride,
     const double* cfl, const real* speed, real viscous_factor, real* diagonal, real omega,
     real implicit_viscous_factor, real* dt, const real* u0, const real* u, real* sum,
-    real* u_out, double* squares, int* bad_cell, real gamma) {
+    real* u_out, double* squares, int* bad_cell, real gamma, int n_active) {
     const Stage stage{base, current, rate, sum_weight, from_sum, first, local_dt, dt_stride};
     const Implicit<real> implicit{diagonal, omega, implicit_viscous_factor};
     cell_update<real, DIM, SOURCE>(n_cells, n_faces, slots, width, source, volume,
                                    residual_out, stage, cfl, speed, viscous_factor, implicit,
-                                   dt, u0, u, sum, u_out, squares, bad_cell, gamma);
+                                   dt, u0, u, sum, u_out, squares, bad_cell, gamma,
+                                   n_active);
 }

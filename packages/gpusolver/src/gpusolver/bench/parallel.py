@@ -1,0 +1,166 @@
+"""``gpusolver bench-parallel``: the fused finite-volume solver on several GPUs (mpiexec).
+
+Every rank reads the mesh and a plan with one part per rank. The benchmark solver
+(:func:`gpusolver.bench.solver.bench_solver`: second order, Roe, least squares,
+Venkatakrishnan, RK4 at CFL 1 with local time steps, free stream perturbed by 5%) runs:
+
+- ``one-gpu``: the whole mesh on rank 0's GPU (the single-mesh solver: fused kernels,
+  steps recorded as CUDA graphs): one residual, one RK4 step;
+- per transport and overlap: the partitioned solver, one part per GPU: one residual
+  (halo exchange and the part's fused residual) and one RK4 step (four exchanges);
+  ``speedup_*``: one GPU's time over this one (strong scaling); ``alone_step_ms``: the
+  slowest part's step with no exchange at all, and ``efficiency`` that over the parallel
+  step (the multi-GPU paper's parallel efficiency, weak scaling); ``max_rel_diff``: the
+  state after ``check_steps`` steps against the one-GPU run's (largest difference over
+  the largest value).
+
+Times are wall-clock medians per step over ``repeats`` steps, every rank synchronised
+(device and barrier) before and after: the time a user waits for.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from gpusolver.backends import get_backend
+from gpusolver.bench.solver import bench_flow, bench_solver
+from gpusolver.parallel import make_transport
+from gpusolver.solvers.fv.partitioned import PartitionedSolver
+
+#: Columns of the markdown table.
+COLUMNS = ("device", "mesh", "cells", "ranks", "cells_per_gpu", "halo_cells", "precision",
+           "variant", "residual_ms", "step_ms", "speedup_residual", "speedup_step",
+           "alone_step_ms", "efficiency", "max_rel_diff")
+
+#: Steps before timing (the first ones compile kernels and record graphs).
+WARMUP = 4
+
+
+class Alone:
+    """A transport that exchanges nothing: each rank's part computed on its own (the
+    reference time of parallel efficiency)."""
+
+    name = "alone"
+    is_root = True
+
+    def __init__(self, n_parts: int):
+        self.n_parts = n_parts
+
+    def exchange(self, states: list, meanwhile=None) -> None:
+        """Only ``meanwhile()``: the halo stays as it is."""
+        if meanwhile is not None:
+            meanwhile()
+
+    def sum(self, array: np.ndarray) -> np.ndarray:
+        """No other part: the array itself."""
+        return array
+
+
+def seconds_per_call(work, repeats: int, comm, backend, warmup: int = WARMUP) -> float:
+    """Wall-clock seconds per ``work()`` over ``repeats`` calls, all ranks synchronised."""
+    for _ in range(warmup):
+        work()
+    backend.synchronize()
+    comm.Barrier()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        work()
+    backend.synchronize()
+    comm.Barrier()
+    return (time.perf_counter() - start) / repeats
+
+
+def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
+                           overlaps: list[bool], precision: str = "fp64", repeats: int = 20,
+                           check_steps: int = 10, log=print) -> list[dict]:
+    """Rows of the benchmark (see the module docstring); collective over ``comm``."""
+    import cupy
+    from mpi4py import MPI
+
+    backend = get_backend("cupy")
+    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    common = {"device": device, "mesh": mesh.source.split("/")[-1], "cells": mesh.n_cells,
+              "precision": precision}
+    rows = []
+    start = reference = None
+    if comm.rank == 0:
+        whole = bench_solver(mesh, topology, plan, "atomic", precision, "cupy")
+        start = whole.conserved()
+        residual_s = seconds_per_call(lambda: whole.discretisation.residual(whole.u), repeats,
+                                      _Self(), backend)
+        step_s = seconds_per_call(whole.step, repeats, _Self(), backend)
+        whole.set_conserved(start)
+        for _ in range(check_steps):
+            whole.step()
+        reference = whole.conserved().astype(np.float64)
+        whole = None
+        rows.append(common | {"ranks": 1, "cells_per_gpu": mesh.n_cells, "halo_cells": 0,
+                              "variant": "one-gpu", "residual_ms": residual_s * 1e3,
+                              "step_ms": step_s * 1e3})
+        log(f"one GPU: residual {residual_s * 1e3:.3f} ms, step {step_s * 1e3:.3f} ms")
+    start = comm.bcast(start, root=0)
+    cupy.get_default_memory_pool().free_all_blocks()
+    parts = None
+    for name in transports:
+        if parts is None:
+            parts = _parts(mesh, topology, plan, precision, make_transport(name, comm))
+        else:
+            parts.use_transport(make_transport(name, comm))
+        layout = parts.layouts[0]
+        halo = comm.allreduce(len(layout.cells) - layout.n_own)
+        for overlap in overlaps:
+            parts.fused_steps.overlap = overlap
+            parts.set_conserved(start)
+            row = common | {"ranks": comm.size, "cells_per_gpu": mesh.n_cells // comm.size,
+                            "halo_cells": halo,
+                            "variant": f"{name} overlap {'on' if overlap else 'off'}"}
+            row |= _timings(parts, repeats, comm, backend)
+            parts.set_conserved(start)
+            for _ in range(check_steps):
+                parts.step()
+            state = parts.conserved().astype(np.float64)
+            if comm.rank == 0:
+                row["max_rel_diff"] = float(np.abs(state - reference).max()
+                                            / np.abs(reference).max())
+                rows.append(row)
+                log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in row.items()))
+    parts.use_transport(lambda halos: Alone(len(halos)))
+    parts.set_conserved(start)
+    alone = comm.allreduce(seconds_per_call(parts.step, repeats, _Self(), backend), op=MPI.MAX)
+    one = rows[0] if comm.rank == 0 else {}
+    for row in rows[1:]:
+        row |= {"alone_step_ms": alone * 1e3, "efficiency": alone * 1e3 / row["step_ms"],
+                "speedup_residual": one["residual_ms"] / row["residual_ms"],
+                "speedup_step": one["step_ms"] / row["step_ms"]}
+    return rows
+
+
+def _parts(mesh, topology, plan, precision: str, transport) -> PartitionedSolver:
+    """The benchmark solver (:func:`bench_flow`) on the parts of ``plan``."""
+    gas, boundaries, scheme = bench_flow(mesh, topology)
+    return PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, integrator="rk4",
+                             cfl=1.0, backend="cupy", precision=precision, topology=topology,
+                             transport=transport)
+
+
+def _timings(parts: PartitionedSolver, repeats: int, comm, backend) -> dict:
+    """One residual (exchange and the local part's fused residual) and one step."""
+    d = parts.discretisations[0]
+
+    def residual():
+        parts.transport.exchange(parts.states)
+        d.fused.residual(parts.states[0])
+
+    residual_s = seconds_per_call(residual, repeats, comm, backend)
+    step_s = seconds_per_call(parts.step, repeats, comm, backend)
+    return {"residual_ms": residual_s * 1e3, "step_ms": step_s * 1e3}
+
+
+class _Self:
+    """A communicator of one rank (its barrier does nothing): one rank timed alone."""
+
+    def Barrier(self) -> None:  # mpi4py's spelling
+        """Nothing to wait for."""

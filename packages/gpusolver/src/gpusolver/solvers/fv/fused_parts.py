@@ -1,0 +1,105 @@
+"""Explicit Runge-Kutta steps of the mesh parts of one process in the fused kernels.
+
+Every stage of every part (:class:`~gpusolver.layout.parts.PartLayout`) runs the
+single-mesh kernels of :class:`~gpusolver.solvers.fv.fused.FusedRungeKutta` in pieces,
+so that the halo exchange of the stage overlaps with the work that needs no halo:
+
+1. the transport starts the exchange of the stage's states (its own stream on the GPU);
+2. meanwhile: the gradients of the part's deep cells and the fluxes of its deep faces;
+3. once the halo is in: the gradients of the other own cells and of the first halo
+   layer, the fluxes of the other own, interface and boundary faces;
+4. the cell update of the own cells (the halo is refreshed by the next exchange).
+
+Faces between two halo cells carry no flux an own cell needs and are skipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusolver.layout.parts import PartLayout
+from gpusolver.solvers.fv.fused import NO_BAD_CELL, VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
+
+
+class FusedPartsRungeKutta:
+    """Explicit Runge-Kutta steps (local time steps) of a process's parts.
+
+    Parameters
+    ----------
+    fused : list of FusedResidual
+        One per local part, on its layout's geometry (atomic accumulation).
+    layouts : list of PartLayout
+    stages : tuple of Stage
+        The method (:data:`gpusolver.integrators.explicit.TABLEAUX`).
+    transport
+        Loopback, MpiHost or Nccl (:mod:`gpusolver.parallel`).
+    overlap : bool
+        Compute the deep cells and faces while the halo is in flight (False: after).
+    """
+
+    def __init__(self, fused: list[FusedResidual], layouts: list[PartLayout], stages,
+                 transport, overlap: bool = True):
+        self.parts = []
+        for f, layout in zip(fused, layouts, strict=True):
+            f.n_active = layout.n_own
+            self.parts.append(FusedRungeKutta(f, stages, graphs=False))
+        self.layouts, self.transport, self.overlap = layouts, transport, overlap
+        self.n_stages = len(stages)
+
+    def __call__(self, states: list, cfl: float) -> tuple[list, np.ndarray, list]:
+        """One step of every local part from ``states`` (not modified; their halos need
+        not be current).
+
+        Returns
+        -------
+        new_states : list of array
+            One per part (each one of two buffers that steps alternate between).
+        squares : numpy.ndarray
+            Sums of ``(dU/dt)^2`` per variable over the local parts' own cells, at ``states``.
+        bad_cells : list of int or None
+            Per part, its first own cell (local number) whose new state is non-finite or
+            has non-positive density or pressure.
+        """
+        u0s, outs = [], []
+        for steps, u in zip(self.parts, states, strict=True):
+            if not any(u is s for s in steps.states):
+                steps.states[0][...] = u
+                u = steps.states[0]
+            u0s.append(u)
+            outs.append(steps.states[1] if u is steps.states[0] else steps.states[0])
+            steps.cfl.fill(cfl)
+            steps.begin()
+        currents = list(u0s)
+        for i in range(self.n_stages):
+            def interior(i=i, currents=currents):
+                for steps, layout, current in zip(self.parts, self.layouts, currents,
+                                                  strict=True):
+                    steps.fused.clear()
+                    steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN,
+                                      (0, layout.n_deep), layout.face_ranges["deep"])
+
+            if self.overlap:
+                self.transport.exchange(currents, interior)
+            else:
+                self.transport.exchange(currents)
+                interior()
+            for k, (steps, layout) in enumerate(zip(self.parts, self.layouts, strict=True)):
+                current, f = currents[k], steps.fused
+                steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN,
+                                  (layout.n_deep, layout.n_near),
+                                  (layout.face_ranges["deep"][1],
+                                   layout.face_ranges["interface"][1]))
+                steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN, (0, 0),
+                                  (f.n_interior, f.n_faces))
+                currents[k] = steps.stage_update(i, u0s[k], current, outs[k], True)
+        squares = np.zeros(self.parts[0].fused.n_vars)
+        bad_cells = []
+        for steps in self.parts:
+            squares += steps.fused.backend.to_host(steps.squares)
+            bad = int(steps.fused.backend.to_host(steps.bad_cell)[0])
+            bad_cells.append(None if bad == NO_BAD_CELL else bad)
+        for steps in self.parts:
+            steps.fused.d.boundary_flux = steps.boundary_flux
+            if steps.fused.limited:
+                steps.fused.d.limiter_values = steps.phi
+        return currents, squares, bad_cells
