@@ -110,11 +110,18 @@ class Packing:
 
 
 class _Streams:
-    """A communication stream ordered against the compute stream (GPU); nothing on the CPU."""
+    """A communication stream ordered against the compute stream (GPU); nothing on the CPU.
+
+    The stream has the device's highest priority, so that its short pack and unpack
+    kernels take SMs as soon as blocks of the interior's long kernels retire.
+    """
 
     def __init__(self, xp):
         self.xp = xp
-        self.stream = xp.cuda.Stream(non_blocking=True) if xp is not np else None
+        self.stream = None
+        if xp is not np:
+            _, highest = xp.cuda.runtime.deviceGetStreamPriorityRange()
+            self.stream = xp.cuda.Stream(non_blocking=True, priority=highest)
 
     def __enter__(self):
         """Run what follows on the communication stream, after the work queued so far."""

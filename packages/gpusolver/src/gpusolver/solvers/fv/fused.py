@@ -357,7 +357,7 @@ class FusedSteps:
         u_new : array
             The new state (one of two buffers that steps alternate between).
         norms : numpy.ndarray
-            RMS of ``dU/dt`` per variable at ``u``.
+            RMS of ``dU/dt`` per variable at ``u`` (over the updated cells).
         bad_cell : int or None
             First cell (plan order) whose new state is non-finite or has non-positive
             density or pressure.
@@ -384,7 +384,7 @@ class FusedSteps:
         if f.limited and mode != FROZEN:
             f.d.limiter_values = phi
         f.d.boundary_flux = self.boundary_flux
-        norms = np.sqrt(squares / f.n_cells)
+        norms = np.sqrt(squares / f.n_active)
         return out, norms, None if bad == NO_BAD_CELL else bad
 
 

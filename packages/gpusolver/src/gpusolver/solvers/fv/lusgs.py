@@ -335,7 +335,8 @@ class LevelKernels:
     def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell) -> None:
         t = self.sweeps[backward]
         f = self.fused
-        arguments = (np.int32(f.n_cells), np.int32(f.n_faces), t.cells, t.upstream, t.face,
+        arguments = (np.int32(f.n_cells), np.int32(f.n_faces), np.int32(t.cells.size), t.cells,
+                     t.upstream, t.face,
                      t.normal_area, speed, *self.scalars, u, diagonal, base, out, u_new,
                      bad_cell, f.gamma)
         for first, last in itertools.pairwise(t.offsets):

@@ -37,7 +37,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedResidual
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
-from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, own_levels
+from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
 from meshorder import Mesh, Topology
 from meshorder.plan import Plan
@@ -144,15 +144,11 @@ class PartitionedSolver:
         self.overlap = overlap
         #: Explicit steps in the fused kernels (None: array code).
         self.fused_steps = None
-        if self.stages is not None and all(d.fused is not None for d in self.discretisations):
-            self.fuse()
+        self.sweeps = sweeps
         #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
-        self.lusgs = None
-        if integrator == "lusgs":
-            self.lusgs = [LUSGS(d, layout.geometry, kernels=False,
-                                levels=own_levels(layout.geometry, layout.n_own,
-                                                  sweeps == "colours"))
-                          for d, layout in zip(self.discretisations, self.layouts, strict=True)]
+        self.lusgs = self._lusgs() if integrator == "lusgs" else None
+        #: Whole LU-SGS steps of each local part in the fused kernels (None: array code).
+        self.fused_implicit = None
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
         self.states = [self._uniform(layout) for layout in self.layouts]
         self.iteration = 0
@@ -168,6 +164,15 @@ class PartitionedSolver:
         self._forces: dict[str, Forces] | None = None
         self._boundary_flux: list = []  # per local part, of the last step
         self._gathered: tuple[int, np.ndarray, np.ndarray] | None = None
+        if all(d.fused is not None for d in self.discretisations):
+            self.fuse()
+
+    def _lusgs(self) -> list[LUSGS]:
+        """LU-SGS sweeps of each local part's own cells (level kernels where the part's
+        discretisation has fused kernels)."""
+        return [LUSGS(d, layout.geometry,
+                      levels=own_levels(layout.geometry, layout.n_own, self.sweeps == "colours"))
+                for d, layout in zip(self.discretisations, self.layouts, strict=True)]
 
     def _own_wall_faces(self, layout: PartLayout) -> dict:
         faces = layout.boundary_faces[layout.own_boundary]
@@ -179,15 +184,23 @@ class PartitionedSolver:
         return positions
 
     def fuse(self) -> None:
-        """Take explicit steps in the fused kernels (on the numpy backend compiled for
-        the CPU: how the tests check the GPU path without a GPU)."""
+        """Take steps in the fused kernels (on the numpy backend compiled for the CPU:
+        how the tests check the GPU path without a GPU); each part's update kernel
+        advances its own cells only."""
         fused = []
         for d, layout in zip(self.discretisations, self.layouts, strict=True):
             if d.fused is None:
                 d.fused = FusedResidual(d, layout.geometry, "atomic")
+            d.fused.n_active = layout.n_own
             fused.append(d.fused)
-        self.fused_steps = FusedPartsRungeKutta(fused, self.layouts, self.stages,
-                                                self.transport, self.overlap)
+        if self.stages is not None:
+            self.fused_steps = FusedPartsRungeKutta(fused, self.layouts, self.stages,
+                                                    self.transport, self.overlap)
+        else:
+            if any(lusgs.kernels is None for lusgs in self.lusgs):
+                self.lusgs = self._lusgs()
+            self.fused_implicit = [FusedLUSGS(f, lusgs.kernels)
+                                   for f, lusgs in zip(fused, self.lusgs, strict=True)]
 
     def use_transport(self, transport) -> None:
         """Exchange halos and sum through ``transport`` (a factory, as the constructor
@@ -285,6 +298,34 @@ class PartitionedSolver:
         """One LU-SGS step of every part (retried at smaller CFL numbers if a state goes
         bad anywhere), then the CFL ramp."""
         self.transport.exchange(self.states)
+        if self.fused_implicit is not None:
+            norms = self._fused_lusgs_step()
+        else:
+            norms = self._arrays_lusgs_step()
+        if self.cfl_max is not None:
+            self.cfl = ramped_cfl(self.start_cfl, self.cfl, norms[0] / self.first_residual,
+                                  self.cfl_max)
+        return norms
+
+    def _fused_lusgs_step(self) -> np.ndarray:
+        """One LU-SGS step of every part in the fused kernels (halos current)."""
+        for attempt in range(RETRIES + 1):
+            results = [steps(u, self.cfl) for steps, u in zip(self.fused_implicit, self.states,
+                                                              strict=True)]
+            bad_cells = [bad for *_, bad in results]
+            local = sum(bad is not None for bad in bad_cells)
+            if int(self.transport.sum(np.array([local]))[0]) == 0 or attempt == RETRIES:
+                break
+            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+        self._check_cells(bad_cells)
+        self.states = [u_new for u_new, *_ in results]
+        # each part's norms are the RMS over its own cells
+        squares = sum(norms ** 2 * layout.n_own
+                      for (_, norms, _), layout in zip(results, self.layouts, strict=True))
+        return self._finish(squares, [d.boundary_flux for d in self.discretisations])
+
+    def _arrays_lusgs_step(self) -> np.ndarray:
+        """One LU-SGS step of every part in array code (halos current)."""
         parts = []
         for d, u in zip(self.discretisations, self.states, strict=True):
             speeds = d.face_wave_speeds(u)
@@ -308,11 +349,7 @@ class PartitionedSolver:
         self.states = news
         rates = [residual / d.geometry.volume
                  for d, (_, residual, _) in zip(self.discretisations, parts, strict=True)]
-        norms = self._finish(self._own_squares(rates), [flux for *_, flux in parts])
-        if self.cfl_max is not None:
-            self.cfl = ramped_cfl(self.start_cfl, self.cfl, norms[0] / self.first_residual,
-                                  self.cfl_max)
-        return norms
+        return self._finish(self._own_squares(rates), [flux for *_, flux in parts])
 
     def _own_squares(self, rates: list) -> np.ndarray:
         """Sums of the squared ``rates`` per variable over the local parts' own cells."""

@@ -15,9 +15,10 @@
 // report the first cell whose new state is invalid (atomicMin into bad_cell).
 //
 // The sweep's tables are packed in sweep order (position i of all levels in turn):
-// cells[i], and per slot k < WIDTH (at [k * n_cells + i]) the upstream neighbour
-// (-1: none), its face and the normal times area out of the cell
-// ([(d * WIDTH + k) * n_cells + i]; the flux Jacobian product is linear in it). A level is latency-bound (few cells, each a chain
+// cells[i], and per slot k < WIDTH (at [k * n_rows + i]; n_rows cells are swept, a mesh
+// part's own cells: fewer than n_cells) the upstream neighbour (-1: none), its face and
+// the normal times area out of the cell ([(d * WIDTH + k) * n_rows + i]; the flux
+// Jacobian product is linear in it). A level is latency-bound (few cells, each a chain
 // of dependent loads), so every load a thread needs is one step from its position.
 
 template <typename real, int DIM>
@@ -46,7 +47,7 @@ __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells
 
 template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS>
 __global__ void __launch_bounds__(256) sweep_kernel(
-    int first, int last, int n_cells, int n_faces, const int* __restrict__ cells,
+    int first, int last, int n_cells, int n_faces, int n_rows, const int* __restrict__ cells,
     const int* __restrict__ upstream, const int* __restrict__ face,
     const real* __restrict__ normal_area, const real* __restrict__ speed, real omega,
     real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
@@ -61,12 +62,12 @@ __global__ void __launch_bounds__(256) sweep_kernel(
     for (int v = 0; v < NV; ++v) sum[v] = 0;
 #pragma unroll
     for (int k = 0; k < WIDTH; ++k) {
-        const int j = upstream[k * n_cells + i];
+        const int j = upstream[k * n_rows + i];
         if (j < 0) continue;
-        const int f = face[k * n_cells + i];
+        const int f = face[k * n_rows + i];
         real na[DIM], du[NV], change[NV];
 #pragma unroll
-        for (int d = 0; d < DIM; ++d) na[d] = normal_area[(d * WIDTH + k) * n_cells + i];
+        for (int d = 0; d < DIM; ++d) na[d] = normal_area[(d * WIDTH + k) * n_rows + i];
 #pragma unroll
         for (int v = 0; v < NV; ++v) du[v] = out[v * n_cells + j];
         flux_jvp<real, DIM>(u, n_cells, j, du, na, gamma, change);  // linear in the normal
