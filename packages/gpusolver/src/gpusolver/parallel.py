@@ -34,6 +34,9 @@ TRANSPORTS = ("mpi-host", "nccl")
 #: The MPI tag of halo messages.
 HALO_TAG = 7
 
+#: A CUDA stream priority above every device's range (lower numbers come first).
+HIGHEST_PRIORITY = -1000
+
 
 @dataclass(frozen=True)
 class Halo:
@@ -112,16 +115,15 @@ class Packing:
 class _Streams:
     """A communication stream ordered against the compute stream (GPU); nothing on the CPU.
 
-    The stream has the device's highest priority, so that its short pack and unpack
-    kernels take SMs as soon as blocks of the interior's long kernels retire.
+    The stream has the device's highest priority (CUDA clamps :data:`HIGHEST_PRIORITY`
+    into the device's range), so that its short pack and unpack kernels take SMs as soon
+    as blocks of the interior's long kernels retire.
     """
 
     def __init__(self, xp):
         self.xp = xp
-        self.stream = None
-        if xp is not np:
-            _, highest = xp.cuda.runtime.deviceGetStreamPriorityRange()
-            self.stream = xp.cuda.Stream(non_blocking=True, priority=highest)
+        self.stream = (xp.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY)
+                       if xp is not np else None)
 
     def __enter__(self):
         """Run what follows on the communication stream, after the work queued so far."""
