@@ -15,10 +15,8 @@ Faces between two halo cells carry no flux an own cell needs and are skipped.
 
 from __future__ import annotations
 
-import numpy as np
-
 from gpusolver.layout.parts import PartLayout
-from gpusolver.solvers.fv.fused import NO_BAD_CELL, VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
+from gpusolver.solvers.fv.fused import VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
 
 
 class FusedPartsRungeKutta:
@@ -46,19 +44,16 @@ class FusedPartsRungeKutta:
         self.layouts, self.transport, self.overlap = layouts, transport, overlap
         self.n_stages = len(stages)
 
-    def __call__(self, states: list, cfl: float) -> tuple[list, np.ndarray, list]:
+    def __call__(self, states: list, cfl: float) -> list:
         """One step of every local part from ``states`` (not modified; their halos need
-        not be current).
+        not be current); returns the new states, one per part (each one of two buffers
+        that steps alternate between).
 
-        Returns
-        -------
-        new_states : list of array
-            One per part (each one of two buffers that steps alternate between).
-        squares : numpy.ndarray
-            Sums of ``(dU/dt)^2`` per variable over the local parts' own cells, at ``states``.
-        bad_cells : list of int or None
-            Per part, its first own cell (local number) whose new state is non-finite or
-            has non-positive density or pressure.
+        Each part's sums of ``(dU/dt)^2`` per variable over its own cells (at ``states``)
+        and its first own cell whose new state is non-finite or has non-positive density
+        or pressure (:data:`~gpusolver.solvers.fv.fused.NO_BAD_CELL` if none) stay on the
+        device, in ``parts[k].squares`` and ``parts[k].bad_cell``; the boundary fluxes
+        of the first stage in its discretisation's ``boundary_flux``.
         """
         u0s, outs = [], []
         for steps, u in zip(self.parts, states, strict=True):
@@ -92,14 +87,8 @@ class FusedPartsRungeKutta:
                 steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN, (0, 0),
                                   (f.n_interior, f.n_faces))
                 currents[k] = steps.stage_update(i, u0s[k], current, outs[k], True)
-        squares = np.zeros(self.parts[0].fused.n_vars)
-        bad_cells = []
-        for steps in self.parts:
-            squares += steps.fused.backend.to_host(steps.squares)
-            bad = int(steps.fused.backend.to_host(steps.bad_cell)[0])
-            bad_cells.append(None if bad == NO_BAD_CELL else bad)
         for steps in self.parts:
             steps.fused.d.boundary_flux = steps.boundary_flux
             if steps.fused.limited:
                 steps.fused.d.limiter_values = steps.phi
-        return currents, squares, bad_cells
+        return currents

@@ -35,7 +35,7 @@ from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pres
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
-from gpusolver.solvers.fv.fused import FusedResidual
+from gpusolver.solvers.fv.fused import NO_BAD_CELL, FusedResidual
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
@@ -259,10 +259,7 @@ class PartitionedSolver:
         if self.lusgs is not None:
             return self._lusgs_step()
         if self.fused_steps is not None:
-            states, squares, bad_cells = self.fused_steps(self.states, self.cfl)
-            self._check_cells(bad_cells)
-            self.states = states
-            return self._finish(squares, [d.boundary_flux for d in self.discretisations])
+            return self._fused_step()
         self.transport.exchange(self.states)
         dt = PerPart(self.cfl * d.geometry.volume / d.spectral_radius(state)
                      for d, state in zip(self.discretisations, self.states, strict=True))
@@ -279,14 +276,45 @@ class PartitionedSolver:
         self.states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
         return self._finish(self._own_squares(first_rates), boundary)
 
+    def _fused_step(self) -> np.ndarray:
+        """One explicit step of every part in the fused kernels; what the step reports
+        (residual sums, first bad cell, wall momentum) comes from the device in one
+        transfer and is summed over all parts in one global sum."""
+        states = self.fused_steps(self.states, self.cfl)
+        xp, nv = self.backend.xp, self.gas.n_vars
+        rows = []
+        for steps, d, walls in zip(self.fused_steps.parts, self.discretisations,
+                                   self._wall_faces, strict=True):
+            momentum = [d.boundary_flux[1:-1, positions].sum(axis=1, dtype=np.float64)
+                        for positions in walls.values()]
+            rows.append(xp.concatenate([steps.bad_cell.astype(np.float64), steps.squares,
+                                        *momentum]))
+        local = self.backend.to_host(xp.stack(rows))
+        bad_cells = [None if bad == NO_BAD_CELL else int(bad) for bad in local[:, 0]]
+        norms = self._finish(local[:, 1:1 + nv].sum(axis=0),
+                             [d.boundary_flux for d in self.discretisations],
+                             momentum=local[:, 1 + nv:].sum(axis=0), bad_cells=bad_cells)
+        self.states = states
+        return norms
+
+    def _bad_flags(self, bad_cells: list | None) -> np.ndarray:
+        """Per part, the file number + 1 of its first bad cell (``bad_cells``: per local
+        part, a local cell or None), 0 where none."""
+        flags = np.zeros(self.n_parts)
+        for p, layout, bad in zip(self.local, self.layouts, bad_cells or [None] * len(self.local),
+                                  strict=True):
+            if bad is not None:
+                flags[p] = self.host.cell_order[layout.cells[bad]] + 1
+        return flags
+
     def _check_cells(self, bad_cells: list) -> None:
         """Raise :class:`SolverDivergedError` in every process if a part's new state went
         bad (``bad_cells``: per local part, a local cell or None), naming the first."""
-        flags = np.zeros(self.n_parts)  # file cell number + 1 per part, 0 if none
-        for p, layout, bad in zip(self.local, self.layouts, bad_cells, strict=True):
-            if bad is not None:
-                flags[p] = self.host.cell_order[layout.cells[bad]] + 1
-        flags = self.transport.sum(flags)
+        self._raise_if_bad(self.transport.sum(self._bad_flags(bad_cells)))
+
+    def _raise_if_bad(self, flags: np.ndarray) -> None:
+        """Raise :class:`SolverDivergedError` naming the first part's bad cell of the
+        summed ``flags`` (see :meth:`_bad_flags`), if any."""
         if flags.any():
             cell = int(flags[flags > 0][0]) - 1
             raise SolverDivergedError(
@@ -359,23 +387,30 @@ class PartitionedSolver:
             squares += (own ** 2).sum(axis=1)
         return squares
 
-    def _finish(self, squares: np.ndarray, boundary: list) -> np.ndarray:
-        """Count the step, keep the boundary fluxes (``boundary``: per local part); sum
-        the rates' squares over all own cells (``squares``: their local sums) and the wall
-        markers' momentum fluxes over all parts, in one global sum; the RMS of the rates."""
+    def _finish(self, squares: np.ndarray, boundary: list, momentum: np.ndarray | None = None,
+                bad_cells: list | None = None) -> np.ndarray:
+        """Sum over all parts, in one global sum, the bad-cell flags (``bad_cells``: per
+        local part; raises :class:`SolverDivergedError` if any), the rates' squares
+        (``squares``: local sums over own cells) and the wall markers' momentum fluxes
+        (``momentum``: local sums, by default from ``boundary``); count the step, keep the
+        boundary fluxes (per local part) and the forces; the RMS of the rates."""
+        dim, n_parts = self.gas.dim, self.n_parts
+        if momentum is None:
+            momentum = np.zeros((len(self.wall_markers), dim))
+            for flux, walls in zip(boundary, self._wall_faces, strict=True):
+                for k, positions in enumerate(walls.values()):
+                    momentum[k] += self.backend.to_host(
+                        flux[1:-1, positions].sum(axis=1, dtype=np.float64))
+        total = self.transport.sum(np.concatenate([self._bad_flags(bad_cells), squares,
+                                                   np.ravel(momentum)]))
+        self._raise_if_bad(total[:n_parts])
+        squares, momentum = total[n_parts:n_parts + len(squares)], total[n_parts + len(squares):]
         self.iteration += 1
         self._boundary_flux = boundary
-        dim = self.gas.dim
-        momentum = np.zeros((len(self.wall_markers), dim))
-        for flux, walls in zip(boundary, self._wall_faces, strict=True):
-            for k, positions in enumerate(walls.values()):
-                momentum[k] += self.backend.to_host(
-                    flux[1:-1, positions].sum(axis=1, dtype=np.float64))
-        total = self.transport.sum(np.concatenate([squares, momentum.ravel()]))
         self._forces = forces_from_momentum(
-            dict(zip(self.wall_markers, total[len(squares):].reshape(-1, dim), strict=True)),
+            dict(zip(self.wall_markers, momentum.reshape(-1, dim), strict=True)),
             self.host, self.gas, self.reference_area)
-        norms = np.sqrt(total[:len(squares)] / self.host.n_cells)
+        norms = np.sqrt(squares / self.host.n_cells)
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
