@@ -257,13 +257,13 @@ if comm.rank == 0:
 """
 
 
-@pytest.mark.parametrize("integrator", [
-    "rk4", "lusgs",
-    pytest.param("rk4-fused", marks=pytest.mark.skipif(compiler() is None,
-                                                       reason="no C++ compiler"))])
-def test_two_mpi_ranks_give_the_one_rank_answer(tmp_path, integrator):
+@pytest.mark.parametrize("ranks, integrator", [
+    (2, "rk4"), (2, "lusgs"), (4, "rk4"), (4, "lusgs"),
+    pytest.param(2, "rk4-fused", marks=pytest.mark.skipif(compiler() is None,
+                                                          reason="no C++ compiler"))])
+def test_mpi_ranks_give_the_one_rank_answer(tmp_path, ranks, integrator):
     """RK4: the single-mesh solver's answer (also with the fused kernels, compiled for
-    the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same two
+    the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same
     parts in one process (the coupling across parts is lagged)."""
     import subprocess
     import sys
@@ -275,7 +275,7 @@ def test_two_mpi_ranks_give_the_one_rank_answer(tmp_path, integrator):
     driver = tmp_path / "driver.py"
     driver.write_text(MPI_DRIVER)
     completed = subprocess.run(
-        [mpiexec, "-n", "2", sys.executable, str(driver), str(DATA / "naca0012_tri.msh"),
+        [mpiexec, "-n", str(ranks), sys.executable, str(driver), str(DATA / "naca0012_tri.msh"),
          str(seed), str(out), integrator], capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]
     result = np.load(out)

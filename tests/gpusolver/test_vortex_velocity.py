@@ -92,8 +92,8 @@ def test_bad_input_is_refused_naming_what_was_expected(args, message):
 
 
 def test_unknown_method_and_precision_are_refused_with_the_valid_ones():
-    with pytest.raises(ConfigError, match="unknown velocity method 'tree'; valid: direct"):
-        velocity([[0.0, 0.0]], [1.0], 0.1, method="tree")
+    with pytest.raises(ConfigError, match="unknown velocity method 'fmm'; valid: direct, tree"):
+        velocity([[0.0, 0.0]], [1.0], 0.1, method="fmm")
     with pytest.raises(ConfigError, match="unknown precision 'fp16'; valid: fp64, fp32"):
         velocity([[0.0, 0.0]], [1.0], 0.1, precision="fp16")
 

@@ -17,6 +17,7 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, Backend, get_backend
 from gpusolver.backends.cuda import real_type
 from gpusolver.errors import ConfigError
+from gpusolver.solvers.vortex.tree import tree_velocity
 
 #: Threads per block of the kernel, and sources per shared-memory tile.
 TILE = 256
@@ -24,8 +25,8 @@ TILE = 256
 PER_THREAD = 2
 #: Targets per chunk of the NumPy reference (bounds its temporaries to a few MB per source).
 CHUNK = 1024
-#: Velocity methods; ``tree`` (Barnes-Hut / FMM) is issue 15's next step.
-METHODS = ("direct",)
+#: Velocity methods: every pair, or the Barnes-Hut tree of :mod:`.tree` (NumPy so far).
+METHODS = ("direct", "tree")
 
 
 def direct_velocity(positions: np.ndarray, gammas: np.ndarray, eps: float,
@@ -53,7 +54,8 @@ def direct_velocity(positions: np.ndarray, gammas: np.ndarray, eps: float,
 
 
 def velocity(positions, gammas, eps: float, targets=None, *, method: str = "direct",
-             backend: str | Backend = "numpy", precision: str = "fp64"):
+             backend: str | Backend = "numpy", precision: str = "fp64", theta: float = 0.5,
+             terms: int = 16):
     """Velocities induced by vortex elements at ``targets`` (by default at the elements).
 
     Parameters
@@ -68,12 +70,19 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
         ``(M, 2)`` points; the elements themselves when omitted (an element induces
         nothing at its own centre).
     method : str
-        ``direct`` (every pair).
+        ``direct`` (every pair) or ``tree`` (Barnes-Hut with multipole expansions,
+        :mod:`gpusolver.solvers.vortex.tree`; on the numpy backend so far, computed in
+        fp64 whatever the precision).
     backend : str or Backend
         ``numpy`` (the reference; the NumPy code in fp64, with ``precision="fp32"`` the
         kernel compiled for the CPU) or ``cupy`` (the CUDA kernel).
     precision : str
         ``fp64`` or ``fp32``.
+    theta : float
+        ``tree``: the accuracy parameter, in (0, 1): a box is taken as its expansion when
+        its radius is below ``theta`` times its distance (smaller: more accurate, slower).
+    terms : int
+        ``tree``: coefficients of each box's multipole expansion.
 
     Returns
     -------
@@ -94,10 +103,16 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
     [[0.0, 0.1592], [0.0, 0.1592]]
     """
     if method not in METHODS:
-        raise ConfigError(f"unknown velocity method {method!r}; valid: {', '.join(METHODS)} "
-                          "(the tree method is not built yet)")
+        raise ConfigError(f"unknown velocity method {method!r}; valid: {', '.join(METHODS)}")
     if precision not in PRECISIONS:
         raise ConfigError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+    if method == "tree" and not 0 < theta < 1:
+        raise ConfigError(f"theta must lie in (0, 1), got {theta!r}")
+    if method == "tree" and not (isinstance(terms, int) and terms >= 1):
+        raise ConfigError(f"terms must be a positive integer, got {terms!r}")
+    if method == "tree" and (backend if isinstance(backend, str) else backend.name) != "numpy":
+        raise ConfigError("the tree method runs on the numpy backend so far (its CUDA "
+                          "kernels are not built yet); use method = 'direct' on cupy")
     backend = get_backend(backend) if isinstance(backend, str) else backend
     xp, dtype = backend.xp, np.dtype(PRECISIONS[precision])
     positions = xp.ascontiguousarray(xp.asarray(positions, dtype=dtype))
@@ -105,6 +120,10 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
     targets = positions if targets is None else xp.ascontiguousarray(xp.asarray(targets,
                                                                                  dtype=dtype))
     _check(positions, gammas, eps, targets)
+    if method == "tree":
+        as64 = [np.asarray(a, dtype=np.float64) for a in (positions, gammas, targets)]
+        return tree_velocity(as64[0], as64[1], float(eps), as64[2], theta,
+                             terms).astype(dtype)
     if backend.name == "numpy" and dtype == np.float64:
         return direct_velocity(positions, gammas, float(eps), targets)
     return _kernel_velocity(backend, positions, gammas, float(eps), targets)
