@@ -2,8 +2,9 @@
 
 A transport moves the states of halo cells from the parts that own them
 (:func:`halo_lists` says which local positions go where) and sums arrays over all
-parts. Every transport packs and unpacks through one path (:class:`Packing`:
-``state[:, positions]`` into contiguous buffers, on the device where the state is):
+parts. The transports of several ranks pack and unpack through one path
+(:class:`Packing`: ``state[:, positions]`` into contiguous buffers, on the device where
+the state is):
 
 - :class:`Loopback`: every part in this process (tests, and the reference answer);
 - :class:`MpiHost`: one part per MPI rank (mpi4py): packed on the GPU, staged through
@@ -157,7 +158,6 @@ class Loopback:
 
     #: The one process writes the outputs.
     is_root = True
-    name = "loopback"
 
     def __init__(self, halos: list[Halo]):
         self.halos = halos
@@ -240,7 +240,6 @@ class MpiHost(_Ranks):
     """One part per MPI rank: packed on the device, host buffers (pinned for GPU states),
     persistent non-blocking sends and receives."""
 
-    name = "mpi-host"
 
     def _new_buffers(self) -> None:
         packing = self._packing
@@ -290,7 +289,6 @@ class Nccl(_Ranks):
     """One part per rank and GPU: NCCL sends and receives between device buffers on a
     communication stream, with no host staging (the unique id broadcast by MPI)."""
 
-    name = "nccl"
 
     def __init__(self, comm, halos: list[Halo]):
         super().__init__(comm, halos)

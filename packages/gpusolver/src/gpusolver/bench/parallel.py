@@ -44,7 +44,6 @@ class Alone:
     """A transport that exchanges nothing: each rank's part computed on its own (the
     reference time of parallel efficiency)."""
 
-    name = "alone"
     is_root = True
 
     def __init__(self, n_parts: int):
