@@ -17,7 +17,7 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, Backend, get_backend
 from gpusolver.backends.cuda import real_type
 from gpusolver.errors import ConfigError
-from gpusolver.solvers.vortex.tree import tree_velocity
+from gpusolver.solvers.vortex.tree import LEAF_SIZE, build_tree, kernel_tree_velocity, tree_velocity
 
 #: Threads per block of the kernel, and sources per shared-memory tile.
 TILE = 256
@@ -71,11 +71,11 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
         nothing at its own centre).
     method : str
         ``direct`` (every pair) or ``tree`` (Barnes-Hut with multipole expansions,
-        :mod:`gpusolver.solvers.vortex.tree`; on the numpy backend so far, computed in
-        fp64 whatever the precision).
+        :mod:`gpusolver.solvers.vortex.tree`: the tree built on the host, traversed by a
+        kernel).
     backend : str or Backend
         ``numpy`` (the reference; the NumPy code in fp64, with ``precision="fp32"`` the
-        kernel compiled for the CPU) or ``cupy`` (the CUDA kernel).
+        kernel compiled for the CPU) or ``cupy`` (the CUDA kernels).
     precision : str
         ``fp64`` or ``fp32``.
     theta : float
@@ -110,9 +110,6 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
         raise ConfigError(f"theta must lie in (0, 1), got {theta!r}")
     if method == "tree" and not (isinstance(terms, int) and terms >= 1):
         raise ConfigError(f"terms must be a positive integer, got {terms!r}")
-    if method == "tree" and (backend if isinstance(backend, str) else backend.name) != "numpy":
-        raise ConfigError("the tree method runs on the numpy backend so far (its CUDA "
-                          "kernels are not built yet); use method = 'direct' on cupy")
     backend = get_backend(backend) if isinstance(backend, str) else backend
     xp, dtype = backend.xp, np.dtype(PRECISIONS[precision])
     positions = xp.ascontiguousarray(xp.asarray(positions, dtype=dtype))
@@ -121,9 +118,11 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
                                                                                  dtype=dtype))
     _check(positions, gammas, eps, targets)
     if method == "tree":
-        as64 = [np.asarray(a, dtype=np.float64) for a in (positions, gammas, targets)]
-        return tree_velocity(as64[0], as64[1], float(eps), as64[2], theta,
-                             terms).astype(dtype)
+        host = [backend.to_host(a).astype(np.float64) for a in (positions, gammas, targets)]
+        if backend.name == "numpy" and dtype == np.float64:
+            return tree_velocity(*host[:2], float(eps), host[2], theta, terms)
+        tree = build_tree(*host[:2], terms, LEAF_SIZE)
+        return kernel_tree_velocity(backend, tree, host[2], float(eps), theta, dtype)
     if backend.name == "numpy" and dtype == np.float64:
         return direct_velocity(positions, gammas, float(eps), targets)
     return _kernel_velocity(backend, positions, gammas, float(eps), targets)

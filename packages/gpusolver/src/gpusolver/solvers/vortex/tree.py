@@ -31,6 +31,8 @@ import numpy as np
 DEPTH = 16
 #: Targets per chunk of the traversal (bounds its (target, box) pair arrays).
 CHUNK = 4096
+#: Sources a box holds at most before it is split.
+LEAF_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,10 @@ class Tree:
         Per box: its children (``child_count`` 0: a leaf).
     coefficients : numpy.ndarray
         ``(n_boxes, terms)`` complex ``a_m``.
+    lo : numpy.ndarray
+        The lower corner of the root square.
+    size : float
+        The root square's side.
     """
 
     positions: np.ndarray
@@ -64,6 +70,20 @@ class Tree:
     child_first: np.ndarray
     child_count: np.ndarray
     coefficients: np.ndarray
+    lo: np.ndarray
+    size: float
+
+    def morton_order(self, points: np.ndarray) -> np.ndarray:
+        """The order of ``points`` ``(M, 2)`` along the tree's Morton curve (points
+        outside the root square clamped to its edge)."""
+        return np.argsort(_morton_codes(points, self.lo, self.size), kind="stable")
+
+
+def _morton_codes(points: np.ndarray, lo: np.ndarray, size: float) -> np.ndarray:
+    """Interleaved cell indices of ``points`` on the finest grid of the root square."""
+    cells = np.clip(np.floor((points - lo) / size * (1 << DEPTH)), 0,
+                    (1 << DEPTH) - 1).astype(np.int64)
+    return _spread_bits(cells[:, 0]) | (_spread_bits(cells[:, 1]) << 1)
 
 
 def _spread_bits(values: np.ndarray) -> np.ndarray:
@@ -79,8 +99,7 @@ def build_tree(positions: np.ndarray, gammas: np.ndarray, terms: int, leaf_size:
     lo = positions.min(axis=0)
     size = float((positions.max(axis=0) - lo).max()) or 1.0
     size *= 1.0 + 1e-9  # the largest coordinate stays inside the last cell
-    cells = np.floor((positions - lo) / size * (1 << DEPTH)).astype(np.int64)
-    codes = _spread_bits(cells[:, 0]) | (_spread_bits(cells[:, 1]) << 1)
+    codes = _morton_codes(positions, lo, size)
     order = np.argsort(codes, kind="stable")
     codes = codes[order]
     z = positions[order, 0] + 1j * positions[order, 1]
@@ -101,7 +120,7 @@ def build_tree(positions: np.ndarray, gammas: np.ndarray, terms: int, leaf_size:
         if level == DEPTH or not split.any():
             break
         active = active[np.repeat(split, counts)]
-    return _assemble(z, gamma, levels, terms, leaf_size)
+    return _assemble(z, gamma, levels, terms, lo, size)
 
 
 def _compact_bits(values: np.ndarray) -> np.ndarray:
@@ -112,7 +131,7 @@ def _compact_bits(values: np.ndarray) -> np.ndarray:
     return v
 
 
-def _assemble(z, gamma, levels, terms: int, leaf_size: int) -> Tree:
+def _assemble(z, gamma, levels, terms: int, lo: np.ndarray, size: float) -> Tree:
     """Boxes of all levels in one numbering, their children, radii and coefficients."""
     offsets = np.cumsum([0] + [len(level[0]) for level in levels])
     n_boxes = int(offsets[-1])
@@ -141,7 +160,8 @@ def _assemble(z, gamma, levels, terms: int, leaf_size: int) -> Tree:
         coefficients[:, m] = (np.bincount(box, power.real, n_boxes)
                               + 1j * np.bincount(box, power.imag, n_boxes))
         power = power * offset
-    return Tree(z, gamma, centre, radius, first, count, child_first, child_count, coefficients)
+    return Tree(z, gamma, centre, radius, first, count, child_first, child_count, coefficients,
+                lo, size)
 
 
 def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -152,7 +172,7 @@ def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 
 def tree_velocity(positions: np.ndarray, gammas: np.ndarray, eps: float, targets: np.ndarray,
-                  theta: float = 0.5, terms: int = 16, leaf_size: int = 32) -> np.ndarray:
+                  theta: float = 0.5, terms: int = 16, leaf_size: int = LEAF_SIZE) -> np.ndarray:
     """Velocities ``(M, 2)`` at ``targets`` by the tree (see the module docstring).
 
     Examples
@@ -213,3 +233,39 @@ def _traverse(tree: Tree, zt: np.ndarray, eps: float, theta: float) -> np.ndarra
         target = np.repeat(target[inner], counts)
         box = _ranges(tree.child_first[box[inner]], counts)
     return out_re + 1j * out_im
+
+
+def kernel_tree_velocity(backend, tree: Tree, targets: np.ndarray, eps: float, theta: float,
+                         dtype) -> object:
+    """Velocities ``(M, 2)`` at ``targets`` by the traversal kernel of ``kernels/tree.cu``
+    (CUDA on CuPy, compiled for the CPU on NumPy) in ``dtype``, on ``tree`` (built on the
+    host). The targets run in the tree's Morton order; the result is in theirs."""
+    from gpusolver.backends.cuda import real_type
+
+    terms = tree.coefficients.shape[1]
+    name = f"tree_velocity_kernel<{real_type(dtype)}, {terms}>"
+    kernel = backend.kernels(__package__, "kernels/tree.cu", (name,))[name]
+    order = tree.morton_order(targets)
+
+    def on_device(array, kind=dtype):
+        return backend.asarray(np.ascontiguousarray(array), kind)
+
+    def pairs(values):
+        return np.stack([values.real, values.imag], axis=-1)
+
+    int32 = np.int32
+    arguments = (on_device(targets[order]), on_device(pairs(tree.centre)),
+                 on_device(tree.radius), on_device(tree.first, int32),
+                 on_device(tree.count, int32), on_device(tree.child_first, int32),
+                 on_device(tree.child_count, int32), on_device(pairs(tree.coefficients)),
+                 on_device(pairs(tree.positions)), on_device(tree.gammas))
+    real = np.dtype(dtype).type
+    out = backend.xp.empty((len(targets), 2), dtype=dtype)
+    block = 128
+    kernel(((len(targets) + block - 1) // block,), (block,),
+           (np.int32(len(targets)), *arguments, real(eps), real(theta),
+            real(1 / (2 * math.pi)), out))
+    result = backend.xp.empty_like(out)
+    result[backend.asarray(order)] = out
+    return result
+

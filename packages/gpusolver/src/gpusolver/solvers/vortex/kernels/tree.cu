@@ -1,0 +1,67 @@
+// Barnes-Hut traversal of the vortex method's quadtree, the device twin of
+// gpusolver/solvers/vortex/tree.py (_traverse): one thread per target walks the tree
+// depth first with a stack of boxes. A box whose radius is below theta times its distance,
+// and whose sources all lie outside the core, acts through its multipole expansion
+//
+//   sum_m a_m / (z - c)^(m + 1)     (Horner in w = 1 / (z - c), complex arithmetic)
+//
+// a leaf closer than that is summed source by source with the smoothed core, and any other
+// box is opened into its children. Targets come in the tree's Morton order, so that the
+// threads of a warp walk nearly the same boxes. Complex numbers are (re, im) pairs;
+// coefficients [(box * TERMS + m) * 2 + part]. The sum S = sum_k gamma_k / (z - z_k) gives
+// u - i v = S / (2 pi i): u = Im S / (2 pi), v = Re S / (2 pi). fp32 and fp64 from one
+// source; the tree itself is built by the NumPy code.
+
+// Boxes a thread may hold on its stack: three open siblings per level below the root, and
+// the root (16 levels).
+#define TREE_STACK 64
+
+template <typename real, int TERMS>
+__global__ void __launch_bounds__(128) tree_velocity_kernel(
+    int n_targets, const real* __restrict__ targets, const real* __restrict__ centre,
+    const real* __restrict__ radius, const int* __restrict__ first,
+    const int* __restrict__ count, const int* __restrict__ child_first,
+    const int* __restrict__ child_count, const real* __restrict__ coefficients,
+    const real* __restrict__ sources, const real* __restrict__ gammas, real eps, real theta,
+    real scale, real* __restrict__ velocity) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_targets) return;
+    const real x = targets[2 * t], y = targets[2 * t + 1];
+    const real eps2 = eps * eps;
+    real sum_re = 0, sum_im = 0;
+    int stack[TREE_STACK];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const int box = stack[--top];
+        const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
+        const real distance = sqrt(dx * dx + dy * dy);
+        const real r = radius[box];
+        if (r < theta * distance && distance - r > eps) {
+            // w = 1 / (dx + i dy)
+            const real inverse = real(1) / (dx * dx + dy * dy);
+            const real w_re = dx * inverse, w_im = -dy * inverse;
+            const real* a = coefficients + box * TERMS * 2;
+            real s_re = a[2 * (TERMS - 1)], s_im = a[2 * (TERMS - 1) + 1];
+            for (int m = TERMS - 2; m >= 0; --m) {
+                const real re = s_re * w_re - s_im * w_im + a[2 * m];
+                s_im = s_re * w_im + s_im * w_re + a[2 * m + 1];
+                s_re = re;
+            }
+            sum_re += s_re * w_re - s_im * w_im;
+            sum_im += s_re * w_im + s_im * w_re;
+        } else if (child_count[box] == 0) {
+            const int end = first[box] + count[box];
+            for (int k = first[box]; k < end; ++k) {
+                const real sx = x - sources[2 * k], sy = y - sources[2 * k + 1];
+                const real weight = gammas[k] / fmax(sx * sx + sy * sy, eps2);
+                sum_re += weight * sx;
+                sum_im -= weight * sy;
+            }
+        } else {
+            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
+        }
+    }
+    velocity[2 * t] = sum_im * scale;
+    velocity[2 * t + 1] = sum_re * scale;
+}
