@@ -56,3 +56,14 @@ def test_both_tools_print_their_version(capsys):
             run(["--version"])
         assert exc.value.code == 0
         assert capsys.readouterr().out.startswith(f"{tool} ")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "run it as `mpiexec -n N gpusolver bench-parallel ...` with N >= 2"),
+    (["--transports", "nccl,pigeon"], "unknown transport(s) pigeon; valid: mpi-host, nccl"),
+])
+def test_bench_parallel_outside_mpiexec_or_with_unknown_transports_is_a_usage_error(
+        extra, message, capsys):
+    assert main(["bench-parallel", "--mesh", str(DATA / "naca0012_tri.msh"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -416,6 +416,7 @@ def test_part_faces_come_deep_then_own_then_interface_then_halo():
     ("", "the plan has 3 part(s) but the run has 2 ranks"),
     ("local_time_step = false", "runs on several ranks take explicit or LU-SGS local steps"),
     ("multigrid = 2", "without multigrid"),
+    ('transport = "nccl"', "transport = 'nccl' exchanges GPU states"),
 ])
 def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):
     from meshorder.cli import main as meshorder_main
