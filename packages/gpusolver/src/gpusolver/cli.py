@@ -155,6 +155,15 @@ def names(value: str, valid, what: str) -> list[str]:
     return chosen
 
 
+def report(rows: list[dict], columns: tuple[str, ...], args: argparse.Namespace) -> int:
+    """Print a benchmark's rows as a table of ``columns`` (blank where a row has none) and
+    write them to ``--json`` and ``--markdown`` if given; exit code 0."""
+    text = table(columns, [[row.get(c, "") for c in columns] for row in rows])
+    print(text)
+    write_results(rows, text, args.json, args.markdown)
+    return 0
+
+
 def need_gpu(command: str) -> None:
     """Stop before any work when no CUDA GPU with CuPy is usable."""
     if not cupy_available():
@@ -172,10 +181,7 @@ def bench_flux(args: argparse.Namespace) -> int:
     rows = run_benchmark(mesh, orderings=orderings, precisions=precisions,
                          repeats=args.repeats, check=not args.no_check,
                          log=lambda s: print(s, flush=True))
-    text = table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
-    print(text)
-    write_results(rows, text, args.json, args.markdown)
-    return 0
+    return report(rows, COLUMNS, args)
 
 
 def bench(args: argparse.Namespace) -> int:
@@ -196,10 +202,7 @@ def bench(args: argparse.Namespace) -> int:
         precisions=precisions, repeats=args.repeats,
         residual_orderings=tuple(residual_orderings),
         cpu=args.cpu, log=lambda s: print(s, flush=True))
-    text = table(SOLVER_COLUMNS, [[r.get(c, "") for c in SOLVER_COLUMNS] for r in rows])
-    print(text)
-    write_results(rows, text, args.json, args.markdown)
-    return 0
+    return report(rows, SOLVER_COLUMNS, args)
 
 
 def _bench_dg(args: argparse.Namespace, orderings: list[str], degrees: list[int],
@@ -208,10 +211,7 @@ def _bench_dg(args: argparse.Namespace, orderings: list[str], degrees: list[int]
     rows = run_dg_benchmark(mesh, orderings=orderings, degrees=degrees, precisions=precisions,
                             repeats=args.repeats, cpu=args.cpu,
                             log=lambda s: print(s, flush=True))
-    text = table(DG_COLUMNS, [[r.get(c, "") for c in DG_COLUMNS] for r in rows])
-    print(text)
-    write_results(rows, text, args.json, args.markdown)
-    return 0
+    return report(rows, DG_COLUMNS, args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -248,10 +248,7 @@ def bench_vortex(args: argparse.Namespace) -> int:
     need_gpu("gpusolver bench-vortex")
     rows = run_vortex_benchmark(args.elements, precisions, args.repeats,
                                 log=lambda s: print(s, flush=True))
-    text = table(VORTEX_COLUMNS, [[r[c] for c in VORTEX_COLUMNS] for r in rows])
-    print(text)
-    write_results(rows, text, args.json, args.markdown)
-    return 0
+    return report(rows, VORTEX_COLUMNS, args)
 
 
 def bench_parallel(args: argparse.Namespace) -> int:
@@ -278,11 +275,7 @@ def bench_parallel(args: argparse.Namespace) -> int:
     rows = run_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
                                   overlaps=[True, False], precision=args.precision,
                                   repeats=args.repeats, check_steps=args.check_steps, log=log)
-    if comm.rank == 0:
-        text = table(PARALLEL_COLUMNS, [[r.get(c, "") for c in PARALLEL_COLUMNS] for r in rows])
-        print(text)
-        write_results(rows, text, args.json, args.markdown)
-    return 0
+    return report(rows, PARALLEL_COLUMNS, args) if comm.rank == 0 else 0
 
 
 COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux, "bench-vortex": bench_vortex,

@@ -74,7 +74,8 @@ class Backend:
         """Median seconds of ``work()`` over ``repeats`` runs after ``warmup`` runs.
 
         CUDA events around each run on CuPy (device time, launches included); the wall
-        clock around a synchronised run on NumPy. The one timing helper of the benchmarks.
+        clock around a synchronised run on NumPy. The timing helper of the benchmarks of
+        one process (several ranks: :func:`gpusolver.bench.parallel.seconds_per_call`).
         """
         times = []
         for _ in range(warmup + repeats):

@@ -324,60 +324,60 @@ class PartitionedSolver:
 
     def _lusgs_step(self) -> np.ndarray:
         """One LU-SGS step of every part (retried at smaller CFL numbers if a state goes
-        bad anywhere), then the CFL ramp."""
+        bad anywhere), in the fused kernels or array code, then the CFL ramp."""
         self.transport.exchange(self.states)
         if self.fused_implicit is not None:
-            norms = self._fused_lusgs_step()
+            results = self._backing_off(self._fused_lusgs_attempt)
+            self.states = [u_new for u_new, *_ in results]
+            # each part's norms are the RMS over its own cells
+            squares = sum(norms ** 2 * layout.n_own
+                          for (_, norms, _), layout in zip(results, self.layouts, strict=True))
+            boundary = [d.boundary_flux for d in self.discretisations]
         else:
-            norms = self._arrays_lusgs_step()
+            parts = [(d.face_wave_speeds(u), d.residual(u), d.boundary_flux)
+                     for d, u in zip(self.discretisations, self.states, strict=True)]
+            self.states = self._backing_off(lambda: self._arrays_lusgs_attempt(parts))
+            squares = self._own_squares([residual / d.geometry.volume for d, (_, residual, _)
+                                         in zip(self.discretisations, parts, strict=True)])
+            boundary = [flux for *_, flux in parts]
+        norms = self._finish(squares, boundary)
         if self.cfl_max is not None:
             self.cfl = ramped_cfl(self.start_cfl, self.cfl, norms[0] / self.first_residual,
                                   self.cfl_max)
         return norms
 
-    def _fused_lusgs_step(self) -> np.ndarray:
-        """One LU-SGS step of every part in the fused kernels (halos current)."""
-        for attempt in range(RETRIES + 1):
-            results = [steps(u, self.cfl) for steps, u in zip(self.fused_implicit, self.states,
-                                                              strict=True)]
-            bad_cells = [bad for *_, bad in results]
-            local = sum(bad is not None for bad in bad_cells)
-            if int(self.transport.sum(np.array([local]))[0]) == 0 or attempt == RETRIES:
+    def _backing_off(self, attempt):
+        """``attempt()`` (returning its result and, per local part, its first bad own cell
+        or None) at the CFL number, retried at smaller ones while any part in any process
+        went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad."""
+        for tries in range(RETRIES + 1):
+            result, bad_cells = attempt()
+            failed = sum(bad is not None for bad in bad_cells)
+            if int(self.transport.sum(np.array([failed]))[0]) == 0 or tries == RETRIES:
                 break
             self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
         self._check_cells(bad_cells)
-        self.states = [u_new for u_new, *_ in results]
-        # each part's norms are the RMS over its own cells
-        squares = sum(norms ** 2 * layout.n_own
-                      for (_, norms, _), layout in zip(results, self.layouts, strict=True))
-        return self._finish(squares, [d.boundary_flux for d in self.discretisations])
+        return result
 
-    def _arrays_lusgs_step(self) -> np.ndarray:
-        """One LU-SGS step of every part in array code (halos current)."""
-        parts = []
-        for d, u in zip(self.discretisations, self.states, strict=True):
-            speeds = d.face_wave_speeds(u)
-            parts.append((speeds, d.residual(u), d.boundary_flux))
-        for attempt in range(RETRIES + 1):
-            news = []
-            for d, lusgs, u, (speeds, residual, _) in zip(
-                    self.discretisations, self.lusgs, self.states, parts, strict=True):
-                dt = self.cfl * d.geometry.volume / d.spectral_radius(u, speeds)
-                news.append(u + lusgs(u, residual, dt, speeds))
-            local = sum(int(self.backend.to_host(self.gas.invalid(u[:, :layout.n_own])).sum())
-                        for u, layout in zip(news, self.layouts, strict=True))
-            bad = int(self.transport.sum(np.array([local]))[0])  # failed cells in all parts
-            if bad == 0 or attempt == RETRIES:
-                break
-            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
-        if bad:
-            raise SolverDivergedError(f"iteration {self.iteration + 1}: a state went non-finite "
-                                      "or non-positive in density or pressure; lower the CFL "
-                                      "number", self.iteration + 1, -1)
-        self.states = news
-        rates = [residual / d.geometry.volume
-                 for d, (_, residual, _) in zip(self.discretisations, parts, strict=True)]
-        return self._finish(self._own_squares(rates), [flux for *_, flux in parts])
+    def _fused_lusgs_attempt(self) -> tuple[list, list]:
+        """Each part's fused LU-SGS step (halos current): ``(u_new, norms, bad_cell)`` per
+        part, and the bad cells."""
+        results = [steps(u, self.cfl)
+                   for steps, u in zip(self.fused_implicit, self.states, strict=True)]
+        return results, [bad for *_, bad in results]
+
+    def _arrays_lusgs_attempt(self, parts: list) -> tuple[list, list]:
+        """Each part's LU-SGS step in array code from its ``parts`` entry (wave speeds,
+        residual, boundary flux): the new states, and the first bad own cell of each."""
+        news, bad_cells = [], []
+        for d, lusgs, u, layout, (speeds, residual, _) in zip(
+                self.discretisations, self.lusgs, self.states, self.layouts, parts,
+                strict=True):
+            dt = self.cfl * d.geometry.volume / d.spectral_radius(u, speeds)
+            news.append(u + lusgs(u, residual, dt, speeds))
+            bad = np.flatnonzero(self.backend.to_host(self.gas.invalid(news[-1][:, :layout.n_own])))
+            bad_cells.append(int(bad[0]) if len(bad) else None)
+        return news, bad_cells
 
     def _own_squares(self, rates: list) -> np.ndarray:
         """Sums of the squared ``rates`` per variable over the local parts' own cells."""
