@@ -97,9 +97,10 @@ def test_grouping_order_makes_equal_node_sets_adjacent_and_keeps_their_order(row
     # wide ids (past 21 bits) take the two-key form
     nodes = np.array(rows, dtype=np.int64)
     nodes[nodes >= 0] += (2**21 if wide else 0)
-    order = _grouping_order(_sort_keys(nodes))
+    order, same = _grouping_order(_sort_keys(nodes))
     assert sorted(order.tolist()) == list(range(len(rows)))
     sets = [tuple(sorted(nodes[i].tolist())) for i in order]  # equal keys: equal multisets
+    assert same.tolist() == [k > 0 and sets[k] == sets[k - 1] for k in range(len(sets))]
     seen = set()
     for k, node_set in enumerate(sets):
         if k and node_set != sets[k - 1]:

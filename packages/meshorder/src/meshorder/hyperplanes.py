@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .colouring import colour_cells
-from .graph import first_occurrences, gather_neighbours
+from .graph import gather_neighbours
 from .permutation import grouped
 from .topology import CSR
 
@@ -126,20 +126,22 @@ def split_by_direction(graph: CSR) -> tuple[CSR, CSR]:
 
 
 def _sweep(downstream: CSR, upstream: CSR) -> Levels:
-    """Peel vertices whose ``upstream`` neighbours are all done, one level at a time."""
+    """Peel vertices whose ``upstream`` neighbours are all done, one level at a time.
+
+    Each level's touched vertices come sorted and counted from one ``np.unique`` (faster
+    than an unbuffered subtraction, a de-duplication and a sort of the next level).
+    """
     n = downstream.n
     waiting = upstream.degrees()
     level = np.full(n, -1, dtype=np.int64)
     frontier = np.flatnonzero(waiting == 0)
-    scratch = np.empty(n, dtype=np.int64)
     fronts = []
     while len(frontier):
         level[frontier] = len(fronts)
         fronts.append(frontier)
-        touched = gather_neighbours(downstream, frontier)
-        np.subtract.at(waiting, touched, 1)
-        touched = first_occurrences(touched, scratch)
-        frontier = np.sort(touched[waiting[touched] == 0])
+        touched, times = np.unique(gather_neighbours(downstream, frontier), return_counts=True)
+        waiting[touched] -= times
+        frontier = touched[waiting[touched] == 0]
     order = np.concatenate(fronts) if fronts else np.zeros(0, np.int64)
     offsets = np.concatenate([[0], np.cumsum([len(f) for f in fronts], dtype=np.int64)])
     return Levels(level, order.astype(np.int64), offsets.astype(np.int64))

@@ -50,6 +50,39 @@ def inverse(order: np.ndarray) -> np.ndarray:
     return inv
 
 
+def stable_argsort(group: np.ndarray) -> np.ndarray:
+    """``np.argsort(group, kind="stable")`` (int64), by radix sort when the ids are small.
+
+    NumPy radix-sorts 8- and 16-bit integers in linear time; group ids of colours,
+    levels and parts usually fit, and sort about five times faster than as int64.
+
+    Examples
+    --------
+    >>> stable_argsort(np.array([1, 0, 1, 0])).tolist()
+    [1, 3, 0, 2]
+    """
+    group = np.asarray(group)
+    if len(group) and group.min() >= 0:
+        largest = int(group.max())
+        if largest < 2**16:
+            group = group.astype(np.uint8 if largest < 2**8 else np.uint16)
+    return np.argsort(group, kind="stable").astype(np.int64)
+
+
+def argsort_distinct(values: np.ndarray, bound: int) -> np.ndarray:
+    """Positions of ``values`` in increasing order of value, for distinct values in
+    ``[0, bound)``: an argsort in linear time by scattering positions.
+
+    Examples
+    --------
+    >>> argsort_distinct(np.array([7, 2, 5]), 8).tolist()
+    [1, 2, 0]
+    """
+    slots = np.full(bound, -1, dtype=np.int64)
+    slots[values] = np.arange(len(values), dtype=np.int64)
+    return slots[slots >= 0]
+
+
 def order_by_keys(*keys: np.ndarray) -> np.ndarray:
     """Stable order sorting by the first key, then the second, and so on (new -> old)."""
     return np.lexsort(keys[::-1]).astype(np.int64)
@@ -66,7 +99,7 @@ def grouped(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> order.tolist(), offsets.tolist()
     ([2, 0, 1], [0, 1, 3])
     """
-    order = np.argsort(group, kind="stable").astype(np.int64)
+    order = stable_argsort(group)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(group))]).astype(np.int64)
     return order, offsets
 

@@ -21,7 +21,7 @@ from .atomic import atomic_path
 from .blocks import BLOCK_ARRAYS, BLOCK_DTYPES, FaceBlocks
 from .errors import PlanError
 from .partition import Partition
-from .permutation import check_permutation, group_of
+from .permutation import check_permutation, group_of, stable_argsort
 
 #: 2: indices in the narrowest integer type, groupings stored as one group id per item
 #: (their orders and offsets are rebuilt on load); version 1 files still load.
@@ -358,7 +358,7 @@ def _ungroup(contents: dict, groups: dict) -> dict:
         n_groups = int(groups.get(name, 0))
         if len(group) and (group.min() < 0 or group.max() >= n_groups):
             raise PlanError(f"{name} groups hold ids outside 0..{n_groups - 1}")
-        contents[order] = np.argsort(group, kind="stable")
+        contents[order] = stable_argsort(group)
         counts = np.bincount(group, minlength=n_groups)
         contents[offsets] = np.concatenate([[0], np.cumsum(counts)])
     return contents

@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import connected_components
 from .celltypes import CELL_TYPES
 from .errors import MeshWarning, TopologyError, UnknownNameError
 from .mesh import CellBlock, Mesh
+from .permutation import argsort_distinct
 
 #: Marker of interior faces in :attr:`Topology.face_marker`.
 INTERIOR = -1
@@ -269,33 +270,40 @@ def _sort_keys(nodes: np.ndarray) -> tuple[np.ndarray, ...]:
     return (s[0], s[2])
 
 
-def _grouping_order(keys: tuple[np.ndarray, ...]) -> np.ndarray:
-    """A stable permutation that makes rows with equal keys adjacent.
+def _grouping_order(keys: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A stable permutation that makes rows with equal keys adjacent, and whether each
+    row in that order equals the row before it.
 
     Sorts by the last key alone when that already groups equal rows (one stable sort
-    instead of ``np.lexsort``'s one per key), otherwise by all keys.
+    instead of ``np.lexsort``'s one per key), otherwise by all keys. Each key is
+    gathered into sorted order once, for the check and the answer together.
     """
     order = np.argsort(keys[-1], kind="stable")
-    if len(keys) == 1:
-        return order
-    last = keys[-1][order]
-    tied = np.flatnonzero(last[1:] == last[:-1])
-    if all(np.array_equal(k[order[tied]], k[order[tied + 1]]) for k in keys[:-1]):
-        return order
-    return np.lexsort(keys[::-1])
+    same = _same_as_previous(keys[-1], order)
+    for k in keys[:-1]:
+        equal = _same_as_previous(k, order)
+        if not equal[same].all():  # the last key ties rows that differ in another
+            order = np.lexsort(keys[::-1])
+            same = np.logical_and.reduce([_same_as_previous(k, order) for k in keys])
+            break
+        same &= equal
+    return order, same
+
+
+def _same_as_previous(key: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``key[order]`` equal to its predecessor, element by element (``False`` first)."""
+    sorted_key = key[order]
+    same = np.zeros(len(order), dtype=bool)
+    np.equal(sorted_key[1:], sorted_key[:-1], out=same[1:])
+    return same
 
 
 def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
     """Group cell faces and boundary facets by node set; see :class:`Topology`."""
     rows, owner, n_cell_rows = _face_rows(mesh, 2 if mesh.dim == 2 else 4)
     keys = _sort_keys(rows)
-    order = _grouping_order(keys)
-    same = np.ones(len(order), dtype=bool)  # row equal to the one before it (sorted)
-    for k in keys:
-        sorted_key = k[order]
-        same[1:] &= sorted_key[1:] == sorted_key[:-1]
-    del keys, sorted_key  # the largest temporaries: free them before the next ones
-    same[0] = False
+    order, same = _grouping_order(keys)  # same: row equal to the one before it (sorted)
+    del keys  # the largest temporaries: free them before the next ones
     starts = np.flatnonzero(~same)
     del same
     n_cells_in = np.add.reduceat((order < n_cell_rows).astype(np.int64), starts) \
@@ -327,7 +335,7 @@ def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
         warnings.warn(f"{mesh.source}: {interior_marked} marked facets are interior faces "
                       "(shared by two cells); their markers are ignored", MeshWarning,
                       stacklevel=3)
-    native = np.argsort(first, kind="stable")  # first occurrence is cell-major: left, local face
+    native = argsort_distinct(first, len(order))  # first occurrence is cell-major: left, local face
     cells = np.column_stack([left, right])[native]
     return rows[first[native]], cells, marker[native], facet[native]
 

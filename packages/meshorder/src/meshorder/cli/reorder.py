@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import time
 from pathlib import Path
 
 from ..atomic import atomic_path, check_writable
@@ -14,6 +15,7 @@ from ..io import check_format, write_mesh
 from ..options import non_negative_int, positive_int
 from ..orderings import ORDERINGS
 from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
+from ..progress import activity
 from ..report import table
 from .common import add_mesh_argument, load_mesh
 
@@ -85,12 +87,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--partitions and --renumber-by-level exclude each other")
     if args.sweep_colours and args.renumber_by_level:
         raise UsageError("--sweep-colours and --renumber-by-level exclude each other")
+    started = time.perf_counter()
     mesh = load_mesh(args)
+    read_s = time.perf_counter() - started
     if args.partitions > mesh.n_cells:
         raise UsageError(f"--partitions {args.partitions}: the mesh has only {mesh.n_cells} "
                          "cells")
     plan = make_plan(mesh, options, progress=not args.quiet)
-    with contextlib.ExitStack() as stack:  # every output or none: renamed together at the end
+    writing = time.perf_counter()
+    with (contextlib.ExitStack() as stack,  # every output or none: renamed together at the end
+          activity(f"writing {args.out}", show=not args.quiet)):
         temporary = [stack.enter_context(atomic_path(path)) for path in outputs]
         plan.save(temporary[0], compress=args.compress)
         if args.write_mesh:
@@ -111,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         print(table(["metric", "file order (cells+faces)", f"{args.cells}+{args.faces}"], rows))
         if extra:
             print(table(["metric", "value"], extra))
-        timings = plan.metrics["timings"]
-        print("time: " + ", ".join(f"{k} {v:.2f}s" for k, v in timings.items()))
+        timings = {"read": read_s, **plan.metrics["timings"],
+                   "write": time.perf_counter() - writing}
+        print("time: " + ", ".join(f"{k} {v:.2f}s" for k, v in timings.items())
+              + f"; total {time.perf_counter() - started:.2f}s")
     return 0
