@@ -11,27 +11,17 @@ import time
 
 import numpy as np
 
+from gpusolver.bench.vortex import CLOUDS, cloud
 from gpusolver.solvers.vortex.biot_savart import direct_velocity
 from gpusolver.solvers.vortex.tree import tree_velocity
 
 
-def cloud(kind: str, n: int, rng) -> np.ndarray:
-    """A uniform square, or a rolled-up sheet with a thin spread across it."""
-    if kind == "uniform":
-        return rng.uniform(-1, 1, (n, 2))
-    s = rng.uniform(0, 6 * np.pi, n)
-    return ((0.05 * s)[:, None] * np.stack([np.cos(s), np.sin(s)], axis=1)
-            + rng.normal(0, 0.003, (n, 2)))
-
-
 def main(n: int) -> None:
     """Print the markdown table for ``n`` elements of each cloud."""
-    rng = np.random.default_rng(1)
     print("| cloud | theta | terms | error | tree s | direct s |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for kind in ("uniform", "wake"):
-        positions = cloud(kind, n, rng)
-        gammas = rng.normal(0, 1, n) / n
+    for kind in CLOUDS:
+        positions, gammas = cloud(kind, n, seed=1)
         start = time.perf_counter()
         expected = direct_velocity(positions, gammas, 1e-3, positions)
         direct_s = time.perf_counter() - start

@@ -9,23 +9,11 @@ from hypothesis import strategies as st
 
 from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
+from gpusolver.bench.vortex import cloud
 from gpusolver.errors import ConfigError
 from gpusolver.solvers.vortex.biot_savart import direct_velocity
 from gpusolver.solvers.vortex.tree import LEAF_SIZE, build_tree, kernel_tree_velocity, tree_velocity
 from gpusolver.vortex import velocity
-
-
-def _cloud(kind: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Elements spread over a square (``uniform``) or clustered along a rolled-up sheet
-    with a thin spread across it (``wake``); random circulations of zero mean."""
-    rng = np.random.default_rng(seed)
-    if kind == "uniform":
-        positions = rng.uniform(-1, 1, (n, 2))
-    else:
-        s = rng.uniform(0, 6 * np.pi, n)
-        positions = (0.05 * s)[:, None] * np.column_stack([np.cos(s), np.sin(s)])
-        positions += rng.normal(0, 0.003, (n, 2))
-    return positions, rng.normal(0, 1, n) / n
 
 
 def _error(got: np.ndarray, expected: np.ndarray) -> float:
@@ -39,7 +27,7 @@ def test_the_tree_converges_to_the_direct_sum_as_theta_falls(kind):
     to 0.7; each bound is 10x the measured error on its seed's neighbours."""
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
-    positions, gammas = _cloud(kind, 4000, seed)
+    positions, gammas = cloud(kind, 4000, seed)
     expected = direct_velocity(positions, gammas, 1e-3, positions)
     errors = [_error(tree_velocity(positions, gammas, 1e-3, positions, theta=theta), expected)
               for theta in (0.3, 0.5, 0.7)]
@@ -76,7 +64,7 @@ def test_a_far_vortex_pair_translates_at_the_exact_speed():
 def test_targets_inside_a_core_see_the_smoothed_kernel():
     """Targets within eps of elements are summed directly, as the direct sum does (the
     far field made exact to round-off by theta 0.2 and 24 terms)."""
-    positions, gammas = _cloud("uniform", 500, 3)
+    positions, gammas = cloud("uniform", 500, 3)
     targets = positions[:50] + 1e-4
     got = tree_velocity(positions, gammas, 0.05, targets, theta=0.2, terms=24)
     np.testing.assert_allclose(got, direct_velocity(positions, gammas, 0.05, targets),
@@ -106,7 +94,7 @@ def test_every_element_is_in_one_leaf_and_boxes_hold_their_children(seed, n, lea
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(-3, 3))
 def test_the_tree_is_linear_in_the_circulations(seed, factor):
-    positions, gammas = _cloud("wake", 300, seed % 1000)
+    positions, gammas = cloud("wake", 300, seed % 1000)
     other = np.random.default_rng(seed).normal(size=len(gammas))
     combined = tree_velocity(positions, gammas + factor * other, 1e-3, positions)
     apart = (tree_velocity(positions, gammas, 1e-3, positions)
@@ -115,7 +103,7 @@ def test_the_tree_is_linear_in_the_circulations(seed, factor):
 
 
 def test_the_api_runs_the_tree_and_checks_its_parameters():
-    positions, gammas = _cloud("uniform", 800, 5)
+    positions, gammas = cloud("uniform", 800, 5)
     expected = velocity(positions, gammas, 1e-3)
     got = velocity(positions, gammas, 1e-3, method="tree", theta=0.4)
     assert got.shape == expected.shape and _error(got, expected) < 1e-6
@@ -134,18 +122,19 @@ KERNEL_BACKENDS = [
 @pytest.mark.parametrize("backend", KERNEL_BACKENDS)
 @pytest.mark.parametrize("kind", ["uniform", "wake"])
 def test_the_traversal_kernel_equals_the_numpy_tree(backend, kind):
-    """The kernel (compiled for the CPU, or CUDA) walks the same boxes as the NumPy
-    traversal: fp64 to 1e-12; fp32 to 1e-5 against the NumPy tree of the inputs rounded to
-    fp32 (fp32 positions alone move close pairs' velocities by 5e-5 at eps 1e-3); at the
-    elements and at other targets."""
+    """The tree built by the backend's array code and walked by the kernel (compiled for
+    the CPU, or CUDA) takes the same boxes as the NumPy traversal: fp64 to 1e-12; fp32 to
+    1e-5 against the NumPy tree of the inputs rounded to fp32 (fp32 positions alone move
+    close pairs' velocities by 5e-5 at eps 1e-3); at the elements and at other targets."""
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
-    positions, gammas = _cloud(kind, 3000, seed)
+    positions, gammas = cloud(kind, 3000, seed)
     targets = np.random.default_rng(seed).uniform(-1.5, 1.5, (400, 2))
-    tree = build_tree(positions, gammas, 16, LEAF_SIZE)
-    host = get_backend("numpy") if backend == "numpy" else get_backend("cupy")
-    for points in (positions, targets):
-        got = host.to_host(kernel_tree_velocity(host, tree, points, 1e-3, 0.5, np.float64))
+    host = get_backend(backend)
+    tree = build_tree(host.asarray(positions), host.asarray(gammas), 16, LEAF_SIZE, host)
+    for points in (positions, targets):  # the tree built and walked on the backend
+        got = host.to_host(kernel_tree_velocity(host, tree, host.asarray(points), 1e-3, 0.5,
+                                                np.float64))
         assert _error(got, tree_velocity(positions, gammas, 1e-3, points)) < 1e-12
     rounded = [a.astype(np.float32).astype(np.float64) for a in (positions, gammas)]
     single = host.to_host(velocity(positions, gammas, 1e-3, method="tree", backend=backend,

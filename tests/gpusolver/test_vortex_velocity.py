@@ -113,5 +113,20 @@ def test_the_vortex_benchmark_rows_check_the_kernel_against_the_reference():
 
     rows = run_vortex_benchmark([300], ["fp32", "fp64"], repeats=1, backend="numpy",
                                 log=lambda s: None)
-    assert [r["precision"] for r in rows] == ["fp32", "fp64"] and set(COLUMNS) <= set(rows[0])
+    tree_only = {"theta", "terms"}
+    assert [r["precision"] for r in rows] == ["fp32", "fp64"]
+    assert set(COLUMNS) - tree_only <= set(rows[0])
     assert rows[0]["max_rel_error"] < 1e-5 and rows[1]["max_rel_error"] < 1e-12
+
+
+@HOST
+def test_the_vortex_benchmark_tree_rows_trace_error_against_theta():
+    from gpusolver.bench.vortex import COLUMNS, run_vortex_benchmark
+
+    rows = run_vortex_benchmark([2000], ["fp64"], repeats=1, backend="numpy",
+                                log=lambda s: None, methods=("tree",), clouds=("wake",),
+                                thetas=(0.3, 0.7), terms=(8,))
+    assert [(r["method"], r["theta"], r["terms"]) for r in rows] == [("tree", 0.3, 8),
+                                                                       ("tree", 0.7, 8)]
+    assert set(COLUMNS) - {"interactions_per_s", "tflops"} <= set(rows[0])
+    assert 0 < rows[0]["max_rel_error"] < rows[1]["max_rel_error"] < 1e-2

@@ -21,13 +21,14 @@ from gpusolver.bench.parallel import COLUMNS as PARALLEL_COLUMNS
 from gpusolver.bench.parallel import run_parallel_benchmark
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
+from gpusolver.bench.vortex import CLOUDS, run_vortex_benchmark
 from gpusolver.bench.vortex import COLUMNS as VORTEX_COLUMNS
-from gpusolver.bench.vortex import run_vortex_benchmark
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.io.case import load_case
 from gpusolver.parallel import TRANSPORTS, mpi_world, use_local_gpu
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
+from gpusolver.solvers.vortex.biot_savart import METHODS
 from meshorder import MeshorderError, Topology, read_mesh
 from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int
@@ -75,12 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="skip the NumPy comparison")
     p.add_argument("--json", default=None, help="write every row as JSON here")
     p.add_argument("--markdown", default=None, help="write the table as markdown here")
-    v = sub.add_parser("bench-vortex", help="time the direct Biot-Savart kernel of the "
-                       "vortex method (interactions per second)")
+    v = sub.add_parser("bench-vortex", help="time the vortex method's velocities: the direct "
+                       "Biot-Savart kernel (interactions per second) and the tree (time and "
+                       "error over its accuracy parameter)")
     v.add_argument("--elements", default=[65536, 1048576], type=positive_ints,
                    help="element counts N (N^2 interactions each), comma-separated")
     v.add_argument("--precisions", default="fp32,fp64", help="fp32 and/or fp64")
     v.add_argument("--repeats", type=positive_int, default=5, help="timed runs per row")
+    v.add_argument("--methods", default="direct", help="direct and/or tree")
+    v.add_argument("--clouds", default="uniform", help=f"element clouds: {', '.join(CLOUDS)}")
+    v.add_argument("--thetas", default=[0.5], type=unit_fractions,
+                   help="tree: accuracy parameters in (0, 1), comma-separated")
+    v.add_argument("--terms", default=[16], type=positive_ints,
+                   help="tree: multipole coefficients per box, comma-separated")
     v.add_argument("--json", default=None, help="write every row as JSON here")
     v.add_argument("--markdown", default=None, help="write the table as markdown here")
     m = sub.add_parser("bench-parallel", help="time the fused FV solver on several GPUs, "
@@ -103,6 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
 def positive_ints(text: str) -> list[int]:
     """An argparse type: comma-separated integers of 1 or more."""
     return [positive_int(part) for part in text.split(",")]
+
+
+def unit_fractions(text: str) -> list[float]:
+    """An argparse type: comma-separated numbers strictly between 0 and 1."""
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of "
+                                         "numbers") from None
+    if not all(0 < v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: every value must lie in (0, 1)")
+    return values
 
 
 def _mesh_source(parser: argparse.ArgumentParser) -> None:
@@ -245,9 +265,13 @@ def bench_vortex(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-vortex``."""
     check_result_paths(args.json, args.markdown)
     precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    methods = names(args.methods, METHODS, "method(s)")
+    clouds = names(args.clouds, CLOUDS, "cloud(s)")
     need_gpu("gpusolver bench-vortex")
     rows = run_vortex_benchmark(args.elements, precisions, args.repeats,
-                                log=lambda s: print(s, flush=True))
+                                log=lambda s: print(s, flush=True), methods=tuple(methods),
+                                clouds=tuple(clouds), thetas=tuple(args.thetas),
+                                terms=tuple(args.terms))
     return report(rows, VORTEX_COLUMNS, args)
 
 

@@ -25,7 +25,7 @@ TILE = 256
 PER_THREAD = 2
 #: Targets per chunk of the NumPy reference (bounds its temporaries to a few MB per source).
 CHUNK = 1024
-#: Velocity methods: every pair, or the Barnes-Hut tree of :mod:`.tree` (NumPy so far).
+#: Velocity methods: every pair, or the Barnes-Hut tree of :mod:`.tree`.
 METHODS = ("direct", "tree")
 
 
@@ -71,8 +71,8 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
         nothing at its own centre).
     method : str
         ``direct`` (every pair) or ``tree`` (Barnes-Hut with multipole expansions,
-        :mod:`gpusolver.solvers.vortex.tree`: the tree built on the host, traversed by a
-        kernel).
+        :mod:`gpusolver.solvers.vortex.tree`: the tree built by array code in fp64 on
+        the backend, traversed by a kernel).
     backend : str or Backend
         ``numpy`` (the reference; the NumPy code in fp64, with ``precision="fp32"`` the
         kernel compiled for the CPU) or ``cupy`` (the CUDA kernels).
@@ -118,11 +118,11 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
                                                                                  dtype=dtype))
     _check(positions, gammas, eps, targets)
     if method == "tree":
-        host = [backend.to_host(a).astype(np.float64) for a in (positions, gammas, targets)]
+        wide = [a.astype(np.float64) for a in (positions, gammas, targets)]
         if backend.name == "numpy" and dtype == np.float64:
-            return tree_velocity(*host[:2], float(eps), host[2], theta, terms)
-        tree = build_tree(*host[:2], terms, LEAF_SIZE)
-        return kernel_tree_velocity(backend, tree, host[2], float(eps), theta, dtype)
+            return tree_velocity(*wide[:2], float(eps), wide[2], theta, terms)
+        tree = build_tree(*wide[:2], terms, LEAF_SIZE, backend)  # fp64, on the backend
+        return kernel_tree_velocity(backend, tree, wide[2], float(eps), theta, dtype)
     if backend.name == "numpy" and dtype == np.float64:
         return direct_velocity(positions, gammas, float(eps), targets)
     return _kernel_velocity(backend, positions, gammas, float(eps), targets)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusolver.backends import Backend, array_module, get_backend
+
 #: Levels of the quadtree at most (16 bits per coordinate in the Morton codes).
 DEPTH = 16
 #: Targets per chunk of the traversal (bounds its (target, box) pair arrays).
@@ -73,20 +75,22 @@ class Tree:
     lo: np.ndarray
     size: float
 
-    def morton_order(self, points: np.ndarray) -> np.ndarray:
+    def morton_order(self, points):
         """The order of ``points`` ``(M, 2)`` along the tree's Morton curve (points
-        outside the root square clamped to its edge)."""
-        return np.argsort(_morton_codes(points, self.lo, self.size), kind="stable")
+        outside the root square clamped to its edge); NumPy or CuPy like ``points``."""
+        xp = array_module(points)
+        return xp.argsort(_morton_codes(points, self.lo, self.size), kind="stable")
 
 
-def _morton_codes(points: np.ndarray, lo: np.ndarray, size: float) -> np.ndarray:
+def _morton_codes(points, lo, size: float):
     """Interleaved cell indices of ``points`` on the finest grid of the root square."""
-    cells = np.clip(np.floor((points - lo) / size * (1 << DEPTH)), 0,
+    xp = array_module(points)
+    cells = xp.clip(xp.floor((points - lo) / size * (1 << DEPTH)), 0,
                     (1 << DEPTH) - 1).astype(np.int64)
     return _spread_bits(cells[:, 0]) | (_spread_bits(cells[:, 1]) << 1)
 
 
-def _spread_bits(values: np.ndarray) -> np.ndarray:
+def _spread_bits(values):
     """Put the 16 low bits of each value at the even bit positions (Morton interleave)."""
     v = values.astype(np.int64) & 0xFFFF
     for shift, mask in ((8, 0x00FF00FF), (4, 0x0F0F0F0F), (2, 0x33333333), (1, 0x55555555)):
@@ -94,36 +98,50 @@ def _spread_bits(values: np.ndarray) -> np.ndarray:
     return v
 
 
-def build_tree(positions: np.ndarray, gammas: np.ndarray, terms: int, leaf_size: int) -> Tree:
-    """The quadtree of ``positions`` ``(N, 2)`` with ``gammas`` (see the module docstring)."""
+def build_tree(positions, gammas, terms: int, leaf_size: int,
+               backend: Backend | None = None) -> Tree:
+    """The quadtree of ``positions`` ``(N, 2)`` with ``gammas`` (see the module docstring).
+
+    The same array code builds it with NumPy and on the GPU with CuPy (``backend``;
+    NumPy by default; the arrays are that backend's, fp64): Morton sort, then level by
+    level each box that holds more than ``leaf_size`` sources is split, and each source
+    is listed once per box that holds it, for the radii and the coefficients.
+    """
+    backend = backend or get_backend("numpy")
+    xp = backend.xp
     lo = positions.min(axis=0)
     size = float((positions.max(axis=0) - lo).max()) or 1.0
     size *= 1.0 + 1e-9  # the largest coordinate stays inside the last cell
     codes = _morton_codes(positions, lo, size)
-    order = np.argsort(codes, kind="stable")
+    order = xp.argsort(codes, kind="stable")
     codes = codes[order]
     z = positions[order, 0] + 1j * positions[order, 1]
     gamma = gammas[order]
     levels = []  # per level: (prefix, first, count, centre)
-    active = np.arange(len(z))  # sources in boxes that are no leaf yet
+    members = []  # per level: (source, its box in the level) for every source in a box
+    active = xp.arange(len(z))  # sources in boxes that are no leaf yet
     for level in range(DEPTH + 1):
         prefix = codes[active] >> (2 * (DEPTH - level))
-        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
-        counts = np.diff(np.r_[starts, len(active)])
+        is_start = xp.ones(len(prefix), dtype=bool)
+        is_start[1:] = prefix[1:] != prefix[:-1]
+        starts = xp.flatnonzero(is_start)
+        counts = xp.diff(xp.concatenate([starts, xp.asarray([len(active)])]))
         box_prefix = prefix[starts]
         width = size / (1 << level)
         ix = _compact_bits(box_prefix)
         iy = _compact_bits(box_prefix >> 1)
         centre = (lo[0] + (ix + 0.5) * width) + 1j * (lo[1] + (iy + 0.5) * width)
         levels.append((box_prefix, active[starts], counts, centre))
+        box_of = xp.cumsum(is_start) - 1
+        members.append((active, box_of))
         split = counts > leaf_size
-        if level == DEPTH or not split.any():
+        if level == DEPTH or not bool(split.any()):
             break
-        active = active[np.repeat(split, counts)]
-    return _assemble(z, gamma, levels, terms, lo, size)
+        active = active[split[box_of]]
+    return _assemble(backend, z, gamma, levels, members, terms, lo, size)
 
 
-def _compact_bits(values: np.ndarray) -> np.ndarray:
+def _compact_bits(values):
     """The inverse of :func:`_spread_bits`: the even bits of each value, packed."""
     v = values.astype(np.int64) & 0x55555555
     for shift, mask in ((1, 0x33333333), (2, 0x0F0F0F0F), (4, 0x00FF00FF), (8, 0x0000FFFF)):
@@ -131,34 +149,35 @@ def _compact_bits(values: np.ndarray) -> np.ndarray:
     return v
 
 
-def _assemble(z, gamma, levels, terms: int, lo: np.ndarray, size: float) -> Tree:
+def _assemble(backend: Backend, z, gamma, levels, members, terms: int, lo,
+              size: float) -> Tree:
     """Boxes of all levels in one numbering, their children, radii and coefficients."""
+    xp = backend.xp
     offsets = np.cumsum([0] + [len(level[0]) for level in levels])
     n_boxes = int(offsets[-1])
-    first = np.concatenate([level[1] for level in levels])
-    count = np.concatenate([level[2] for level in levels])
-    centre = np.concatenate([level[3] for level in levels])
-    child_first = np.zeros(n_boxes, dtype=np.int64)
-    child_count = np.zeros(n_boxes, dtype=np.int64)
+    first = xp.concatenate([level[1] for level in levels])
+    count = xp.concatenate([level[2] for level in levels])
+    centre = xp.concatenate([level[3] for level in levels])
+    child_first = xp.zeros(n_boxes, dtype=np.int64)
+    child_count = xp.zeros(n_boxes, dtype=np.int64)
     for k in range(len(levels) - 1):
         parent_prefix, children = levels[k][0], levels[k + 1][0]
-        parent = np.searchsorted(parent_prefix, children >> 2)
-        ones = np.bincount(parent, minlength=len(parent_prefix))
-        starts = np.searchsorted(parent, np.arange(len(parent_prefix)))
-        has = ones > 0
-        child_first[offsets[k]:offsets[k + 1]][has] = offsets[k + 1] + starts[has]
+        parent = xp.searchsorted(parent_prefix, children >> 2)
+        ones = xp.bincount(parent, minlength=len(parent_prefix))
+        starts = xp.searchsorted(parent, xp.arange(len(parent_prefix)))
+        has = xp.flatnonzero(ones > 0)
+        child_first[offsets[k] + has] = offsets[k + 1] + starts[has]
         child_count[offsets[k]:offsets[k + 1]] = ones
-    # every box's sources as one run: box of each source (repeated per box)
-    box = np.repeat(np.arange(n_boxes), count)
-    source = _ranges(first, count)
+    source = xp.concatenate([active for active, _ in members])
+    box = xp.concatenate([int(offsets[k]) + box_of for k, (_, box_of) in enumerate(members)])
     offset = z[source] - centre[box]
-    radius = np.zeros(n_boxes)
-    np.maximum.at(radius, box, np.abs(offset))
-    coefficients = np.empty((n_boxes, terms), dtype=complex)
+    radius = xp.zeros(n_boxes)
+    backend.scatter["max"](radius, box, xp.abs(offset))
+    coefficients = xp.empty((n_boxes, terms), dtype=complex)
     power = gamma[source].astype(complex)
     for m in range(terms):
-        coefficients[:, m] = (np.bincount(box, power.real, n_boxes)
-                              + 1j * np.bincount(box, power.imag, n_boxes))
+        coefficients[:, m] = (xp.bincount(box, power.real, n_boxes)
+                              + 1j * xp.bincount(box, power.imag, n_boxes))
         power = power * offset
     return Tree(z, gamma, centre, radius, first, count, child_first, child_count, coefficients,
                 lo, size)
@@ -235,37 +254,39 @@ def _traverse(tree: Tree, zt: np.ndarray, eps: float, theta: float) -> np.ndarra
     return out_re + 1j * out_im
 
 
-def kernel_tree_velocity(backend, tree: Tree, targets: np.ndarray, eps: float, theta: float,
+def kernel_tree_velocity(backend: Backend, tree: Tree, targets, eps: float, theta: float,
                          dtype) -> object:
     """Velocities ``(M, 2)`` at ``targets`` by the traversal kernel of ``kernels/tree.cu``
-    (CUDA on CuPy, compiled for the CPU on NumPy) in ``dtype``, on ``tree`` (built on the
-    host). The targets run in the tree's Morton order; the result is in theirs."""
+    (CUDA on CuPy, compiled for the CPU on NumPy) in ``dtype``, on ``tree`` (built by
+    :func:`build_tree` on the same backend; ``targets`` that backend's array too). The
+    targets run in the tree's Morton order; the result is in theirs."""
     from gpusolver.backends.cuda import real_type
 
+    xp = backend.xp
     terms = tree.coefficients.shape[1]
     name = f"tree_velocity_kernel<{real_type(dtype)}, {terms}>"
     kernel = backend.kernels(__package__, "kernels/tree.cu", (name,))[name]
     order = tree.morton_order(targets)
 
-    def on_device(array, kind=dtype):
-        return backend.asarray(np.ascontiguousarray(array), kind)
+    def cast(array, kind=dtype):
+        return xp.ascontiguousarray(array.astype(kind))
 
     def pairs(values):
-        return np.stack([values.real, values.imag], axis=-1)
+        return xp.stack([values.real, values.imag], axis=-1)
 
     int32 = np.int32
-    arguments = (on_device(targets[order]), on_device(pairs(tree.centre)),
-                 on_device(tree.radius), on_device(tree.first, int32),
-                 on_device(tree.count, int32), on_device(tree.child_first, int32),
-                 on_device(tree.child_count, int32), on_device(pairs(tree.coefficients)),
-                 on_device(pairs(tree.positions)), on_device(tree.gammas))
+    arguments = (cast(targets[order]), cast(pairs(tree.centre)), cast(tree.radius),
+                 cast(tree.first, int32), cast(tree.count, int32),
+                 cast(tree.child_first, int32), cast(tree.child_count, int32),
+                 cast(pairs(tree.coefficients)), cast(pairs(tree.positions)),
+                 cast(tree.gammas))
     real = np.dtype(dtype).type
-    out = backend.xp.empty((len(targets), 2), dtype=dtype)
+    out = xp.empty((len(targets), 2), dtype=dtype)
     block = 128
     kernel(((len(targets) + block - 1) // block,), (block,),
            (np.int32(len(targets)), *arguments, real(eps), real(theta),
             real(1 / (2 * math.pi)), out))
-    result = backend.xp.empty_like(out)
-    result[backend.asarray(order)] = out
+    result = xp.empty_like(out)
+    result[order] = out
     return result
 
