@@ -2,6 +2,7 @@
 
 import json
 import os
+import platform
 import subprocess
 import sys
 
@@ -293,3 +294,14 @@ def test_reorder_refuses_a_mesh_output_on_the_plan_path(tmp_path, square, capsys
     assert main(["reorder", str(square), str(out), "--write-mesh", str(out)]) == 2
     assert "is the plan's own path" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_console_command_keeps_freed_memory_in_its_own_process_only():
+    # in a child process: the allocator setting is process-wide and must not leak into
+    # pytest's; on Linux with glibc it takes effect
+    code = ("from meshorder.allocator import keep_freed_memory; "
+            "print(keep_freed_memory(), keep_freed_memory())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    assert out == [str(glibc)] * 2

@@ -11,6 +11,7 @@ import sys
 import warnings
 
 from .. import __version__
+from ..allocator import keep_freed_memory
 from ..errors import MeshorderError, MeshWarning, UsageError
 from . import bench, compare, generate, info, plot, reorder
 
@@ -35,6 +36,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     else:
         warnings._showwarnmsg_impl(
             warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+
+def command() -> int:
+    """The ``meshorder`` console command: :func:`main` in a process of its own, whose
+    allocator keeps freed memory for the next large array
+    (:func:`meshorder.allocator.keep_freed_memory`)."""
+    keep_freed_memory()
+    return main()
 
 
 def main(argv: list[str] | None = None) -> int:
