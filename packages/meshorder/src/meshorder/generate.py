@@ -50,19 +50,40 @@ def generate(name: str, path: str | Path | None, cells: int, **options: object) 
 
 
 def naca00xx(n: int, thickness: float = 0.12) -> np.ndarray:
-    """Closed NACA 4-digit symmetric section, chord 1, cosine spacing, ``n`` points a side.
+    """Closed NACA 4-digit symmetric section: :func:`naca4` without camber."""
+    return naca4(0.0, 0.0, thickness, n)
 
-    Returns ``(2n - 2, 2)`` points: from the trailing edge along the upper
-    surface to the leading edge and back along the lower surface, the trailing
-    edge not repeated. Uses the closed-trailing-edge coefficient (-0.1036).
+
+def naca4(camber: float, camber_position: float, thickness: float, n: int) -> np.ndarray:
+    """Closed NACA 4-digit section, chord 1, cosine spacing, ``n`` points a side.
+
+    ``camber`` and ``camber_position`` are the mean line's largest height and where it
+    lies (NACA 2412: 0.02, 0.4, thickness 0.12); the thickness is laid off normal to the
+    mean line. Returns ``(2n - 2, 2)`` points: from the trailing edge along the upper
+    surface to the leading edge and back along the lower surface (counter-clockwise),
+    the trailing edge not repeated. Uses the closed-trailing-edge coefficient (-0.1036).
+
+    Examples
+    --------
+    >>> points = naca4(0.02, 0.4, 0.12, 41)
+    >>> points.shape, float(points[:, 1].max().round(3)), float(points[:, 1].min().round(3))
+    ((80, 2), 0.079, -0.042)
     """
     beta = np.linspace(0.0, np.pi, n)
     x = 0.5 * (1.0 - np.cos(beta))
-    y = 5 * thickness * (0.2969 * np.sqrt(x) - 0.1260 * x - 0.3516 * x**2
-                         + 0.2843 * x**3 - 0.1036 * x**4)
-    upper = np.column_stack([x[::-1], y[::-1]])
-    lower = np.column_stack([x[1:-1], -y[1:-1]])
-    return np.concatenate([upper, lower])
+    half = 5 * thickness * (0.2969 * np.sqrt(x) - 0.1260 * x - 0.3516 * x**2
+                            + 0.2843 * x**3 - 0.1036 * x**4)
+    mean, slope = np.zeros_like(x), np.zeros_like(x)
+    if camber > 0:
+        p = camber_position
+        front = x < p
+        mean = np.where(front, camber / p**2 * (2 * p * x - x**2),
+                        camber / (1 - p) ** 2 * (1 - 2 * p + 2 * p * x - x**2))
+        slope = np.where(front, 2 * camber / p**2 * (p - x), 2 * camber / (1 - p) ** 2 * (p - x))
+    angle = np.arctan(slope)
+    upper = np.column_stack([x - half * np.sin(angle), mean + half * np.cos(angle)])
+    lower = np.column_stack([x + half * np.sin(angle), mean - half * np.cos(angle)])
+    return np.concatenate([upper[::-1], lower[1:-1]])
 
 
 def _write(gmsh: object, path: Path | None) -> Path | Mesh:

@@ -1,5 +1,7 @@
-"""The 2D vortex element method (issue 15): Biot-Savart velocities of vortex elements.
+"""The 2D vortex element method (issue 15).
 
-So far the velocity evaluation by direct summation (NumPy reference and a tiled CUDA
-kernel); the public entry point is :func:`gpusolver.vortex.velocity`.
+So far: Biot-Savart velocities by direct summation and by a Barnes-Hut tree (NumPy
+references and CUDA kernels; the public entry point is :func:`gpusolver.vortex.velocity`),
+and the bodies the vortex sheet will live on (:mod:`.body`: generated circles, rounded
+plates and NACA sections, or the contour of a mesh marker).
 """
