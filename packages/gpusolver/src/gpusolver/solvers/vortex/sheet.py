@@ -1,0 +1,146 @@
+"""The vortex sheet on a body: its intensity from the boundary integral equation.
+
+Each step the body sheds a vortex sheet of piecewise-constant intensity ``gamma_j`` on its
+panels. The intensity makes the velocity's limit from inside the body vanish, the no-slip
+condition of the viscous vortex domains method, written as in Kempka, Kuzmina and
+Marchevsky's T-scheme: on average over each panel ``K_i`` (length ``L_i``, unit tangent
+``tau_i``) the tangential velocity from inside is zero,
+
+    (1 / L_i) int_{K_i} [V_known(r) + sum_j gamma_j V_j(r)] . tau_i dl - gamma_i / 2 = 0,
+
+``V_j`` the principal-value velocity of panel ``j`` at unit intensity (a flat panel induces
+no principal-value tangential velocity along itself, so the diagonal is ``-1/2``) and
+``V_known`` the free stream plus every free vortex. The circulation is conserved,
+``sum_j gamma_j L_j = -(circulation of the free vortices)``; with it the ``n + 1``
+equations take one more unknown, added to every panel equation, and are solvable. The
+matrix depends on the body alone: it is built and LU-factored once.
+
+A straight panel from ``a`` to ``b`` of unit intensity induces, in complex form,
+
+    u - i v = -exp(-i alpha) / (2 pi i) Log((z - b) / (z - a)),
+
+the principal branch of the ratio, whose only cut is the panel itself. The averages over
+``K_i`` are Gauss-Legendre sums; on the two panels that share a vertex with ``K_i`` the
+points are graded towards it (``t = u^2``), where the integrand has a logarithmic
+singularity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+
+from gpusolver.errors import ConfigError
+from gpusolver.solvers.vortex.body import Body
+
+#: Gauss-Legendre points per panel of the averages.
+POINTS_PER_PANEL = 8
+#: Receiving panels per block of the matrix assembly (bounds its temporaries).
+ROWS_PER_BLOCK = 64
+
+
+def panel_velocity(points: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Complex ``u - i v`` at ``points`` (complex, any shape) of unit-intensity panels from
+    ``begin`` to ``end`` (complex, broadcast against ``points``); principal value on a panel.
+
+    Examples
+    --------
+    Far away a panel is a point vortex of its length: at distance 100 from a unit panel,
+    the speed ``1 / (2 pi 100)``.
+
+    >>> w = panel_velocity(np.array(100j), np.array(-0.5), np.array(0.5))
+    >>> round(float(w.real) * 2 * math.pi * 100, 4), round(float(w.imag), 6)
+    (-1.0, 0.0)
+    """
+    direction = (end - begin) / np.abs(end - begin)
+    return -np.conj(direction) / (2j * math.pi) * np.log((points - end) / (points - begin))
+
+
+class VortexSheet:
+    """The sheet's equations on ``body``, factored once.
+
+    Parameters
+    ----------
+    body : Body
+    points_per_panel : int
+        Gauss-Legendre points of each panel's average.
+
+    Attributes
+    ----------
+    quadrature_points : numpy.ndarray
+        ``(n_panels * points_per_panel, 2)`` points at which :meth:`intensities` needs the
+        known velocity, panel by panel.
+    """
+
+    def __init__(self, body: Body, points_per_panel: int = POINTS_PER_PANEL):
+        if not (isinstance(points_per_panel, int) and points_per_panel >= 1):
+            raise ConfigError(f"points_per_panel must be a positive integer, got "
+                              f"{points_per_panel!r}")
+        self.body = body
+        nodes, weights = np.polynomial.legendre.leggauss(points_per_panel)
+        self._t, self._w = (nodes + 1) / 2, weights / 2
+        a, b = _complex(body.vertices), _complex(body.ends)
+        points = a[:, None] + self._t[None, :] * (b - a)[:, None]
+        self.quadrature_points = np.column_stack([points.real.ravel(), points.imag.ravel()])
+        n = body.n_panels
+        self.matrix = np.zeros((n + 1, n + 1))
+        self.matrix[:n, :n] = self._tangential_averages(a, b)
+        self.matrix[:n, n] = 1.0
+        self.matrix[n, :n] = body.lengths
+        self._factors = scipy.linalg.lu_factor(self.matrix)
+
+    def _tangential_averages(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``A[i, j]``: panel ``j``'s tangential velocity along ``K_i``, averaged; ``-1/2``
+        on the diagonal."""
+        n = len(a)
+        tangent = (b - a) / np.abs(b - a)
+        averages = np.empty((n, n))
+        for first in range(0, n, ROWS_PER_BLOCK):
+            rows = np.arange(first, min(first + ROWS_PER_BLOCK, n))
+            points = a[rows, None] + self._t[None, :] * (b - a)[rows, None]  # (rows, G)
+            w = panel_velocity(points[:, :, None], a[None, None, :], b[None, None, :])
+            along = (w * tangent[rows, None, None]).real  # V . tau_i
+            averages[rows] = np.einsum("k,rkj->rj", self._w, along)
+        for shift in (1, -1):  # neighbours: graded towards the shared vertex
+            rows, cols = np.arange(n), (np.arange(n) + shift) % n
+            graded, weights = self._t**2, 2 * self._t * self._w
+            if shift == 1:  # the shared vertex is the end of K_i
+                graded = 1 - graded
+            points = a[rows, None] + graded[None, :] * (b - a)[rows, None]
+            w = panel_velocity(points, a[cols, None], b[cols, None])
+            averages[rows, cols] = (w * tangent[rows, None]).real @ weights
+        averages[np.arange(n), np.arange(n)] = -0.5
+        return averages
+
+    def intensities(self, known_velocity: np.ndarray, free_circulation: float) -> np.ndarray:
+        """Panel intensities ``gamma`` ``(n_panels,)``.
+
+        Parameters
+        ----------
+        known_velocity : numpy.ndarray
+            ``(n_panels * points_per_panel, 2)``: the free stream plus the velocity of
+            every free vortex at :attr:`quadrature_points`.
+        free_circulation : float
+            Total circulation of the free vortices.
+        """
+        n = self.body.n_panels
+        known = np.asarray(known_velocity, dtype=np.float64)
+        if known.shape != self.quadrature_points.shape:
+            raise ConfigError(f"known_velocity must be {self.quadrature_points.shape} (the "
+                              f"quadrature points), got {known.shape}")
+        along = (known.reshape(n, -1, 2) * self.body.tangents[:, None, :]).sum(axis=2)
+        rhs = np.append(-(along @ self._w), -free_circulation)
+        return scipy.linalg.lu_solve(self._factors, rhs)[:n]
+
+    def velocity(self, gamma: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """``(m, 2)`` velocity of the sheet of intensities ``gamma`` at ``targets``."""
+        z = _complex(np.asarray(targets, dtype=np.float64))
+        a, b = _complex(self.body.vertices), _complex(self.body.ends)
+        w = (panel_velocity(z[:, None], a[None, :], b[None, :]) * gamma[None, :]).sum(axis=1)
+        return np.column_stack([w.real, -w.imag])
+
+
+def _complex(points: np.ndarray) -> np.ndarray:
+    return points[..., 0] + 1j * points[..., 1]
