@@ -2,6 +2,6 @@
 
 So far: Biot-Savart velocities by direct summation and by a Barnes-Hut tree (NumPy
 references and CUDA kernels; the public entry point is :func:`gpusolver.vortex.velocity`),
-and the bodies the vortex sheet will live on (:mod:`.body`: generated circles, rounded
-plates and NACA sections, or the contour of a mesh marker).
+bodies (:mod:`.body`), the vortex sheet's intensity on them (:mod:`.sheet`) and the
+diffusive velocities of the viscous vortex domains away from bodies (:mod:`.diffusion`).
 """
