@@ -130,3 +130,20 @@ def test_the_vortex_benchmark_tree_rows_trace_error_against_theta():
                                                                        ("tree", 0.7, 8)]
     assert set(COLUMNS) - {"interactions_per_s", "tflops"} <= set(rows[0])
     assert 0 < rows[0]["max_rel_error"] < rows[1]["max_rel_error"] < 1e-2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--thetas", "0.5,1.5"], "expected a number between 0 and 1, got 1.5"),
+    (["--thetas", "0.5,x"], "expected a number between 0 and 1, got 'x'"),
+    (["--methods", "direct,fmm"], "unknown method(s) fmm; valid: direct, tree"),
+    (["--clouds", "gauss"], "unknown cloud(s) gauss; valid: uniform, wake"),
+])
+def test_bench_vortex_refuses_bad_tree_options_as_usage_errors(argv, message, capsys):
+    from gpusolver.cli import main
+
+    try:
+        code = main(["bench-vortex", *argv])
+    except SystemExit as exit_info:  # argparse's own refusals
+        code = exit_info.code
+    assert code == 2
+    assert message in capsys.readouterr().err

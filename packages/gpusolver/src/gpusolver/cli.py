@@ -31,7 +31,7 @@ from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from gpusolver.solvers.vortex.biot_savart import METHODS
 from meshorder import MeshorderError, Topology, read_mesh
 from meshorder.generate import GEOMETRIES, generate
-from meshorder.options import non_negative_int, positive_int
+from meshorder.options import non_negative_int, positive_int, unit_fraction
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
 
@@ -115,14 +115,7 @@ def positive_ints(text: str) -> list[int]:
 
 def unit_fractions(text: str) -> list[float]:
     """An argparse type: comma-separated numbers strictly between 0 and 1."""
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of "
-                                         "numbers") from None
-    if not all(0 < v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: every value must lie in (0, 1)")
-    return values
+    return [unit_fraction(part) for part in text.split(",")]
 
 
 def _mesh_source(parser: argparse.ArgumentParser) -> None:
