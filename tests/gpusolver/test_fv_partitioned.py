@@ -9,6 +9,7 @@ from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
+from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES
 from meshorder import Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
@@ -94,6 +95,28 @@ def test_fused_lusgs_on_parts_equals_its_array_code(backend, sweeps):
         np.testing.assert_allclose(fused.step(), reference.step(), rtol=1e-11)
     assert fused.cfl == pytest.approx(reference.cfl, rel=1e-12) and fused.cfl > 20.0
     np.testing.assert_allclose(fused.conserved(), reference.conserved(), rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("kernels", ["arrays", "host"])
+def test_parts_lusgs_backs_off_then_names_a_cell_that_stays_bad(kernels):
+    """A cell whose density is negative stays bad at every CFL number: each retry lowers
+    the CFL number, then the step fails naming a cell of the file."""
+    if kernels == "host" and compiler() is None:
+        pytest.skip("no C++ compiler")
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    topology = Topology(mesh)
+    plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
+    parts = PartitionedSolver(mesh, Gas(dim=2, mach=0.6), AIRFOIL, plan,
+                              scheme=Scheme("roe", 1), integrator="lusgs", cfl=20.0,
+                              topology=topology)
+    if kernels == "host":
+        parts.fuse()
+    u = parts.conserved()
+    u[0, 100] = -1.0
+    parts.set_conserved(u)
+    with pytest.raises(SolverDivergedError, match="iteration 1: the solution at cell"):
+        parts.step()
+    assert parts.cfl == pytest.approx(max(20.0 / CFL_BACKOFF**RETRIES, 1e-3))  # its floor
 
 
 @pytest.mark.gpu

@@ -307,11 +307,6 @@ class PartitionedSolver:
                 flags[p] = self.host.cell_order[layout.cells[bad]] + 1
         return flags
 
-    def _check_cells(self, bad_cells: list) -> None:
-        """Raise :class:`SolverDivergedError` in every process if a part's new state went
-        bad (``bad_cells``: per local part, a local cell or None), naming the first."""
-        self._raise_if_bad(self.transport.sum(self._bad_flags(bad_cells)))
-
     def _raise_if_bad(self, flags: np.ndarray) -> None:
         """Raise :class:`SolverDivergedError` naming the first part's bad cell of the
         summed ``flags`` (see :meth:`_bad_flags`), if any."""
@@ -349,14 +344,15 @@ class PartitionedSolver:
     def _backing_off(self, attempt):
         """``attempt()`` (returning its result and, per local part, its first bad own cell
         or None) at the CFL number, retried at smaller ones while any part in any process
-        went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad."""
+        went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad. One
+        global sum per attempt: the parts' bad-cell flags."""
         for tries in range(RETRIES + 1):
             result, bad_cells = attempt()
-            failed = sum(bad is not None for bad in bad_cells)
-            if int(self.transport.sum(np.array([failed]))[0]) == 0 or tries == RETRIES:
+            flags = self.transport.sum(self._bad_flags(bad_cells))
+            if not flags.any() or tries == RETRIES:
                 break
             self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
-        self._check_cells(bad_cells)
+        self._raise_if_bad(flags)
         return result
 
     def _fused_lusgs_attempt(self) -> tuple[list, list]:
