@@ -67,7 +67,10 @@ def test_naca_sections_have_their_thickness_and_camber():
     (lambda: naca_airfoil("12", 100), "expected four digits"),
     (lambda: naca_airfoil("0012", 101), "even number of panels"),
     (lambda: naca_airfoil("2012", 100), "camber position"),
+    (lambda: rounded_plate(5), "5 panels are too few for a rounded plate"),
     (lambda: Body(np.zeros((4, 2))), "zero length"),
+    (lambda: Body(np.zeros((2, 2))), r"at least 3 \(x, y\) vertices, got shape \(2, 2\)"),
+    (lambda: Body(np.array([[0, 0], [1, np.nan], [0, 1]])), "vertices must be finite"),
 ])
 def test_bad_bodies_are_refused_with_the_reason(make, message):
     with pytest.raises(ConfigError, match=message):
@@ -103,3 +106,17 @@ def test_a_mesh_marker_that_is_not_one_closed_loop_is_refused():
                      source="open.msh")
     with pytest.raises(ConfigError, match="node 0 ends 1 of its lines, expected 2"):
         body_from_mesh(open_line, "wall")
+
+
+def test_a_body_needs_a_2d_mesh_and_a_marker_with_enough_lines():
+    with pytest.raises(ConfigError, match="box.msh: a vortex body needs a 2D mesh, this one "
+                                          "is 3D"):
+        body_from_mesh(read_mesh("data/box.msh"), "wall")
+    points = np.array([[0, 0], [1, 0], [1, 1]], float)
+    two = Mesh(points=points, cells=[CellBlock("triangle", np.array([[0, 1, 2]]))],
+               facets=[CellBlock("line", np.array([[0, 1], [1, 2], [2, 0]]))],
+               facet_markers=[np.array([1, 1, 2], np.int64)],
+               marker_names={1: "wall", 2: "far"}, source="two.msh")
+    with pytest.raises(ConfigError, match="marker 'wall' holds 2 boundary lines; a body needs "
+                                          "at least 3"):
+        body_from_mesh(two, "wall")

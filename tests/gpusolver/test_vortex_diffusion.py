@@ -48,5 +48,7 @@ def test_bad_diffusion_inputs_are_refused():
         diffusive_velocity(positions, gammas, 0.0, radii)
     with pytest.raises(ConfigError, match="smoothing radius must be positive"):
         diffusive_velocity(positions, gammas, 0.01, 0 * radii)
+    with pytest.raises(ConfigError, match="must describe the same elements"):
+        diffusive_velocity(positions, gammas[:-1], 0.01, radii)
     with pytest.raises(ConfigError, match="more than 3 elements"):
         smoothing_radii(positions[:3])

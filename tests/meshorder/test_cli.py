@@ -3,6 +3,7 @@
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 
@@ -28,6 +29,8 @@ def test_reorder_writes_a_valid_plan_and_prints_metrics(tmp_path, square, capsys
     plan.check_mesh(read_mesh(square).digest())
     text = capsys.readouterr().out
     assert "sectors_per_warp_fp64" in text and "colours" in text and "forward_levels" in text
+    times = re.search(r"^time: read \S+s, topology .*, write \S+s; total \S+s$", text, re.M)
+    assert times and "colour" in times.group(0) and "hyperplanes" in times.group(0)
 
 
 def test_sweep_colours_make_few_wide_sweep_levels(tmp_path, square, capsys):
