@@ -67,6 +67,12 @@ CASES = {
     "3d-mixed-rusanov-van-albada": (lambda: box_mesh(5, 4, 4), MIXED_3D,
                                     Gas(dim=3, mach=0.8, aoa_deg=2.0),
                                     Scheme("rusanov", 2, "green-gauss", "van-albada")),
+    "2d-periodic-jst": (lambda: grid_mesh(9, 8, "triangle"), PERIODIC_2D,
+                        Gas(dim=2, mach=0.6, aoa_deg=1.0), Scheme("jst")),
+    "3d-mixed-jst": (lambda: box_mesh(5, 4, 4), MIXED_3D, Gas(dim=3, mach=1.4, aoa_deg=2.0),
+                     Scheme("jst", jst_k2=1.0, jst_k4=0.03)),
+    "wing-prisms-jst": (lambda: read_mesh(DATA / "wing_prisms.msh"), None,
+                        Gas(dim=3, mach=0.8, aoa_deg=2.0), Scheme("jst")),
     "wing-prisms-roe-lsq": (lambda: read_mesh(DATA / "wing_prisms.msh"), None,
                             Gas(dim=3, mach=0.8, aoa_deg=2.0),
                             Scheme("roe", 2, "least-squares", "venkatakrishnan")),
@@ -175,7 +181,7 @@ def test_limiter_frozen_from_above_falls_and_never_rises(integrator, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", list(TABLEAUX))
-@pytest.mark.parametrize("case", ["2d-periodic-ausmpw-gg", "3d-mixed-roe-gg",
+@pytest.mark.parametrize("case", ["2d-periodic-ausmpw-gg", "3d-mixed-roe-gg", "3d-mixed-jst",
                                   "naca0012-tri-roe-lsq", "2d-ns-walls-roe-lsq"])
 @pytest.mark.parametrize("local", [True, False])
 def test_fused_steps_match_numpy_steps(method, case, local, backend):
@@ -242,7 +248,7 @@ def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, sweeps, bac
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "3d-mixed-roe-gg", "2d-ns-walls-roe-lsq",
-                                  "wing-prisms-roe-lsq"])
+                                  "wing-prisms-roe-lsq", "wing-prisms-jst"])
 @pytest.mark.parametrize("strategy", ["reduce", "atomic"])
 def test_fused_lusgs_steps_match_numpy_steps(case, strategy, backend):
     stepping = Stepping("lusgs", cfl=20.0, cfl_max=200.0)

@@ -24,6 +24,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import KERNELS, BoundarySpec, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
+from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
@@ -75,7 +76,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
                               help="area (length in 2D) the force coefficients divide by"),
     },
     "scheme": {
-        "flux": Key(str, tuple(FLUXES), "roe", help="Riemann flux"),
+        "flux": Key(str, (*FLUXES, JST), "roe",
+                    help="Riemann flux, or jst: the central JST scheme (finite volume, euler)"),
         "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
         "degree": Key(int, (0, 1, 2, 3), 1, help="dg: polynomial degree of the modal basis"),
         "shock_capturing": Key(bool, default=False,
@@ -88,6 +90,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "venkatakrishnan_cap": Key(NUMBER, default=Scheme.venkatakrishnan_cap, positive=True,
                                    help="caps the limiter's threshold at (cap x free-stream "
                                         "value)^2, so it acts on huge far-field cells"),
+        "jst_k2": Key(NUMBER, default=Scheme.jst_k2, positive=True,
+                      help="jst: second-difference (shock) dissipation coefficient"),
+        "jst_k4": Key(NUMBER, default=Scheme.jst_k4, positive=True,
+                      help="jst: fourth-difference (background) dissipation coefficient"),
     },
     "run": {
         "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
@@ -265,7 +271,8 @@ def parse_case(data: dict, path: Path) -> Case:
         plan_file=resolve(sections["mesh"]["plan"]), restart=resolve(run["restart"]),
         physics=physics,
         scheme=Scheme(scheme["flux"], scheme["order"], scheme["gradient"], scheme["limiter"],
-                      float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"])),
+                      float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"]),
+                      float(scheme["jst_k2"]), float(scheme["jst_k4"])),
         stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
                           _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                           run["preconditioner"], run["krylov_vectors"], run["sweeps"],

@@ -38,8 +38,9 @@ def rusanov(gas: Gas, wl, wr, normal):
 #: Local Lax-Friedrichs, the DG literature's name for Rusanov's flux.
 FLUXES["llf"] = rusanov
 
-#: Flux name -> its code in the kernels (``enum Flux`` of ``physics/kernels/euler.cuh``).
-FLUX_CODES = {"roe": 0, "rusanov": 1, "llf": 1, "ausmpw+": 2}
+#: Flux name -> its code in the kernels (``enum Flux`` of ``physics/kernels/euler.cuh``;
+#: ``jst``: the finite-volume central scheme of :mod:`gpusolver.solvers.fv.jst`).
+FLUX_CODES = {"roe": 0, "rusanov": 1, "llf": 1, "ausmpw+": 2, "jst": 3}
 
 
 def _harten(eigenvalue, delta):

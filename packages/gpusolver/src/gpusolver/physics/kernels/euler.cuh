@@ -9,8 +9,9 @@ struct Vars {
     static constexpr int N = DIM + 2;
 };
 
-// Riemann fluxes (template argument FLUX)
-enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2 };
+// Riemann fluxes (template argument FLUX); JST: the finite-volume central scheme, whose
+// flux between cells lives in solvers/fv/kernels/residual.cu (Roe on the boundary)
+enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2, JST = 3 };
 // Harten's entropy fix (gpusolver.physics.fluxes.ENTROPY_FIX)
 #define ENTROPY_FIX 0.1
 

@@ -7,7 +7,7 @@ strategy decides how face values reach cells.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -19,6 +19,7 @@ from gpusolver.physics.boundary import CONDITIONS, Condition, characteristic_gho
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import DEFAULT_CENTRE, PointVortexFarField
+from gpusolver.solvers.fv import jst
 from gpusolver.solvers.fv.accumulate import make_accumulator
 from gpusolver.solvers.fv.fused import FusedResidual, unsupported
 from gpusolver.solvers.fv.gradients import (
@@ -30,6 +31,7 @@ from gpusolver.solvers.fv.gradients import (
     van_albada,
     venkatakrishnan,
 )
+from gpusolver.solvers.fv.jst import BOUNDARY_FLUX, JST
 
 #: Safety factor on the viscous spectral radius in the time step.
 VISCOUS_FACTOR = 4.0
@@ -48,7 +50,10 @@ class Scheme:
     Attributes
     ----------
     flux : str
-        A name in :data:`gpusolver.physics.fluxes.FLUXES`.
+        A name in :data:`gpusolver.physics.fluxes.FLUXES` (a Riemann flux between
+        reconstructed states), or ``jst``: the central scheme of
+        :mod:`gpusolver.solvers.fv.jst`, second order by its fourth difference without
+        reconstruction (it sets ``order`` 1 and ``limiter`` ``none``; inviscid flow).
     order : int
         1 (cell values on faces) or 2 (limited linear reconstruction).
     gradient : str
@@ -63,6 +68,9 @@ class Scheme:
         primitive variable (``W_ref``: free-stream density, sound speed, pressure), so
         that it stays active on cells much larger than the reference length; see
         :func:`limiter_threshold`.
+    jst_k2, jst_k4 : float
+        ``jst``: the second-difference (shock) and fourth-difference (background)
+        dissipation coefficients (SU2's defaults).
     """
 
     flux: str = "roe"
@@ -71,10 +79,32 @@ class Scheme:
     limiter: str = "venkatakrishnan"
     venkatakrishnan_k: float = 5.0
     venkatakrishnan_cap: float = 0.3
+    jst_k2: float = 0.5
+    jst_k4: float = 0.02
+
+    def __post_init__(self):
+        if self.jst:  # cell values on faces, no limiter: the fourth difference is the
+            object.__setattr__(self, "order", 1)  # second order
+            object.__setattr__(self, "limiter", "none")
+
+    @property
+    def jst(self) -> bool:
+        """The central JST scheme (no Riemann flux between reconstructed states)."""
+        return self.flux == JST
+
+    @property
+    def riemann_flux(self) -> str:
+        """The Riemann flux of the faces (``jst``: of its boundary faces)."""
+        return BOUNDARY_FLUX if self.jst else self.flux
+
+    def first_order(self) -> Scheme:
+        """The first-order scheme with this one's Riemann flux (multigrid's coarse levels)."""
+        return replace(self, flux=self.riemann_flux, order=1)
 
     def check(self) -> None:
         """Raise :class:`ConfigError` on an unknown name or order."""
-        get_flux(self.flux)
+        if not self.jst:
+            get_flux(self.flux)
         GRADIENTS.lookup(self.gradient)
         if self.limiter not in LIMITERS:
             raise ConfigError(f"unknown limiter {self.limiter!r}; valid: {', '.join(LIMITERS)}")
@@ -233,8 +263,11 @@ class Discretisation:
         self.geometry = g = host.to(backend, dtype)
         self.accumulator = make_accumulator(strategy, g, host, backend)
         self.accumulator_name = strategy
-        self.flux = get_flux(scheme.flux)
+        self.flux = get_flux(scheme.riemann_flux)
         self.viscous = gas.reynolds is not None
+        if scheme.jst and self.viscous:
+            raise ConfigError("flux 'jst' is for inviscid flow (euler); use a Riemann flux "
+                              "(roe, rusanov, ausmpw+) for navier-stokes")
         xp = backend.xp
         ni = host.n_interior
         self.n_interior = ni
@@ -262,6 +295,9 @@ class Discretisation:
                 outside = PointVortexFarField(gas, host.face_centre[:2, first:end], centre,
                                               backend=backend, dtype=self.dtype)
             self.boundaries.append(BoundaryFaces(slice(first, end), spec, partner, outside))
+        #: JST's neighbours across faces (None: another flux).
+        self.stencil = (jst.stencil(host, self.partner_faces(), self.accumulator, dtype)
+                        if scheme.jst else None)
         if scheme.limiter == "van-albada" and scheme.order == 2:
             fractions = central_fractions(host, self.partner_faces())
             self.central_left, self.central_right = (backend.asarray(a, dtype)
@@ -388,11 +424,32 @@ class Discretisation:
         """Numerical flux times area of every face, ``(n_vars, n_faces)``."""
         g = self.geometry
         w = self.gas.to_primitive(u)
+        if self.stencil is not None:
+            return self._jst_fluxes(u, w) * g.area
         w_left, w_right, w_cell_right, gradient = self.face_states(w)
         flux = self.flux(self.gas, w_left, w_right, g.normal)
         if self.viscous:
             flux = flux - self.viscous_flux(w, w_cell_right, gradient)
         return flux * g.area
+
+    def _jst_fluxes(self, u, w):
+        """JST fluxes per unit area (:mod:`~gpusolver.solvers.fv.jst`): central between
+        cells, the Riemann flux of cell and ghost on the other boundary faces."""
+        g, ni, xp = self.geometry, self.n_interior, self.backend.xp
+        st = self.stencil
+        w_left = w[:, g.left]
+        w_right = xp.concatenate([w[:, g.right[:ni]], self.ghost_states(w_left)], axis=1)
+        u_left, u_right = u[:, g.left], self.gas.to_conserved(w_right)
+        laplacian, sensor = jst.differences(u_left, u_right, w_left[-1], w_right[-1],
+                                            self.accumulator)
+        across, left = st.across, g.left
+        flux = jst.central_flux(self.gas, w_left, w_right, u_left, u_right,
+                                laplacian[:, left], laplacian[:, across], sensor[left],
+                                sensor[across], st.neighbours[left], st.neighbours[across],
+                                g.normal, self.scheme.jst_k2, self.scheme.jst_k4)
+        boundary = self.flux(self.gas, w_left[:, ni:], w_right[:, ni:], g.normal[:, ni:])
+        flux[:, ni:] = xp.where(st.joined[ni:] > 0, flux[:, ni:], boundary)
+        return flux
 
     def residual(self, u):
         """Net flux into every cell, ``V dU/dt``, ``(n_vars, n_cells)``.

@@ -35,6 +35,8 @@ from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 
 GRADIENT_CODES = {"least-squares": 0, "green-gauss": 1}
+#: The gradient kernel's JST cell pass instead (``enum Gradient``).
+JST_DIFFERENCES = 2
 UNLIMITED, VENKATAKRISHNAN, FROZEN, RATCHET = 0, 1, 2, 3  # enum Limiter
 STORE, ATOMIC, PLAIN = 0, 1, 2
 #: Solver strategy -> how the face kernel accumulates (``enum Accumulation``).
@@ -138,19 +140,26 @@ class FusedResidual:
         #: Van Albada's limiter is applied per face in the face kernel.
         self.face_limited = scheme.limiter == "van-albada" and self.order == 2
         self.viscous = d.viscous
+        #: The JST scheme: its cell pass (Laplacian, sensor, neighbour count) fills
+        #: :attr:`gradient` and the face kernel reads it.
+        self.jst = scheme.jst
+        #: The gradient kernel runs (gradients or the JST cell pass).
+        self.cell_pass = d.needs_gradient or self.jst
         gradient_shape = (self.n_vars, self.dim, self.n_cells)
-        if d.needs_gradient:
-            least_squares = scheme.gradient == "least-squares"
-            self.coefficients = ((asarray(d.gradient.coef_left), asarray(d.gradient.coef_right))
-                                 if least_squares else (NULL, NULL))
+        least_squares = d.needs_gradient and scheme.gradient == "least-squares"
+        self.coefficients = ((asarray(d.gradient.coef_left), asarray(d.gradient.coef_right))
+                             if least_squares else (NULL, NULL))
         # limited gradients (reconstruction) and unlimited ones (viscous flux)
         self.gradient = xp.empty(gradient_shape if self.order == 2 else 1, self.dtype)
+        if self.jst:
+            self.gradient = xp.empty((self.n_vars + 2, self.n_cells), self.dtype)
         self.raw_gradient = xp.empty(gradient_shape, self.dtype) if self.viscous else NULL
         gas = d.gas
         self.viscosity = ((self.raw_gradient, asarray(d.tangent), asarray(d.inverse_length))
                           if self.viscous else (NULL, NULL, NULL))
         self.viscosity += tuple(self.dtype.type(x) for x in (
             gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl))
+        self.jst_coefficients = (self.dtype.type(scheme.jst_k2), self.dtype.type(scheme.jst_k4))
         #: Face wave speeds times area: convective, then (viscous flow) viscous.
         self.speed = xp.empty((2 if self.viscous else 1) * self.n_faces, self.dtype)
         #: The factor of the viscous speed in the local time step (0: inviscid).
@@ -171,7 +180,10 @@ class FusedResidual:
             names[f"flux{accumulation}"] = (f"flux_kernel<{real}, {dim}, "
                                             f"{FLUX_CODES[scheme.flux]}, {self.order}, "
                                             f"{accumulation}, {viscous}, {face_limited}>")
-        if self.d.needs_gradient:
+        if self.jst:
+            names[f"gradients{UNLIMITED}"] = (f"gradients_kernel<{real}, {dim}, "
+                                              f"{JST_DIFFERENCES}, {UNLIMITED}>")
+        elif self.d.needs_gradient:
             gradient = GRADIENT_CODES[scheme.gradient]
             for limiter in ((VENKATAKRISHNAN, FROZEN, RATCHET) if self.limited
                             else (UNLIMITED,)):
@@ -209,11 +221,11 @@ class FusedResidual:
     def gradients(self, u, phi, mode: int, first: int, last: int) -> None:
         """The gradients (and limiter: see :meth:`face_pass`) of cells ``[first, last)``;
         nothing when the scheme needs none."""
-        if not self.d.needs_gradient or last <= first:
+        if not self.cell_pass or last <= first:
             return
         limiter = mode if self.limited else UNLIMITED
         # first order (viscous): only the unlimited gradients
-        outputs = ((self.gradient, self.raw_gradient) if self.order == 2
+        outputs = ((self.gradient, self.raw_gradient) if self.order == 2 or self.jst
                    else (self.raw_gradient, NULL))
         self._kernels[f"gradients{limiter}"](
             self._blocks(last - first), (BLOCK,),
@@ -239,7 +251,7 @@ class FusedResidual:
             self._blocks(last - first), (BLOCK,),
             (u, self.gradient, self.epsilon2, np.int32(self.n_cells), *self.faces,
              *self.viscosity, np.int32(first), np.int32(last), self.accumulated,
-             boundary_flux, self.speed if speed else NULL, self.gamma))
+             boundary_flux, self.speed if speed else NULL, self.gamma, *self.jst_coefficients))
 
     def update(self, source, residual_out=None, stage=None, implicit=None, **arrays) -> None:
         """Launch the cell kernel: residual into ``residual_out`` and/or one RK stage.
@@ -286,6 +298,9 @@ class FusedResidual:
             # gradient and limiter values written; the face kernel reads the gradient back
             total += (nv * real * nc + slots + 2 * index * nf + 4 * dim * real * nf
                       + 2 * nv * real * nc + 2 * gradient + nv * real * nc)
+        if self.jst:
+            # cell pass: U, slots, cells; Laplacian, sensor and count written and read back
+            total += nv * real * nc + slots + 2 * index * nf + 2 * (nv + 2) * real * nc
         return total
 
     # ------------------------------------------------------------------ residual

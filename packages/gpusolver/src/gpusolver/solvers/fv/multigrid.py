@@ -21,7 +21,7 @@ is dropped, and so is the correction of a fine cell it would make invalid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -119,7 +119,7 @@ class Multigrid:
             coarse_cells = hierarchy(CSR.from_pairs(host.left[:ni], host.right[:ni],
                                                     host.n_cells), levels)
         strategy = "atomic" if fine.accumulator_name == "colour" else fine.accumulator_name
-        scheme = replace(fine.scheme, order=1)
+        scheme = fine.scheme.first_order()
         kernels = "fused" if fine.fused is not None else "arrays"
         self.levels: list[CoarseLevel] = []
         finer = host

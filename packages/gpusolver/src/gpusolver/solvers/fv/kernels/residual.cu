@@ -4,11 +4,13 @@
 //   cell_gradients  one thread per cell of a range [first, last): primitive state,
 //                   least-squares or Green-Gauss gradient over the cell's face
 //                   slots, neighbour minimum and maximum, Venkatakrishnan's limiter;
-//                   writes the limited gradient (and the limiter values);
+//                   writes the limited gradient (and the limiter values); or, for
+//                   the JST scheme (solvers/fv/jst.py), the undivided Laplacian, the
+//                   pressure sensor and the neighbour count;
 //   face_flux       one thread per face: reconstruction from both cells (ghost
 //                   state on the boundary, by condition code), positivity
 //                   fall-back, Riemann flux (Roe, Rusanov or AUSMPW+: a template
-//                   argument) minus the laminar viscous flux (template flag), times area; stores it per face (gather), or adds it
+//                   argument; JST: its central flux between cells) minus the laminar viscous flux (template flag), times area; stores it per face (gather), or adds it
 //                   into the cells with atomics, or with plain updates (faces of one
 //                   colour); optionally the face's wave speeds times area
 //                   (convective |u.n| + c, then the viscous lambda_v);
@@ -27,7 +29,8 @@
 #include "../../../physics/kernels/boundary.cuh"
 
 // Gradients and limiters
-enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1 };
+// JST_DIFFERENCES: the JST scheme's cell pass instead of gradients
+enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1, JST_DIFFERENCES = 2 };
 // FROZEN reads the limiter values; RATCHET caps the computed ones by them and stores
 // the result (the limiter may fall, never rise).
 enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2, RATCHET = 3 };
@@ -99,6 +102,108 @@ __device__ void neighbour_state(const real* __restrict__ U, int n_cells, const F
     for (int v = 0; v < NV; ++v) out[v] = real(0.5) * (w[v] + ghost[v]);
 }
 
+// ---------------------------------------------------------------- JST
+// The cell across face f from its cell on side is_right: the other cell of an interior
+// face, the partner face's cell across a periodic boundary, -1 elsewhere.
+template <typename real>
+__device__ __forceinline__ int cell_across(const Faces<real>& F, int f, bool is_right) {
+    if (f < F.n_interior) return is_right ? F.left[f] : F.right[f];
+    const int b = f - F.n_interior;
+    return F.bc_code[b] == PERIODIC ? F.left[F.bc_partner[b]] : -1;
+}
+
+// Conserved state of the primitive state w.
+template <typename real, int DIM>
+__device__ __forceinline__ void conserved(const real w[Vars<DIM>::N], real gamma,
+                                          real u[Vars<DIM>::N]) {
+    real kinetic = 0;
+    u[0] = w[0];
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        u[1 + d] = w[0] * w[1 + d];
+        kinetic += w[1 + d] * w[1 + d];
+    }
+    u[DIM + 1] = w[DIM + 1] / (gamma - real(1)) + real(0.5) * w[0] * kinetic;
+}
+
+// jst.differences per cell, across every face (to the ghost state of the cell on
+// boundary faces that are not periodic): out[v * n + c] the undivided Laplacian
+// sum (U_nb - U_c) of the conserved variables, out[NV * n + c] the pressure sensor
+// |sum (p_nb - p_c)| / sum (p_nb + p_c), out[(NV + 1) * n + c] the number of faces.
+template <typename real, int DIM>
+__device__ void jst_differences(const real* __restrict__ U, int n_cells, const Faces<real>& F,
+                                const int* __restrict__ slots, int width,
+                                real* __restrict__ out, real gamma, int first, int last) {
+    constexpr int NV = Vars<DIM>::N;
+    const int c = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= last) return;
+    real u[NV], laplacian[NV], w[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        u[v] = U[v * n_cells + c];
+        laplacian[v] = 0;
+    }
+    primitive<real, DIM>(U, n_cells, c, gamma, w);
+    const real p = w[DIM + 1];
+    real change = 0, total = 0;
+    int count = 0;
+    const int unused = 2 * F.n_faces;
+    for (int k = 0; k < width; ++k) {
+        const int s = slots[k * n_cells + c];
+        if (s == unused) break;
+        bool is_right;
+        const int f = slot_face(s, F.n_faces, &is_right);
+        const int nb = cell_across(F, f, is_right);
+        real other[NV], w_other[NV];
+        if (nb >= 0) {
+#pragma unroll
+            for (int v = 0; v < NV; ++v) other[v] = U[v * n_cells + nb];
+            primitive<real, DIM>(U, n_cells, nb, gamma, w_other);
+        } else {
+            real n[DIM];
+            load_normal<real, DIM>(F, f, n);
+            ghost_state<real, DIM>(F, f - F.n_interior, w, n, gamma, w_other);
+            conserved<real, DIM>(w_other, gamma, other);
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) laplacian[v] += other[v] - u[v];
+        change += w_other[DIM + 1] - p;
+        total += w_other[DIM + 1] + p;
+        ++count;
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v) out[v * n_cells + c] = laplacian[v];
+    out[NV * n_cells + c] = fabs(change) / total;
+    out[(NV + 1) * n_cells + c] = real(count);
+}
+
+// jst.central_flux per unit area between cells l and r with primitive states wl, wr;
+// cells holds the JST cell pass (jst_differences).
+template <typename real, int DIM>
+__device__ void jst_flux(const real* __restrict__ U, const real* __restrict__ cells,
+                         int n_cells, int l, int r, const real wl[Vars<DIM>::N],
+                         const real wr[Vars<DIM>::N], const real n[DIM], real gamma, real k2,
+                         real k4, real flux[Vars<DIM>::N]) {
+    constexpr int NV = Vars<DIM>::N;
+    real fl[NV], fr[NV], mean[NV];
+    euler_flux<real, DIM>(wl, n, gamma, fl);
+    euler_flux<real, DIM>(wr, n, gamma, fr);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) mean[v] = real(0.5) * (wl[v] + wr[v]);
+    const real speed = fabs(normal_velocity<real, DIM>(mean, n))
+                       + sound_speed(mean[0], mean[DIM + 1], gamma);
+    const real count_l = cells[(NV + 1) * n_cells + l], count_r = cells[(NV + 1) * n_cells + r];
+    const real s2 = real(3) * (count_l + count_r) / (count_l * count_r);
+    const real eps2 = k2 * real(0.5) * (cells[NV * n_cells + l] + cells[NV * n_cells + r]) * s2;
+    const real eps4 = fmax(real(0), k4 - eps2) * (real(0.25) * s2 * s2);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        const real dissipation = eps2 * (U[v * n_cells + r] - U[v * n_cells + l])
+                                 - eps4 * (cells[v * n_cells + r] - cells[v * n_cells + l]);
+        flux[v] = real(0.5) * (fl[v] + fr[v]) - speed * dissipation;
+    }
+}
+
 template <typename real, int DIM, int GRADIENT, int LIMITER>
 __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<real> F,
                                const int* __restrict__ slots, int width,
@@ -109,6 +214,10 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
                                real* __restrict__ gradient, real* __restrict__ raw,
                                real gamma, int first, int last) {
     constexpr int NV = Vars<DIM>::N;
+    if (GRADIENT == JST_DIFFERENCES) {
+        jst_differences<real, DIM>(U, n_cells, F, slots, width, gradient, gamma, first, last);
+        return;
+    }
     const int c = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= last) return;
     real w[NV], grad[NV][DIM], w_max[NV], w_min[NV];
@@ -350,7 +459,7 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
                           const real* __restrict__ epsilon2, int n_cells, Faces<real> F,
                           Viscosity<real> V, int first, int last, real* __restrict__ out,
                           real* __restrict__ boundary_flux, real* __restrict__ speed,
-                          real gamma) {
+                          real gamma, real k2, real k4) {
     constexpr int NV = Vars<DIM>::N;
     const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= last) return;
@@ -392,7 +501,10 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
     else
         ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
     real flux[NV];
-    riemann<real, DIM, FLUX>(wl, wr, n, gamma, flux);
+    if (FLUX == JST && across >= 0)  // gradient: the JST cell pass
+        jst_flux<real, DIM>(U, gradient, n_cells, l, across, wl, wr, n, gamma, k2, k4, flux);
+    else
+        riemann<real, DIM, FLUX == JST ? ROE : FLUX>(wl, wr, n, gamma, flux);
     real t[DIM], inv_len = 0;
     if (VISCOUS) {
         real gl[NV][DIM], gr[NV][DIM], viscous[NV];
@@ -607,13 +719,15 @@ __global__ void __launch_bounds__(256) flux_kernel(
     const int* bc_code, const real* bc_value, const int* bc_partner, int n_faces,
     int n_interior, const real* raw_gradient, const real* tangent,
     const real* inverse_length, real mu_ref, real sutherland, real prandtl,
-    int first, int last, real* out, real* boundary_flux, real* speed, real gamma) {
+    int first, int last, real* out, real* boundary_flux, real* speed, real gamma, real k2,
+    real k4) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
     const Viscosity<real> V{raw_gradient, tangent, inverse_length, mu_ref, sutherland,
                             prandtl};
     face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS, FACE_LIMITER>(
-        U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, speed, gamma);
+        U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, speed, gamma, k2,
+        k4);
 }
 
 template <typename real, int DIM, int SOURCE>
