@@ -149,10 +149,10 @@ class FusedResidual:
         least_squares = d.needs_gradient and scheme.gradient == "least-squares"
         self.coefficients = ((asarray(d.gradient.coef_left), asarray(d.gradient.coef_right))
                              if least_squares else (NULL, NULL))
-        # limited gradients (reconstruction) and unlimited ones (viscous flux)
-        self.gradient = xp.empty(gradient_shape if self.order == 2 else 1, self.dtype)
-        if self.jst:
-            self.gradient = xp.empty((self.n_vars + 2, self.n_cells), self.dtype)
+        # limited gradients (reconstruction), or JST's cell pass; unlimited gradients
+        # (viscous flux)
+        self.gradient = xp.empty((self.n_vars + 2, self.n_cells) if self.jst
+                                 else gradient_shape if self.order == 2 else 1, self.dtype)
         self.raw_gradient = xp.empty(gradient_shape, self.dtype) if self.viscous else NULL
         gas = d.gas
         self.viscosity = ((self.raw_gradient, asarray(d.tangent), asarray(d.inverse_length))

@@ -11,17 +11,17 @@ with ``lambda = |u . n| + c`` of the mean state, ``L`` each cell's undivided
 Laplacian ``sum_nb (U_nb - U)`` and the pressure sensor
 ``nu = |sum_nb (p_nb - p)| / sum_nb (p_nb + p)``:
 ``eps2 = k2 (nu_L + nu_R) / 2 s2``, ``eps4 = max(0, k4 - eps2) s2^2 / 4``,
-``s2 = 3 (n_L + n_R) / (n_L n_R)`` from the cells' neighbour counts. The fourth
+``s2 = 3 (n_L + n_R) / (n_L n_R)`` from the cells' face counts. The fourth
 difference gives second order in smooth flow without a limiter, the sensor switches
-to first-order dissipation at shocks; both are smooth functions of the state, so
-steady residuals fall to round-off instead of stalling in limiter chatter.
+to first-order dissipation at shocks; neither takes a minimum over faces, so steady
+residuals keep falling where a recomputed slope limiter chatters.
 
 Differences are taken across every face of a cell: to the cell across an interior or
 periodic face, to the ghost state of the cell on the other boundary faces (the mirror
 image on walls). Leaving the boundary faces out would make a wall cell's Laplacian a
 one-sided first difference, and the fourth-difference dissipation on its inner faces
-anti-diffusive (``eps2 - 2 eps4 < 0`` in smooth flow): the scheme then blows up at
-sharp wing tips. Boundary faces take the Roe flux of the cell and its ghost state.
+anti-diffusive (``eps2 - 2 eps4 < 0`` in smooth flow; with it one of two 1M-cell
+wings stalled at -2.7 orders). Boundary faces take the Roe flux of the cell and its ghost state.
 """
 
 from __future__ import annotations
