@@ -104,6 +104,16 @@ def test_oneram6_has_the_agard_planform_a_symmetry_plane_and_its_far_field(tmp_p
             areas[name] = areas.get(name, 0.0) + area[markers == marker].sum()
     planform = 0.5 * (0.8059 + 0.8059 * 0.562) * 1.1963
     assert areas["wing"] == pytest.approx(2 * 1.01 * planform, rel=0.03)  # thin section
+    # the leading edge (radius 1.5% of the chord) is meshed finer than the rest of the wall
+    wing = next(k for k, name in mesh.marker_names.items() if name == "wing")
+    triangles = np.concatenate([block.nodes[markers == wing] for block, markers
+                                in zip(mesh.facets, mesh.facet_markers, strict=True)])
+    centre = mesh.points[triangles].mean(axis=1)
+    chord = 0.8059 * (1 - (1 - 0.562) * centre[:, 1] / 1.1963)
+    x_over_c = (centre[:, 0] - centre[:, 1] * np.tan(np.radians(30))) / chord
+    edge = np.linalg.norm(mesh.points[triangles[:, 0]] - mesh.points[triangles[:, 1]], axis=1)
+    leading, middle = x_over_c < 0.01, (x_over_c > 0.4) & (x_over_c < 0.6)
+    assert np.median(edge[leading]) < 0.5 * np.median(edge[middle])
     assert np.isclose(mesh.points[:, 1].min(), 0.0)
     assert mesh.points[:, 0].max() == pytest.approx(1.1963 * np.tan(np.radians(30))
                                                    + 0.8059 * 0.562 + 10 * 0.8059)
