@@ -20,7 +20,7 @@ from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
 from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS
 from gpusolver.physics.fluxes import FLUXES
-from gpusolver.physics.gas import Gas
+from gpusolver.physics.gas import VISCOSITY_LAWS, Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import KERNELS, BoundarySpec, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
@@ -72,6 +72,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "prandtl": Key(NUMBER, default=0.72, positive=True, help="Prandtl number"),
         "temperature_ref": Key(NUMBER, default=288.15, positive=True,
                                help="free-stream temperature in K (Sutherland's law)"),
+        "viscosity_law": Key(str, VISCOSITY_LAWS, "sutherland",
+                             help="how the viscosity follows the temperature"),
         "reference_area": Key(NUMBER, default=1.0, positive=True,
                               help="area (length in 2D) the force coefficients divide by"),
     },
@@ -202,7 +204,8 @@ class Case:
         reynolds = p["reynolds"] if p["equations"] == "navier-stokes" else None
         return Gas(dim=dim, mach=float(p["mach"]), aoa_deg=float(p["aoa_deg"]),
                    gamma=float(p["gamma"]), reynolds=reynolds, prandtl=float(p["prandtl"]),
-                   temperature_ref=float(p["temperature_ref"]))
+                   temperature_ref=float(p["temperature_ref"]),
+                   viscosity_law=p["viscosity_law"])
 
 
 def _check_value(where: str, key: Key, value: Any) -> Any:

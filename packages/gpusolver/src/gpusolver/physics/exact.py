@@ -1,4 +1,4 @@
-"""Exact solutions for validation: the Riemann problem and oblique shocks."""
+"""Exact solutions for validation: the Riemann problem, oblique shocks, Couette flow."""
 
 from __future__ import annotations
 
@@ -101,3 +101,32 @@ def oblique_shock_angle(mach: float, deflection_deg: float, gamma: float = 1.4) 
 
 def _derivative(function, x, h=1e-7):
     return (function(x + h) - function(x - h)) / (2 * h)
+
+
+def couette(gas, points: np.ndarray, lower_temperature: float = 0.80 / 0.85,
+            height: float = 2.0) -> np.ndarray:
+    """Compressible Couette flow between a wall at rest at ``y = 0`` and one moving at the
+    free-stream speed (``gas.mach``, along x) at ``y = height``: conserved states at
+    ``points`` ``(2, n)``.
+
+    Constant viscosity and Prandtl number; pressure ``1 / gamma`` and the upper wall's
+    temperature 1 (so its density is 1), the lower wall's ``lower_temperature`` (the
+    default is the 0.80 / 0.85 of the RKDG paper's case). With ``eta = y / height``:
+
+        u = U eta,  T = T_0 + eta (1 - T_0) + Pr U^2 / (2 c_p) eta (1 - eta),
+        rho = gamma p / T,  c_p = 1 / (gamma - 1).
+
+    Examples
+    --------
+    >>> from gpusolver.physics.gas import Gas
+    >>> gas = Gas(dim=2, mach=0.1, reynolds=50.0, viscosity_law="constant")
+    >>> w = gas.to_primitive(couette(gas, np.array([[0.0, 0.0], [0.0, 2.0]])))
+    >>> [round(float(v), 12) for v in w[:, 1]], round(float(w[0, 0]), 6)
+    ([1.0, 0.1, 0.0, 0.714285714286], 1.0625)
+    """
+    eta = np.asarray(points)[1] / height
+    heating = gas.prandtl * (gas.gamma - 1.0) * gas.mach**2 / 2.0
+    temperature = lower_temperature + eta * (1.0 - lower_temperature) + heating * eta * (1 - eta)
+    w = np.stack([1.0 / temperature, gas.mach * eta, 0.0 * eta, np.full_like(eta, 1 / gas.gamma)])
+    return gas.to_conserved(w)
+

@@ -19,6 +19,8 @@ from gpusolver.backends import array_module
 
 #: Sutherland's constant of air (K).
 SUTHERLAND_K = 110.4
+#: How the viscosity follows the temperature (:meth:`Gas.viscosity`).
+VISCOSITY_LAWS = ("sutherland", "constant")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,9 @@ class Gas:
     prandtl : float
     temperature_ref : float
         Free-stream temperature in K, for Sutherland's law.
+    viscosity_law : str
+        ``sutherland`` or ``constant`` (``mu = mu_ref`` at every temperature, as exact
+        solutions such as compressible Couette flow assume).
     """
 
     dim: int
@@ -50,6 +55,12 @@ class Gas:
     reynolds: float | None = None
     prandtl: float = 0.72
     temperature_ref: float = 288.15
+    viscosity_law: str = "sutherland"
+
+    def __post_init__(self):
+        if self.viscosity_law not in VISCOSITY_LAWS:
+            raise ValueError(f"unknown viscosity law {self.viscosity_law!r}; valid: "
+                             f"{', '.join(VISCOSITY_LAWS)}")
 
     @property
     def n_vars(self) -> int:
@@ -86,7 +97,10 @@ class Gas:
         return 0.0 if self.reynolds is None else self.mach / self.reynolds
 
     def viscosity(self, temperature):
-        """Sutherland's law, non-dimensional: ``mu(T)`` with ``mu(1) = mu_ref``."""
+        """Sutherland's law (or a constant), non-dimensional: ``mu(T)`` with
+        ``mu(1) = mu_ref``."""
+        if self.viscosity_law == "constant":
+            return self.mu_ref + 0.0 * temperature
         s = SUTHERLAND_K / self.temperature_ref
         return self.mu_ref * temperature**1.5 * (1.0 + s) / (temperature + s)
 

@@ -90,6 +90,10 @@ class DGLayout:
         ``(n_boundary_faces, 2)`` mesh nodes of each boundary face (walking a wall).
     cell_order : numpy.ndarray
         New -> old element numbers (outputs in the file's order).
+    left_trace_gradients, right_trace_gradients : numpy.ndarray or None
+        ``(2, n_modes, n_qf, n_faces)`` (right: interior faces) physical gradients of the
+        left (right) element's modes at each face's Gauss points; laid out for viscous
+        flow only (None otherwise).
 
     The fields the run's outputs read (``markers``, ``n_interior``, ``normal``, ``area``,
     ``face_centre``, ``boundary_nodes``) mean what they mean in
@@ -116,6 +120,8 @@ class DGLayout:
     markers: dict[str, tuple[int, int]]
     boundary_nodes: np.ndarray
     cell_order: np.ndarray
+    left_trace_gradients: np.ndarray | None = None
+    right_trace_gradients: np.ndarray | None = None
 
     #: Two-dimensional (as :class:`~gpusolver.layout.geometry.FVGeometry` says its own).
     dim = 2
@@ -181,6 +187,54 @@ def subdivision(shape: str, divisions: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(points).T, np.array(cells)
 
 
+def _physical_gradients(shape: str, degree: int, ref: np.ndarray, x: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Physical gradients ``(2, n_modes, q, n_e)`` of the modes at reference points ``ref``
+    ``(2, q)`` of elements with corners ``x`` ``(n_e, k, 2)``, and the Jacobian ``(q, n_e)``.
+
+    Raises
+    ------
+    ConfigError
+        If the Jacobian is not positive at a point (an inverted or degenerate element).
+    """
+    _, derivatives = shape_functions(shape, ref)
+    jacobian = np.einsum("akq,ekd->daqe", derivatives, x)  # d x_d / d xi_a
+    det = jacobian[0, 0] * jacobian[1, 1] - jacobian[0, 1] * jacobian[1, 0]
+    if np.any(det <= 0):
+        raise ConfigError(f"a {shape} has a non-positive Jacobian (inverted or degenerate)")
+    inverse = np.stack([np.stack([jacobian[1, 1], -jacobian[0, 1]]),
+                        np.stack([-jacobian[1, 0], jacobian[0, 0]])]) / det  # xi_a / x_d
+    return np.einsum("adqe,amq->dmqe", inverse, basis(shape, degree).gradients(ref)), det
+
+
+def _edge_points(shape: str, edge: int, forward: int, t: np.ndarray) -> np.ndarray:
+    """Reference points ``(2, len(t))`` at line points ``t`` along local edge ``edge`` of
+    ``shape``, from its first corner (``forward``) or from its second."""
+    ref = CORNERS[shape]
+    start, end = ref[edge], ref[(edge + 1) % len(ref)]
+    along = t if forward else 1.0 - t
+    return start[:, None] + along[None] * (end - start)[:, None]
+
+
+def trace_gradients(xy: np.ndarray, shapes: np.ndarray, corners: np.ndarray,
+                    elements: np.ndarray, tables: np.ndarray, degree: int, t: np.ndarray
+                    ) -> np.ndarray:
+    """``(2, n_modes, len(t), n)`` physical gradients of the modes of ``elements`` at the
+    line points ``t`` of their sides whose trace tables are ``tables``
+    (:func:`trace_index`)."""
+    out = np.zeros((2, n_modes(degree), len(t), len(elements)))
+    for s, shape in enumerate(SHAPES):
+        k = len(CORNERS[shape])
+        for edge in range(k):
+            for forward in (0, 1):
+                sides = np.flatnonzero(tables == s * 8 + 2 * edge + forward)
+                if sides.size:
+                    x = xy[corners[elements[sides], :k]]
+                    out[..., sides], _ = _physical_gradients(
+                        shape, degree, _edge_points(shape, edge, forward, t), x)
+    return out
+
+
 def _corners(mesh: Mesh, cell_order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Shape names and corner node ids ``(n, 4)`` (-1 pads triangles), plan order."""
     shapes, corners = [], []
@@ -225,19 +279,17 @@ def trace_tables(degree: int, t: np.ndarray) -> np.ndarray:
     shape, forward (from its first corner) and backward; unused edges are zero."""
     out = np.zeros((8 * len(SHAPES), n_modes(degree), len(t)))
     for s, shape in enumerate(SHAPES):
-        ref = CORNERS[shape]
-        for k in range(len(ref)):
-            start, end = ref[k], ref[(k + 1) % len(ref)]
+        for k in range(len(CORNERS[shape])):
             for forward in (0, 1):
-                along = t if forward else 1.0 - t
-                points = start[:, None] + along[None] * (end - start)[:, None]
-                out[s * 8 + 2 * k + forward] = basis(shape, degree).values(points)
+                out[s * 8 + 2 * k + forward] = basis(shape, degree).values(
+                    _edge_points(shape, k, forward, t))
     return out
 
 
 def build_layout(mesh: Mesh, plan: Plan, degree: int,
-                 topology: Topology | None = None) -> DGLayout:
-    """Lay out ``mesh`` in ``plan``'s order for DG of degree ``degree`` (0 to 3).
+                 topology: Topology | None = None, viscous: bool = False) -> DGLayout:
+    """Lay out ``mesh`` in ``plan``'s order for DG of degree ``degree`` (0 to 3); with
+    ``viscous``, the modes' gradients at the faces too.
 
     Raises
     ------
@@ -262,17 +314,10 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
             continue
         k = len(CORNERS[shape])
         rule, b = element_rule(shape, strength), basis(shape, degree)
-        weights, derivatives = shape_functions(shape, rule.points)
+        weights, _ = shape_functions(shape, rule.points)
         x = xy[corners[elements, :k]]  # (n_e, k, 2)
         points = np.einsum("kq,ekd->dqe", weights, x)
-        jacobian = np.einsum("akq,ekd->daqe", derivatives, x)  # d x_d / d xi_a
-        det = jacobian[0, 0] * jacobian[1, 1] - jacobian[0, 1] * jacobian[1, 0]
-        if np.any(det <= 0):
-            raise ConfigError(f"a {shape} has a non-positive Jacobian (inverted or degenerate)")
-        inverse = np.stack([np.stack([jacobian[1, 1], -jacobian[0, 1]]),
-                            np.stack([-jacobian[1, 0], jacobian[0, 0]])]) / det  # xi_a / x_d
-        reference_gradient = b.gradients(rule.points)  # (2, m, q)
-        physical = np.einsum("adqe,amq->dmqe", inverse, reference_gradient)
+        physical, det = _physical_gradients(shape, degree, rule.points, x)
         jw = rule.weights[:, None] * det  # (q, n_e)
         values = b.values(rule.points)
         weighted = values[:, :, None] * jw[None]
@@ -297,7 +342,12 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     length = np.linalg.norm(tangent, axis=1)
     normal = np.stack([tangent[:, 1], -tangent[:, 0]]) / length
     face_points = xy[a].T[:, None, :] + rule.points[None, :, None] * (xy[b] - xy[a]).T[:, None]
+    gradients = (None, None)
+    if viscous:
+        gradients = (trace_gradients(xy, shapes, corners, left, trace_left, degree, rule.points),
+                     trace_gradients(xy, shapes, corners, right[:ni], trace_right, degree,
+                                     rule.points))
     return DGLayout(degree, m, n, groups, inverse_mass, size, left, right, normal, length,
                     0.5 * (xy[a] + xy[b]).T, rule.weights, trace_tables(degree, rule.points),
                     trace_left, trace_right, face_points, ni, plan.boundary_ranges(),
-                    faces[ni:], np.asarray(plan.cell_order))
+                    faces[ni:], np.asarray(plan.cell_order), *gradients)

@@ -1,4 +1,5 @@
-"""Modal RKDG for the 2-D Euler equations: right-hand side, time steps, projections.
+"""Modal RKDG for the 2-D Euler and Navier-Stokes equations: right-hand side, time steps,
+projections.
 
 The state is ``(n_vars, n_modes, n_elements)`` modal coefficients of the conserved
 variables. On each element
@@ -8,9 +9,12 @@ variables. On each element
 with the numerical flux ``F*`` of :mod:`gpusolver.physics.fluxes` (``rusanov`` is local
 Lax-Friedrichs) between the traces of the two elements, or of the element and the ghost
 state of the boundary condition (:mod:`gpusolver.physics.boundary`, the same conditions
-as the finite-volume solver) at each Gauss point. Time steps are explicit Runge-Kutta
-(:mod:`gpusolver.integrators.explicit`) at ``dt = cfl h / ((2p + 1) (|u| + c))``, one
-global step or each element its own (steady states).
+as the finite-volume solver) at each Gauss point. With a Reynolds number the BR2 viscous
+terms of :mod:`gpusolver.solvers.dg.viscous` are subtracted (NumPy backend only). Time
+steps are explicit Runge-Kutta (:mod:`gpusolver.integrators.explicit`) at
+``dt = cfl / ((2p + 1) (|u| + c) / h + (2p + 1)^2 nu / h^2)`` (``nu``: the faster of the
+momentum and heat diffusivities, 0 for Euler), one global step or each element its own
+(steady states).
 
 :class:`DGSolver` also offers what ``gpusolver run`` needs of a solver (steps with
 residual norms, wall forces and Cp from the wall faces' numerical fluxes, cell averages
@@ -34,6 +38,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout, build_layout, shape_functions, subdivision
 from gpusolver.solvers.dg.reference import basis
 from gpusolver.solvers.dg.shock import ModalFilter
+from gpusolver.solvers.dg.viscous import BR2
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers, periodic_partners
 from meshorder import Mesh, Topology
 from meshorder.pipeline import make_plan
@@ -99,7 +104,8 @@ class DGSolver:
         topology = topology or Topology(mesh)
         plan = plan or make_plan(mesh, topology=topology)
         self.mesh = mesh
-        self.layout: DGLayout = build_layout(mesh, plan, degree, topology)
+        viscous = gas.reynolds is not None
+        self.layout: DGLayout = build_layout(mesh, plan, degree, topology, viscous=viscous)
         #: The layout, under the name the run's outputs read.
         self.host = self.layout
         check_markers(list(self.layout.markers), boundaries)
@@ -138,7 +144,12 @@ class DGSolver:
         self._means = [tuple(self.backend.asarray(a) for a in (
             g.elements, g.values, g.weights, g.weights.sum(axis=0))) for g in self.layout.groups]
         self._size = self.backend.asarray(self.layout.size)
+        #: The Navier-Stokes terms (None: Euler).
+        self.viscous = BR2(self.layout, gas) if viscous else None
         self.fused = None
+        if self.backend.name == "cupy" and viscous:
+            raise ConfigError("Navier-Stokes DG runs on the numpy backend only: its GPU "
+                              "kernels are not written yet; set backend = 'numpy'")
         if self.backend.name == "cupy":
             from gpusolver.solvers.dg.fused import FusedDG
             self.fused = FusedDG(self, self.backend)
@@ -191,7 +202,12 @@ class DGSolver:
             states = np.einsum("mq,vme->vqe", g.values, u[:, :, g.elements])
             flux = _physical_flux(gas, states)  # (n_vars, 2, q, n)
             total[:, :, g.elements] += np.einsum("dmqe,vdqe->vme", g.weighted_gradients, flux)
-        face_flux = self.face_fluxes(u)  # (n_vars, n_qf, n_faces), per unit length
+        inside, outside = self.traces(u)
+        face_flux = self.flux_at_points(inside, outside)  # (n_vars, n_qf, n_faces), per length
+        if self.viscous is not None:
+            volume, viscous_flux = self.viscous.terms(u, inside, outside)
+            total -= volume
+            face_flux = face_flux - viscous_flux
         weights = lay.face_weights[None, :, None] * lay.area[None, None, :]
         ni = lay.n_interior
         self.boundary_flux = (face_flux[:, :, ni:] * weights[:, :, ni:]).sum(axis=1)
@@ -203,7 +219,13 @@ class DGSolver:
         return np.einsum("emn,vne->vme", lay.inverse_mass, total)
 
     def face_fluxes(self, u: np.ndarray) -> np.ndarray:
-        """Numerical flux ``(n_vars, n_qf, n_faces)`` per unit length at the Gauss points."""
+        """Convective numerical flux ``(n_vars, n_qf, n_faces)`` per unit length at the
+        Gauss points."""
+        return self.flux_at_points(*self.traces(u))
+
+    def traces(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Primitive states ``(n_vars, n_qf, n_faces)`` at the faces' Gauss points: of the
+        left element, and of the right element or the boundary's ghost state."""
         lay, gas = self.layout, self.gas
         ni = lay.n_interior
         inside = gas.to_primitive(np.einsum("fmq,vmf->vqf", lay.left_trace, u[:, :, lay.left]))
@@ -211,6 +233,11 @@ class DGSolver:
         outside[:, :, :ni] = gas.to_primitive(np.einsum(
             "fmq,vmf->vqf", lay.right_trace[:ni], u[:, :, lay.right[:ni]]))
         outside[:, :, ni:] = self.ghost_states(inside[:, :, ni:])
+        return inside, outside
+
+    def flux_at_points(self, inside: np.ndarray, outside: np.ndarray) -> np.ndarray:
+        """The convective numerical flux between the :meth:`traces`."""
+        lay, gas = self.layout, self.gas
         flat = (inside.reshape(gas.n_vars, -1), outside.reshape(gas.n_vars, -1),
                 lay.point_normals.reshape(2, -1))
         return self.flux(gas, *flat).reshape(inside.shape)
@@ -274,9 +301,14 @@ class DGSolver:
     def local_time_steps(self):
         """Each element's stable step at the CFL number (from its mean state), on the
         backend."""
-        w = self.gas.to_primitive(self.cell_averages())
-        speed = ((w[1:-1] ** 2).sum(axis=0)) ** 0.5 + self.gas.sound_speed(w)
-        return self.cfl * self._size / ((2 * self.layout.degree + 1) * speed)
+        gas, order = self.gas, 2 * self.layout.degree + 1
+        w = gas.to_primitive(self.cell_averages())
+        rate = order * (((w[1:-1] ** 2).sum(axis=0)) ** 0.5 + gas.sound_speed(w)) / self._size
+        if self.viscous is not None:  # diffusion: momentum's and heat's, the faster one
+            diffusivity = (gas.viscosity(gas.temperature(w)) / w[0]
+                           * max(4.0 / 3.0, gas.gamma / gas.prandtl))
+            rate = rate + order**2 * diffusivity / self._size**2
+        return self.cfl / rate
 
     def time_step(self) -> float:
         """The largest stable global step at the CFL number."""
