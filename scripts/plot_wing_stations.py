@@ -54,8 +54,9 @@ def main() -> None:
         ax.plot(x[upper], -cp[upper], "k-", lw=1, label=f"{args.label}, upper")
         ax.plot(x[~upper], -cp[~upper], "k--", lw=1, label=f"{args.label}, lower")
         for surface, marker in (("upper", "o"), ("lower", "s")):
-            ax.plot(*section[surface][:1], -section[surface][1], "r" + marker, ms=3,
-                    mfc="none", label=f"Schmitt and Charpin, {surface}")
+            x_measured, cp_measured = section[surface]
+            ax.plot(x_measured, -cp_measured, "r" + marker, ms=3, mfc="none",
+                    label=f"Schmitt and Charpin, {surface}")
         ax.set_title(f"y/b = {eta:.2f}")
         ax.set_xlabel("x/c")
         ax.set_ylabel("-Cp")

@@ -75,3 +75,29 @@ def test_the_viscous_rate_conserves_what_the_boundary_fluxes_carry():
     # and the viscous terms are there: the same state without viscosity moves differently
     inviscid = DGSolver(mesh, dataclasses.replace(gas, reynolds=None), boundaries, degree=2)
     assert np.abs(inviscid.rate(u) - rate).max() > 1e-3 * np.abs(rate).max()
+
+
+def test_bad_viscous_input_is_refused():
+    with pytest.raises(ValueError, match="unknown viscosity law 'linear'"):
+        Gas(dim=2, mach=0.1, reynolds=50.0, viscosity_law="linear")
+    from gpusolver.solvers.dg.layout import build_layout
+    from gpusolver.solvers.dg.viscous import BR2
+    from meshorder.pipeline import make_plan
+
+    mesh = grid_mesh(3, 3)
+    with pytest.raises(ValueError, match="viscous=True"):
+        BR2(build_layout(mesh, make_plan(mesh), 1), COUETTE_GAS)
+
+
+@pytest.mark.gpu
+def test_navier_stokes_dg_on_the_gpu_is_refused_until_its_kernels_exist():
+    pytest.importorskip("cupy")
+    from gpusolver.backends import get_backend
+    from gpusolver.errors import ConfigError
+
+    try:
+        get_backend("cupy")
+    except Exception:
+        pytest.skip("needs a CUDA GPU with CuPy")
+    with pytest.raises(ConfigError, match="numpy backend only"):
+        DGSolver(grid_mesh(3, 3), COUETTE_GAS, FARFIELD_SQUARE, degree=1, backend="cupy")

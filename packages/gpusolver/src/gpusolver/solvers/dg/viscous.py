@@ -47,6 +47,8 @@ class BR2:
         #: The penalty of each face's left and right element: its number of faces.
         self.eta_left = faces_of[layout.left]
         self.eta_right = faces_of[layout.right[:layout.n_interior]]
+        #: Per element group, the modes' physical gradients at its quadrature points.
+        self.gradients = [g.weighted_gradients / g.weights for g in layout.groups]
 
     def terms(self, u: np.ndarray, inside: np.ndarray, outside: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -76,11 +78,10 @@ class BR2:
         np.add.at(lifting.transpose(3, 0, 1, 2), right, lift_right.transpose(3, 0, 1, 2))
 
         volume = np.zeros_like(u)
-        for g in lay.groups:
+        for g, mode_gradients in zip(lay.groups, self.gradients, strict=True):
             coefficients = u[:, :, g.elements]
             states = np.einsum("mq,vme->vqe", g.values, coefficients)
-            gradients = (np.einsum("dmqe,vme->vdqe", g.weighted_gradients / g.weights,
-                                   coefficients)
+            gradients = (np.einsum("dmqe,vme->vdqe", mode_gradients, coefficients)
                          + np.einsum("mq,vdme->vdqe", g.values, lifting[:, :, :, g.elements]))
             flux = np.stack([self._flux(states, gradients, np.eye(2)[:, d, None, None])
                              for d in range(2)], axis=1)  # (n_vars, 2, q, e)
