@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--residual-orderings", default="native,rcm",
                    help="orderings for which the full residual is timed too ('' for none)")
     b.add_argument("--cpu", action="store_true",
-                   help="also time the NumPy residual on one CPU core, for the GPU/CPU ratio "
-                   "(the benchmark itself needs a GPU)")
+                   help="also time one CPU core, for the GPU/CPU ratio: the NumPy residual "
+                   "(FV) or the DG kernels compiled for the CPU (the benchmark itself needs "
+                   "a GPU)")
     b.add_argument("--repeats", type=positive_int, default=20, help="timed runs per kernel")
     b.add_argument("--json", default=None, help="write every row as JSON here")
     b.add_argument("--markdown", default=None, help="write the table as markdown here")

@@ -56,14 +56,17 @@ class Backend:
         when it already is."""
         return self.xp.asarray(array, dtype=dtype, order="C")
 
-    def kernels(self, package: str, filename: str, expressions: tuple[str, ...]) -> dict:
+    def kernels(self, package: str, filename: str, expressions: tuple[str, ...],
+                optimised: bool = False) -> dict:
         """The template kernels ``expressions`` of a ``.cu`` file of ``package``, compiled
-        for this backend: by NVRTC on cupy, as C++ for the CPU on numpy."""
+        for this backend: by NVRTC on cupy, as C++ for the CPU on numpy (``optimised``:
+        at ``-O3 -march=native``, the benchmarks' one-core CPU peer; else quickly, for
+        tests)."""
         if self.name == "cupy":
             from gpusolver.backends.cuda import load_templates
             return load_templates(package, filename, expressions)
         from gpusolver.backends.host import load_host_templates
-        return load_host_templates(package, filename, expressions)
+        return load_host_templates(package, filename, expressions, optimised)
 
     def to_host(self, array) -> np.ndarray:
         """The array as a NumPy array."""
@@ -99,9 +102,10 @@ class Backend:
 
 
 def _row_by_row(combine_row: Callable) -> Callable:
-    """Scatter ``values[..., k]`` into ``out[..., index[k]]`` one leading row at a time."""
+    """Scatter ``values[..., k]`` into ``out[..., index[k]]`` one leading row at a time
+    (``out`` must be a view of its rows: a copy would take the sums; ValueError)."""
     def scatter(out, index, values):
-        rows_out = out.reshape(-1, out.shape[-1])
+        rows_out = out.reshape(-1, out.shape[-1], copy=False)
         rows_values = values.reshape(len(rows_out), -1)
         for row, value in zip(rows_out, rows_values, strict=True):
             combine_row(row, index, value)

@@ -56,10 +56,16 @@ class HostKernel:
         self.function(int(grid[0]), int(block[0]), pointers)
 
 
+#: Compiler optimisation: quick builds for tests, or the fastest code for a CPU peer.
+OPTIMISATION = {False: ["-O1"], True: ["-O3", "-march=native"]}
+
+
 @cache
-def load_host_templates(package: str, filename: str, expressions: tuple[str, ...]) -> dict:
+def load_host_templates(package: str, filename: str, expressions: tuple[str, ...],
+                        optimised: bool = False) -> dict:
     """The template kernels ``expressions`` of ``filename`` of ``package``, compiled for the
-    CPU, by expression (the CPU twin of :func:`gpusolver.backends.cuda.load_templates`)."""
+    CPU (``optimised``: see :data:`OPTIMISATION`), by expression (the CPU twin of
+    :func:`gpusolver.backends.cuda.load_templates`)."""
     cxx = compiler()
     if cxx is None:
         raise RuntimeError("no C++ compiler (c++, g++ or clang++) on PATH for host kernels")
@@ -69,7 +75,8 @@ def load_host_templates(package: str, filename: str, expressions: tuple[str, ...
         f"{{ host_launch({expression}, grid, block, args); }}"
         for i, expression in enumerate(expressions))
     text = f'#include "{SHIM}"\n{source}\n{entries}\n'
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    flags = OPTIMISATION[optimised]
+    digest = hashlib.sha256((" ".join(flags) + text).encode()).hexdigest()[:16]
     directory = Path(tempfile.gettempdir()) / "gpusolver-host-kernels"
     directory.mkdir(exist_ok=True)
     library = directory / f"{digest}.so"
@@ -77,7 +84,7 @@ def load_host_templates(package: str, filename: str, expressions: tuple[str, ...
         source_file = directory / f"{digest}.{os.getpid()}.cpp"  # per process: workers race
         source_file.write_text(text)
         partial = directory / f"{digest}.{os.getpid()}.so"
-        subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-w", str(source_file),
+        subprocess.run([cxx, "-std=c++17", *flags, "-shared", "-fPIC", "-w", str(source_file),
                         "-o", str(partial)], check=True, capture_output=True)
         partial.replace(library)  # atomic: parallel test workers may race
     loaded = ctypes.CDLL(str(library))

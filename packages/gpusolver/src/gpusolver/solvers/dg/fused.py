@@ -3,7 +3,9 @@ C++ on NumPy, where CI checks them against :meth:`DGSolver.rate`).
 
 Per evaluation: one volume launch per element shape, one launch for the inside and ghost
 states at the boundary Gauss points (array code fills in only exact and periodic
-boundaries), one face launch and one mass-matrix launch.
+boundaries), one face launch, and a mass-matrix launch only where some element's mass
+matrix is not its Jacobian times the identity (:attr:`DGLayout.scalar_mass`): the others
+are scaled by their inverse Jacobian in the volume and face kernels.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from gpusolver.backends import Backend
 from gpusolver.backends.cuda import grid, real_type
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.solvers.dg.layout import shape_functions
-from gpusolver.solvers.dg.reference import CORNERS, basis, element_rule
+from gpusolver.solvers.dg.reference import CORNERS, basis, element_rule, quadrature_strength
 
 if TYPE_CHECKING:
     from gpusolver.solvers.dg.solver import DGSolver
@@ -36,14 +38,17 @@ class FusedDG:
         ``cupy`` (CUDA) or ``numpy`` (the kernels compiled for the CPU).
     dtype : numpy dtype
         float64 or float32.
+    optimised : bool
+        On numpy, compile the kernels at full optimisation (a CPU peer for benchmarks).
     """
 
-    def __init__(self, solver: DGSolver, backend: Backend, dtype=np.float64):
+    def __init__(self, solver: DGSolver, backend: Backend, dtype=np.float64,
+                 optimised: bool = False):
         lay = self.layout = solver.layout
         self.solver, self.backend, self.xp = solver, backend, backend.xp
         self.dtype = np.dtype(dtype)
         real, m, nqf = real_type(self.dtype), lay.n_modes, len(lay.face_weights)
-        strength = 2 * lay.degree + 2
+        strength = quadrature_strength(lay.degree)
 
         def device(array, kind=None):
             return backend.asarray(np.ascontiguousarray(array), kind or self.dtype)
@@ -60,21 +65,30 @@ class FusedDG:
                                 device(g.values), device(basis(g.shape, lay.degree).gradients(
                                     rule.points)), device(rule.weights),
                                 device(shape_functions(g.shape, rule.points)[1])))
+        scale = np.where(lay.scalar_mass, lay.inverse_mass[:, 0, 0], 1.0)
+        self.scale = device(scale)
+        listed = np.flatnonzero(~lay.scalar_mass)
+        self.full_mass = (device(listed, np.int32),
+                          device(lay.inverse_mass[listed].transpose(1, 2, 0)))
         flux = FLUX_CODES[solver.flux_name]
         self.face_name = f"face_kernel<{real}, {m}, {nqf}, {flux}>"
         self.trace_name = f"boundary_trace_kernel<{real}, {m}, {nqf}>"
         self.mass_name = f"mass_kernel<{real}, {m}>"
         expressions = (*names.values(), self.face_name, self.trace_name, self.mass_name)
-        self.kernels = backend.kernels("gpusolver.solvers.dg", "kernels/dg.cu", expressions)
+        self.kernels = backend.kernels("gpusolver.solvers.dg", "kernels/dg.cu", expressions,
+                                       optimised)
         ni = lay.n_interior
         self.faces = (device(lay.left, np.int32), device(np.append(lay.right[:ni], 0), np.int32),
                       device(lay.trace_left, np.int32),
                       device(np.append(lay.trace_right, 0), np.int32), device(lay.trace_table),
-                      device(lay.normal), device(lay.area), device(lay.face_weights))
+                      device(lay.normal), device(lay.area),
+                      device(np.concatenate([lay.area * scale[lay.left],
+                                             np.append(lay.area[:ni] * scale[lay.right[:ni]],
+                                                       np.zeros(len(lay.left) - ni))])),
+                      device(lay.face_weights))
         code, value, self.array_markers = solver.kernel_conditions()
         self.conditions = (device(code, np.int32), device(value),
                            device(lay.point_normals[:, :, ni:]))
-        self.inverse_mass = device(lay.inverse_mass.transpose(1, 2, 0))
         self.gamma = self.dtype.type(solver.gas.gamma)
         self.boundary_flux = None
 
@@ -90,8 +104,9 @@ class FusedDG:
         for name, elements, corners, values, gradients, weights, shapes in self.groups:
             self.kernels[name](grid(len(elements), BLOCK), (BLOCK,),
                                (i32(len(elements)), i32(n), elements, corners, values,
-                                gradients, weights, shapes, u, rhs, self.gamma))
-        left, right, trace_left, trace_right, tables, normal, area, face_weights = self.faces
+                                gradients, weights, shapes, self.scale, u, rhs, self.gamma))
+        (left, right, trace_left, trace_right, tables, normal, area, side_scale,
+         face_weights) = self.faces
         inside = xp.empty((u.shape[0], nqf, nf - ni), self.dtype)
         ghost = xp.empty_like(inside)
         self.kernels[self.trace_name](grid(nf - ni, BLOCK), (BLOCK,),
@@ -99,13 +114,14 @@ class FusedDG:
                                        *self.conditions, u, inside, ghost, self.gamma))
         for name in self.array_markers:
             self.solver.marker_ghost_states(inside, ghost, name)
-        boundary_flux = xp.zeros((u.shape[0], nf - ni), self.dtype)
+        boundary_flux = xp.empty((u.shape[0], nf - ni), self.dtype)
         self.kernels[self.face_name](grid(nf, BLOCK), (BLOCK,),
                                      (i32(nf), i32(ni), i32(n), left, right, trace_left,
-                                      trace_right, tables, normal, area, face_weights, u,
-                                      ghost, rhs, boundary_flux, self.gamma))
+                                      trace_right, tables, normal, area, side_scale,
+                                      face_weights, u, ghost, rhs, boundary_flux, self.gamma))
         self.boundary_flux = boundary_flux
-        rate = xp.empty_like(u)
-        self.kernels[self.mass_name](grid(n, BLOCK), (BLOCK,),
-                                     (i32(n), self.inverse_mass, rhs, rate))
-        return rate
+        listed, inverse_mass = self.full_mass
+        if len(listed):
+            self.kernels[self.mass_name](grid(len(listed), BLOCK), (BLOCK,),
+                                         (i32(len(listed)), i32(n), listed, inverse_mass, rhs))
+        return rhs

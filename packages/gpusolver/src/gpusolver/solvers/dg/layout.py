@@ -18,7 +18,8 @@ from functools import cached_property
 import numpy as np
 
 from gpusolver.errors import ConfigError
-from gpusolver.solvers.dg.reference import CORNERS, basis, element_rule, line_rule, n_modes
+from gpusolver.solvers.dg.reference import (CORNERS, basis, element_rule, line_rule,
+                                            n_modes, quadrature_strength)
 from meshorder import Mesh, Topology
 from meshorder.plan import Plan
 
@@ -130,6 +131,14 @@ class DGLayout:
     def point_normals(self) -> np.ndarray:
         """``(2, n_qf, n_faces)``: each face's normal at each of its Gauss points."""
         return np.repeat(self.normal[:, None, :], len(self.face_weights), axis=1)
+
+    @cached_property
+    def scalar_mass(self) -> np.ndarray:
+        """``(n_elements,)`` True where the mass matrix is the Jacobian times the identity
+        (affine elements: triangles and parallelograms), to round-off."""
+        diagonal = self.inverse_mass[:, 0, 0]
+        off = self.inverse_mass - diagonal[:, None, None] * np.eye(self.n_modes)
+        return np.abs(off).max(axis=(1, 2)) <= 1e-12 * diagonal
 
     @cached_property
     def left_trace(self) -> np.ndarray:
@@ -306,7 +315,7 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     shapes, corners = _corners(mesh, plan.cell_order)
     xy = mesh.points[:, :2]
     n, m = len(shapes), n_modes(degree)
-    strength = 2 * degree + 2  # the flux is not polynomial: a little over-integration
+    strength = quadrature_strength(degree)
     groups, inverse_mass, size = [], np.empty((n, m, m)), np.empty(n)
     for shape in CORNERS:
         elements = np.flatnonzero(shapes == shape)

@@ -197,7 +197,7 @@ class DGSolver:
             self.boundary_flux = self.fused.boundary_flux
             return rate
         lay, gas = self.layout, self.gas
-        total = np.zeros_like(u)
+        total = np.zeros(u.shape)  # C order whatever u's is: the scatters add into its rows
         for g in lay.groups:
             states = np.einsum("mq,vme->vqe", g.values, u[:, :, g.elements])
             flux = _physical_flux(gas, states)  # (n_vars, 2, q, n)

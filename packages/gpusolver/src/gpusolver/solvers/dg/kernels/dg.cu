@@ -5,13 +5,21 @@
 //                  point, the physical flux mapped to the reference element by the
 //                  Jacobian's cofactors (computed from the corners there), and the sum
 //                  over points of the reference gradients times it; writes the element's
-//                  rows of the right-hand side;
+//                  rows of the right-hand side times its scale;
 //   face_kernel    one thread per face: both traces at each face Gauss point (the ghost
-//                  state, given, on the boundary), the Riemann flux (template argument),
-//                  subtracted from the left element's rows and added to the right one's
-//                  with atomics; boundary faces also sum it over their Gauss points into
-//                  boundary_flux (zeroed by the caller; wall forces);
-//   mass_kernel    one thread per element: the inverse mass matrix times its rows.
+//                  state, given, on the boundary) and the Riemann flux (template argument)
+//                  there; then per variable and mode the sum over the points, subtracted
+//                  from the left element's row and added to the right one's with one
+//                  atomic each, times the side's scale; boundary faces also write the
+//                  flux summed over their Gauss points to boundary_flux (wall forces);
+//   mass_kernel    one thread per element whose mass matrix is not its Jacobian times the
+//                  identity (non-parallelogram quadrilaterals): its inverse mass matrix
+//                  times its rows, in place.
+//
+// The scale of an element is the inverse of its constant Jacobian where the mass matrix is
+// that Jacobian times the identity (orthonormal modes on an affine element), so that the
+// rows are the rate itself; it is 1 on the others, which mass_kernel finishes. The face's
+// side scales are its length times its elements' scales.
 //
 // Layout: modal coefficients variable-major then mode, [(v * M + m) * n + e] in the plan's
 // element order; reference tables [m * NQ + q] (values), [(a * M + m) * NQ + q]
@@ -51,8 +59,8 @@ __global__ void __launch_bounds__(128) volume_kernel(
     int n_group, int n_elements, const int* __restrict__ elements,
     const real* __restrict__ corners, const real* __restrict__ values,
     const real* __restrict__ gradients, const real* __restrict__ weights,
-    const real* __restrict__ shape_gradients, const real* __restrict__ u, real* rhs,
-    real gamma) {
+    const real* __restrict__ shape_gradients, const real* __restrict__ scale,
+    const real* __restrict__ u, real* rhs, real gamma) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_group) return;
     const int e = elements[i];
@@ -102,10 +110,11 @@ __global__ void __launch_bounds__(128) volume_kernel(
                 acc[v][m] += gradients[m * NQ + q] * g0 + gradients[(M + m) * NQ + q] * g1;
         }
     }
+    const real s = scale[e];
 #pragma unroll
     for (int v = 0; v < NV; ++v)
 #pragma unroll
-        for (int m = 0; m < M; ++m) rhs[(v * M + m) * n_elements + e] = acc[v][m];
+        for (int m = 0; m < M; ++m) rhs[(v * M + m) * n_elements + e] = s * acc[v][m];
 }
 
 template <typename real, int M, int NQF, int FLUX>
@@ -114,9 +123,9 @@ __global__ void __launch_bounds__(128) face_kernel(
     const int* __restrict__ right, const int* __restrict__ trace_left,
     const int* __restrict__ trace_right, const real* __restrict__ tables,
     const real* __restrict__ normal, const real* __restrict__ area,
-    const real* __restrict__ weights, const real* __restrict__ u,
-    const real* __restrict__ ghost, real* rhs, real* __restrict__ boundary_flux,
-    real gamma) {
+    const real* __restrict__ side_scale, const real* __restrict__ weights,
+    const real* __restrict__ u, const real* __restrict__ ghost, real* rhs,
+    real* __restrict__ boundary_flux, real gamma) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_faces) return;
     const bool interior = f < n_interior;
@@ -125,6 +134,8 @@ __global__ void __launch_bounds__(128) face_kernel(
     const real* tr = interior ? tables + trace_right[f] * M * NQF : nullptr;
     const real n[2] = {normal[f], normal[n_faces + f]};
     const int n_boundary = n_faces - n_interior;
+    real flux[NQF][NV];  // times the Gauss weight
+#pragma unroll
     for (int q = 0; q < NQF; ++q) {
         real wl[NV], wr[NV];
         modal_state<real, M, NQF>(tl, u, n_elements, l, q, gamma, wl);
@@ -135,23 +146,33 @@ __global__ void __launch_bounds__(128) face_kernel(
             for (int v = 0; v < NV; ++v)
                 wr[v] = ghost[(v * NQF + q) * n_boundary + (f - n_interior)];
         }
-        real flux[NV];
-        riemann<real, 2, FLUX>(wl, wr, n, gamma, flux);
-        const real weight = weights[q] * area[f];
-        if (!interior) {
+        riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
 #pragma unroll
-            for (int v = 0; v < NV; ++v)
-                boundary_flux[v * n_boundary + f - n_interior] += weight * flux[v];
-        }
-#pragma unroll
-        for (int v = 0; v < NV; ++v)
-#pragma unroll
-            for (int m = 0; m < M; ++m) {
-                atomicAdd(&rhs[(v * M + m) * n_elements + l], -weight * tl[m * NQF + q] * flux[v]);
-                if (interior)
-                    atomicAdd(&rhs[(v * M + m) * n_elements + r], weight * tr[m * NQF + q] * flux[v]);
-            }
+        for (int v = 0; v < NV; ++v) flux[q][v] *= weights[q];
     }
+    if (!interior) {
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            real total = 0;
+#pragma unroll
+            for (int q = 0; q < NQF; ++q) total += flux[q][v];
+            boundary_flux[v * n_boundary + f - n_interior] = area[f] * total;
+        }
+    }
+    const real scale_left = side_scale[f], scale_right = interior ? side_scale[n_faces + f] : 0;
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            real sum_left = 0, sum_right = 0;
+#pragma unroll
+            for (int q = 0; q < NQF; ++q) {
+                sum_left += tl[m * NQF + q] * flux[q][v];
+                if (interior) sum_right += tr[m * NQF + q] * flux[q][v];
+            }
+            atomicAdd(&rhs[(v * M + m) * n_elements + l], -scale_left * sum_left);
+            if (interior) atomicAdd(&rhs[(v * M + m) * n_elements + r], scale_right * sum_right);
+        }
 }
 
 // The inside primitive state at each boundary face Gauss point, [(v * NQF + q) * nb + b],
@@ -187,21 +208,26 @@ __global__ void __launch_bounds__(128) boundary_trace_kernel(
     }
 }
 
+// The inverse mass matrices of the listed elements, [(m * M + k) * n_listed + i].
 template <typename real, int M>
-__global__ void __launch_bounds__(128) mass_kernel(int n_elements,
+__global__ void __launch_bounds__(128) mass_kernel(int n_listed, int n_elements,
+                                                   const int* __restrict__ elements,
                                                    const real* __restrict__ inverse_mass,
-                                                   const real* __restrict__ rhs,
-                                                   real* __restrict__ rate) {
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= n_elements) return;
+                                                   real* rhs) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_listed) return;
+    const int e = elements[i];
 #pragma unroll
-    for (int v = 0; v < NV; ++v)
+    for (int v = 0; v < NV; ++v) {
+        real row[M];
+#pragma unroll
+        for (int k = 0; k < M; ++k) row[k] = rhs[(v * M + k) * n_elements + e];
 #pragma unroll
         for (int m = 0; m < M; ++m) {
             real sum = 0;
 #pragma unroll
-            for (int k = 0; k < M; ++k)
-                sum += inverse_mass[(m * M + k) * n_elements + e] * rhs[(v * M + k) * n_elements + e];
-            rate[(v * M + m) * n_elements + e] = sum;
+            for (int k = 0; k < M; ++k) sum += inverse_mass[(m * M + k) * n_listed + i] * row[k];
+            rhs[(v * M + m) * n_elements + e] = sum;
         }
+    }
 }
