@@ -150,6 +150,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--pyfr-backend", default="cuda")
     parser.add_argument("--ours", default="cupy", help="gpusolver backend (cupy or numpy)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="also time our kernels compiled for one CPU core")
     parser.add_argument("--work", type=Path, default=Path("out/pyfr"))
     parser.add_argument("--out", type=Path, default=Path("results/pyfr_side_by_side"))
     args = parser.parse_args()
@@ -180,19 +182,21 @@ def main() -> None:
                       f"{seconds / dofs:.3e} s/DOF/RHS", flush=True)
             for row in run_dg_benchmark(mesh, orderings=["native", "rcm"], degrees=[degree],
                                         precisions=args.precisions.split(","),
-                                        backend=args.ours, log=lambda s: print("  ours", s,
+                                        cpu=args.cpu, backend=args.ours, log=lambda s: print("  ours", s,
                                                                                flush=True)):
                 rows.append({"code": "gpusolver", "shape": shape} | {
                     k: row[k] for k in ("degree", "precision", "ordering", "elements", "dofs",
-                                        "rhs_ms", "s_per_dof_rhs", "s_per_element_rhs")})
+                                        "rhs_ms", "s_per_dof_rhs", "s_per_element_rhs",
+                                        "cpu_rhs_ms", "gpu_vs_cpu")})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
     columns = ("code", "shape", "degree", "precision", "ordering", "elements", "dofs",
-               "rhs_ms", "s_per_dof_rhs", "s_per_element_rhs")
+               "rhs_ms", "s_per_dof_rhs", "s_per_element_rhs", "cpu_rhs_ms", "gpu_vs_cpu")
     lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
     for row in rows:
         lines.append("| " + " | ".join(
-            f"{row[c]:.3e}" if c.startswith("s_") else f"{row[c]:.3f}" if c == "rhs_ms"
+            "" if row.get(c) is None else f"{row[c]:.3e}" if c.startswith("s_")
+            else f"{row[c]:.3f}" if c.endswith("ms") else f"{row[c]:.0f}" if c == "gpu_vs_cpu"
             else f"{row[c]:,}" if isinstance(row[c], int) else str(row[c])
             for c in columns) + " |")
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")

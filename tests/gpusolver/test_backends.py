@@ -30,3 +30,15 @@ def test_kernel_sources_inline_their_quoted_includes_once():
     assert '#include "' not in text
     assert text.count("struct Vars {") == 1  # physics/kernels/euler.cuh, inlined once
     assert text.index("void rusanov(") < text.index("void face_flux(")
+
+
+def test_numpy_scatter_adds_into_rows_and_refuses_an_out_it_would_copy():
+    import pytest
+
+    scatter = get_backend("numpy").scatter["add"]
+    out = np.zeros((2, 3))
+    scatter(out, np.array([0, 2, 0]), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    np.testing.assert_array_equal(out, [[4.0, 0.0, 2.0], [10.0, 0.0, 5.0]])
+    fortran = np.zeros((2, 2, 3), order="F")  # its rows reshaped would be a copy, and the
+    with pytest.raises(ValueError):            # sums would be lost with it
+        scatter(fortran, np.array([0]), np.ones((2, 2, 1)))
