@@ -1,6 +1,7 @@
 """L2 density errors of DG Navier-Stokes on the RKDG paper's compressible Couette flow.
 
-Usage: ``python scripts/dg_couette_orders.py [--steps 1000]``. Prints a markdown row per
+Usage: ``python scripts/dg_couette_orders.py [--steps 1000] [--kinds quad,triangle]
+[--degrees 1,2,3]``. Prints a markdown row per
 shape, degree and grid (10 x 5, 20 x 10 and 40 x 20 quads, the same grids split into
 triangles): error, order against the coarser grid, steps, last density residual, time.
 The case is ``tests/gpusolver/test_dg_viscous.py``'s (docs/validation.md).
@@ -24,12 +25,14 @@ GAS = Gas(dim=2, mach=0.1, reynolds=50.0, viscosity_law="constant")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--kinds", default="quad,triangle")
+    parser.add_argument("--degrees", default="1,2,3")
     args = parser.parse_args()
     exact = lambda points, time: couette(GAS, points)  # noqa: E731
     print("| mesh | p | elements | L2 error | order | steps | residual | time |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for kind in ("quad", "triangle"):
-        for degree in (1, 2, 3):
+    for kind in args.kinds.split(","):
+        for degree in map(int, args.degrees.split(",")):
             previous = None
             for nx in (10, 20, 40):
                 mesh = grid_mesh(nx, nx // 2, kind)

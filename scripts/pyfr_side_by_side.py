@@ -140,6 +140,65 @@ def time_pyfr(mesh_path: Path, config: str, backend_name: str, steps: int, dt: f
     return (time.perf_counter() - start) / (4 * steps)
 
 
+#: Columns of the markdown table (ours only: the CPU ones).
+COLUMNS = ("code", "shape", "degree", "precision", "ordering", "elements", "dofs", "rhs_ms",
+           "s_per_dof_rhs", "s_per_element_rhs", "cpu_rhs_ms", "gpu_vs_cpu")
+
+
+def pyfr_rows(mesh, shape: str, degree: int, precisions: list[str], args) -> list[dict]:
+    """PyFR's rows on ``mesh``: written, imported and timed per precision."""
+    n = mesh.n_cells
+    msh, pyfrm = args.work / f"{shape}{degree}.msh", args.work / f"{shape}{degree}.pyfrm"
+    start = time.perf_counter()
+    write_pyfr_gmsh(mesh, msh)
+    subprocess.run([sys.executable, "-m", "pyfr", "import", "-t", "gmsh", str(msh), str(pyfrm)],
+                   check=True)
+    print(f"{shape} p={degree}: {n} elements, mesh written and imported in "
+          f"{time.perf_counter() - start:.1f} s", flush=True)
+    h = 20.0 / (n if shape == "quad" else n / 2) ** 0.5
+    dt = 0.1 * h / (1.5 * (2 * degree + 1))  # well inside RK4's limit
+    rows = []
+    for precision in precisions:
+        seconds = time_pyfr(pyfrm, pyfr_config(degree, precision, dt, shape),
+                            args.pyfr_backend, args.steps, dt)
+        dofs = n * PYFR_POINTS[shape](degree)
+        rows.append({"code": "PyFR 3.1", "shape": shape, "degree": degree,
+                     "precision": precision, "ordering": "native", "elements": n, "dofs": dofs,
+                     "rhs_ms": seconds * 1e3, "s_per_dof_rhs": seconds / dofs,
+                     "s_per_element_rhs": seconds / n})
+        print(f"  PyFR {precision}: {seconds * 1e3:.3f} ms/RHS, {seconds / dofs:.3e} s/DOF/RHS",
+              flush=True)
+    return rows
+
+
+def our_rows(mesh, shape: str, degree: int, precisions: list[str], args) -> list[dict]:
+    """gpusolver's rows on ``mesh`` (native and ``rcm`` orders)."""
+    rows = run_dg_benchmark(mesh, orderings=["native", "rcm"], degrees=[degree],
+                            precisions=precisions, cpu=args.cpu, backend=args.ours,
+                            log=lambda line: print("  ours", line, flush=True))
+    return [{"code": "gpusolver", "shape": shape} | {k: row[k] for k in COLUMNS[2:]}
+            for row in rows]
+
+
+def markdown(rows: list[dict]) -> str:
+    """The rows as a markdown table."""
+    def cell(row: dict, column: str) -> str:
+        value = row.get(column)
+        if value is None:
+            return ""
+        if column.startswith("s_"):
+            return f"{value:.3e}"
+        if column.endswith("ms"):
+            return f"{value:.3f}"
+        if column == "gpu_vs_cpu":
+            return f"{value:.0f}"
+        return f"{value:,}" if isinstance(value, int) else str(value)
+
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
+    lines += ["| " + " | ".join(cell(row, c) for c in COLUMNS) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="quad,tri")
@@ -156,51 +215,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("results/pyfr_side_by_side"))
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    precisions = args.precisions.split(",")
     rows = []
     for shape in args.shapes.split(","):
         for degree in map(int, args.degrees.split(",")):
             mesh = square(shape, degree, args.points)
-            n = mesh.n_cells
-            msh, pyfrm = args.work / f"{shape}{degree}.msh", args.work / f"{shape}{degree}.pyfrm"
-            start = time.perf_counter()
-            write_pyfr_gmsh(mesh, msh)
-            subprocess.run([sys.executable, "-m", "pyfr", "import", "-t", "gmsh", str(msh),
-                            str(pyfrm)], check=True)
-            print(f"{shape} p={degree}: {n} elements, mesh written and imported in "
-                  f"{time.perf_counter() - start:.1f} s", flush=True)
-            h = 20.0 / (n if shape == "quad" else n / 2) ** 0.5
-            dt = 0.1 * h / (1.5 * (2 * degree + 1))
-            for precision in args.precisions.split(","):
-                seconds = time_pyfr(pyfrm, pyfr_config(degree, precision, dt, shape),
-                                    args.pyfr_backend, args.steps, dt)
-                dofs = n * PYFR_POINTS[shape](degree)
-                rows.append({"code": "PyFR 3.1", "shape": shape, "degree": degree,
-                             "precision": precision, "ordering": "native", "elements": n,
-                             "dofs": dofs, "rhs_ms": seconds * 1e3,
-                             "s_per_dof_rhs": seconds / dofs, "s_per_element_rhs": seconds / n})
-                print(f"  PyFR {precision}: {seconds * 1e3:.3f} ms/RHS, "
-                      f"{seconds / dofs:.3e} s/DOF/RHS", flush=True)
-            for row in run_dg_benchmark(mesh, orderings=["native", "rcm"], degrees=[degree],
-                                        precisions=args.precisions.split(","),
-                                        cpu=args.cpu, backend=args.ours, log=lambda s: print("  ours", s,
-                                                                               flush=True)):
-                rows.append({"code": "gpusolver", "shape": shape} | {
-                    k: row[k] for k in ("degree", "precision", "ordering", "elements", "dofs",
-                                        "rhs_ms", "s_per_dof_rhs", "s_per_element_rhs",
-                                        "cpu_rhs_ms", "gpu_vs_cpu")})
+            rows += pyfr_rows(mesh, shape, degree, precisions, args)
+            rows += our_rows(mesh, shape, degree, precisions, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
-    columns = ("code", "shape", "degree", "precision", "ordering", "elements", "dofs",
-               "rhs_ms", "s_per_dof_rhs", "s_per_element_rhs", "cpu_rhs_ms", "gpu_vs_cpu")
-    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
-    for row in rows:
-        lines.append("| " + " | ".join(
-            "" if row.get(c) is None else f"{row[c]:.3e}" if c.startswith("s_")
-            else f"{row[c]:.3f}" if c.endswith("ms") else f"{row[c]:.0f}" if c == "gpu_vs_cpu"
-            else f"{row[c]:,}" if isinstance(row[c], int) else str(row[c])
-            for c in columns) + " |")
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    table = markdown(rows)
+    args.out.with_suffix(".md").write_text(table)
+    print(table)
 
 
 if __name__ == "__main__":

@@ -143,8 +143,8 @@ def _vortex_error(n: int, kind: str, degree: int) -> float:
     ("quad", 1, 1.9), ("quad", 2, 2.75), ("quad", 3, 3.9),
     ("triangle", 1, 1.9), ("triangle", 2, 2.65)])
 def test_isentropic_vortex_converges_at_order_p_plus_one(kind, degree, order):
-    """Density L2 errors at t = 1 on 10^2 and 20^2 elements (measured: quads 1.96,
-    2.82, 4.03; triangles 2.09, 2.71, 3.86 at p = 3)."""
+    """Density L2 errors at t = 1 on 10^2 and 20^2 elements (measured: quads 1.99,
+    2.82, 4.04; triangles 2.15, 2.66, 3.87 at p = 3)."""
     coarse, fine = _vortex_error(10, kind, degree), _vortex_error(20, kind, degree)
     print(f"{kind} p={degree}: {coarse:.3e} -> {fine:.3e}, order {np.log2(coarse / fine):.2f}")
     assert np.log2(coarse / fine) >= order

@@ -18,8 +18,14 @@ from functools import cached_property
 import numpy as np
 
 from gpusolver.errors import ConfigError
-from gpusolver.solvers.dg.reference import (CORNERS, basis, element_rule, line_rule,
-                                            n_modes, quadrature_strength)
+from gpusolver.solvers.dg.reference import (
+    CORNERS,
+    basis,
+    element_rule,
+    line_rule,
+    n_modes,
+    quadrature_strength,
+)
 from meshorder import Mesh, Topology
 from meshorder.plan import Plan
 
