@@ -78,13 +78,13 @@ class FusedDG:
         self.kernels = backend.kernels("gpusolver.solvers.dg", "kernels/dg.cu", expressions,
                                        optimised)
         ni = lay.n_interior
+        side_scale = np.zeros((2, len(lay.left)))  # each face's length times its elements'
+        side_scale[0] = lay.area * scale[lay.left]  # scales, left then right
+        side_scale[1, :ni] = lay.area[:ni] * scale[lay.right[:ni]]
         self.faces = (device(lay.left, np.int32), device(np.append(lay.right[:ni], 0), np.int32),
                       device(lay.trace_left, np.int32),
                       device(np.append(lay.trace_right, 0), np.int32), device(lay.trace_table),
-                      device(lay.normal), device(lay.area),
-                      device(np.concatenate([lay.area * scale[lay.left],
-                                             np.append(lay.area[:ni] * scale[lay.right[:ni]],
-                                                       np.zeros(len(lay.left) - ni))])),
+                      device(lay.normal), device(lay.area), device(side_scale),
                       device(lay.face_weights))
         code, value, self.array_markers = solver.kernel_conditions()
         self.conditions = (device(code, np.int32), device(value),
