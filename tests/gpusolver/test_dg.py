@@ -16,10 +16,11 @@ from gpusolver.solvers.dg.solver import DGSolver
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
+from .dg_cases import mixed_mesh, vortex
 from .fv_cases import FARFIELD_SQUARE, marker_names
+from .kernel_backends import BACKENDS
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "meshes"
-GAMMA, BETA = 1.4, 5.0
 
 
 @pytest.mark.parametrize("shape", ["triangle", "quad"])
@@ -115,19 +116,6 @@ def test_the_rate_does_not_depend_on_the_states_memory_order():
                                atol=1e-13)
 
 
-def vortex(points, t, centre=(-0.5, 0.0), velocity=(1.0, 0.0)):
-    """Shu's isentropic vortex (strength 5) moving with the free stream ``velocity``."""
-    x = points[0] - centre[0] - velocity[0] * t
-    y = points[1] - centre[1] - velocity[1] * t
-    r2 = x * x + y * y
-    f = BETA / (2 * np.pi) * np.exp(0.5 * (1 - r2))
-    u, v = velocity[0] - f * y, velocity[1] + f * x
-    temperature = 1 - (GAMMA - 1) * BETA ** 2 / (8 * GAMMA * np.pi ** 2) * np.exp(1 - r2)
-    rho = temperature ** (1 / (GAMMA - 1))
-    p = rho ** GAMMA
-    return np.stack([rho, rho * u, rho * v, p / (GAMMA - 1) + 0.5 * rho * (u * u + v * v)])
-
-
 def _vortex_error(n: int, kind: str, degree: int) -> float:
     mesh = grid_mesh(n, n, kind)
     points = mesh.points.copy()
@@ -174,11 +162,6 @@ def test_bad_input_is_refused():
         DGSolver(dart, gas, {})
 
 
-BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
-                                                          reason="no C++ compiler")),
-            pytest.param("cupy", marks=pytest.mark.gpu)]
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
 @pytest.mark.parametrize("degree", [0, 1, 2, 3])
@@ -194,7 +177,7 @@ def test_dg_kernels_match_the_numpy_rate(backend, precision, degree, flux):
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     rng = np.random.default_rng(seed)
-    mesh = _mixed_mesh(rng)
+    mesh = mixed_mesh(rng)
     boundaries = {"left": "farfield", "right": "exact", "bottom": "slip-wall", "top": "farfield"}
     solver = DGSolver(mesh, Gas(dim=2, mach=0.5, aoa_deg=5.0), boundaries, degree=degree,
                       flux=flux, exact=lambda x, t: vortex(x, t, centre=(0.5, 0.5)))
@@ -212,15 +195,6 @@ def test_dg_kernels_match_the_numpy_rate(backend, precision, degree, flux):
         assert error < tolerance
 
 
-def _mixed_mesh(rng):
-    """Triangles and quadrilaterals (``grid_mesh(6, 5, "mixed")``), inner nodes moved."""
-    mesh = grid_mesh(6, 5, "mixed")
-    points = mesh.points.copy()
-    inner = (points[:, 0] > 0) & (points[:, 0] < 1) & (points[:, 1] > 0) & (points[:, 1] < 1)
-    points[inner, :2] += 0.02 * rng.uniform(-1, 1, (inner.sum(), 2))
-    return dataclasses.replace(mesh, points=points)
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("options", [{}, {"local_time_step": True, "shock_capturing": True}],
                          ids=["global", "local-capturing"])
@@ -231,7 +205,7 @@ def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     rng = np.random.default_rng(seed)
-    mesh = _mixed_mesh(rng)
+    mesh = mixed_mesh(rng)
     boundaries = {"left": "farfield", "right": "farfield", "bottom": "slip-wall",
                   "top": "farfield"}
     solvers = []

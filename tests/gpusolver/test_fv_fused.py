@@ -11,7 +11,6 @@ the CPU (so CI checks the kernels' logic); ``cupy`` runs it on the GPU.
 import numpy as np
 import pytest
 
-from gpusolver.backends.host import compiler
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.solvers.fv.fused import FusedResidual, FusedRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
@@ -19,6 +18,7 @@ from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import AIRFOIL, DATA, Gas, Scheme, Stepping, perturbed_solver
+from .kernel_backends import BACKENDS
 
 TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5}
 
@@ -77,11 +77,6 @@ CASES = {
                             Gas(dim=3, mach=0.8, aoa_deg=2.0),
                             Scheme("roe", 2, "least-squares", "venkatakrishnan")),
 }
-
-
-BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
-                                                          reason="no C++ compiler")),
-            pytest.param("cupy", marks=pytest.mark.gpu)]
 
 
 def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "cupy",

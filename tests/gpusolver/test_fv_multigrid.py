@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import build_geometry
@@ -19,6 +18,7 @@ from meshorder.pipeline import make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import AIRFOIL, DATA, FARFIELD_SQUARE, perturbed_solver, steps_to_fall
+from .kernel_backends import BACKENDS
 
 
 def _closure(g) -> np.ndarray:
@@ -137,11 +137,6 @@ def _attach_host_kernels(solver) -> None:
         level.lusgs = LUSGS(coarse, level.host, kernels=True)
         level.steps = FusedLUSGS(coarse.fused, level.lusgs.kernels, forcing=True)
     solver.multigrid.kernels = MultigridKernels(solver.multigrid)
-
-
-BACKENDS = [pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
-                                                          reason="no C++ compiler")),
-            pytest.param("cupy", marks=pytest.mark.gpu)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -10,7 +10,7 @@ with the numerical flux ``F*`` of :mod:`gpusolver.physics.fluxes` (``rusanov`` i
 Lax-Friedrichs) between the traces of the two elements, or of the element and the ghost
 state of the boundary condition (:mod:`gpusolver.physics.boundary`, the same conditions
 as the finite-volume solver) at each Gauss point. With a Reynolds number the BR2 viscous
-terms of :mod:`gpusolver.solvers.dg.viscous` are subtracted (NumPy backend only). Time
+terms of :mod:`gpusolver.solvers.dg.viscous` are subtracted. Time
 steps are explicit Runge-Kutta (:mod:`gpusolver.integrators.explicit`) at
 ``dt = cfl / ((2p + 1) (|u| + c) / h + (2p + 1)^2 nu / h^2)`` (``nu``: the faster of the
 momentum and heat diffusivities, 0 for Euler), one global step or each element its own
@@ -147,9 +147,6 @@ class DGSolver:
         #: The Navier-Stokes terms (None: Euler).
         self.viscous = BR2(self.layout, gas) if viscous else None
         self.fused = None
-        if self.backend.name == "cupy" and viscous:
-            raise ConfigError("Navier-Stokes DG runs on the numpy backend only: its GPU "
-                              "kernels are not written yet; set backend = 'numpy'")
         if self.backend.name == "cupy":
             from gpusolver.solvers.dg.fused import FusedDG
             self.fused = FusedDG(self, self.backend)

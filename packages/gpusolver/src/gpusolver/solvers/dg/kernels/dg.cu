@@ -1,14 +1,25 @@
-// The right-hand side of modal DG for the 2-D Euler equations in three kernels, the
-// device twin of gpusolver/solvers/dg/solver.py (DGSolver.rate, the NumPy reference):
+// The right-hand side of modal DG for the 2-D Euler and Navier-Stokes equations, the
+// device twin of gpusolver/solvers/dg/solver.py (DGSolver.rate, the NumPy reference) and,
+// for the viscous terms (template flag VISCOUS), of solvers/dg/viscous.py (BR2):
 //
+//   lifting_kernel one thread per face (Navier-Stokes only, before the others): the BR2
+//                  lifting of the face's jump (ghost state on the boundary) in each of
+//                  its elements; adds it into the element's sum of liftings (atomics)
+//                  and stores its values at the face's Gauss points times the element's
+//                  penalty;
 //   volume_kernel  one thread per element of one shape: the state at each volume Gauss
 //                  point, the physical flux mapped to the reference element by the
 //                  Jacobian's cofactors (computed from the corners there), and the sum
 //                  over points of the reference gradients times it; writes the element's
-//                  rows of the right-hand side times its scale;
+//                  rows of the right-hand side times its scale; with VISCOUS, the
+//                  viscous flux of the state and its gradient plus the sum of liftings
+//                  is subtracted from the physical flux;
 //   face_kernel    one thread per face: both traces at each face Gauss point (the ghost
 //                  state, given, on the boundary) and the Riemann flux (template argument)
-//                  there; then per variable and mode the sum over the points, subtracted
+//                  there (with VISCOUS, less the mean of the two sides' viscous fluxes,
+//                  each side's gradient corrected by its penalised lifting; the ghost
+//                  state takes the inside's); then per variable and mode the sum over
+//                  the points, subtracted
 //                  from the left element's row and added to the right one's with one
 //                  atomic each, times the side's scale; boundary faces also write the
 //                  flux summed over their Gauss points to boundary_flux (wall forces);
@@ -24,10 +35,15 @@
 // Layout: modal coefficients variable-major then mode, [(v * M + m) * n + e] in the plan's
 // element order; reference tables [m * NQ + q] (values), [(a * M + m) * NQ + q]
 // (gradients along the reference axis a); corners of a group's element i at
-// [(2 * k + d) * n_group + i]. fp32 and fp64 from one source.
+// [(2 * k + d) * n_group + i]; sums of liftings [((v * 2 + d) * M + m) * n + e]; the
+// modes' physical gradients at the face points [((d * M + m) * NQF + q) * n_side + f] (left:
+// every face, right: the interior ones); penalised liftings at the face points
+// [((s * NV + v) * NQF + q) * n_faces + f], side s = 0 left, 1 right, without the normal
+// they are proportional to. fp32 and fp64 from one source.
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/boundary.cuh"
+#include "../../../physics/kernels/viscous.cuh"
 
 constexpr int NV = 4;  // rho, rho u, rho v, E
 
@@ -39,28 +55,154 @@ __device__ __forceinline__ void to_primitive(const real U[NV], real gamma, real 
     w[3] = (gamma - real(1)) * (U[3] - real(0.5) * U[0] * (w[1] * w[1] + w[2] * w[2]));
 }
 
-// The primitive state of element e at point q of a table of mode values [m * NQ + q].
+template <typename real>
+__device__ __forceinline__ void to_conserved(const real w[NV], real gamma, real U[NV]) {
+    U[0] = w[0];
+    U[1] = w[0] * w[1];
+    U[2] = w[0] * w[2];
+    U[3] = w[3] / (gamma - real(1)) + real(0.5) * w[0] * (w[1] * w[1] + w[2] * w[2]);
+}
+
+// The conserved state of element e at point q of a table of mode values [m * NQ + q].
 template <typename real, int M, int NQ>
-__device__ __forceinline__ void modal_state(const real* __restrict__ table,
-                                            const real* __restrict__ u, int n_elements, int e,
-                                            int q, real gamma, real w[NV]) {
-    real U[NV];
+__device__ __forceinline__ void modal_conserved(const real* __restrict__ table,
+                                                const real* __restrict__ u, int n_elements,
+                                                int e, int q, real U[NV]) {
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
         U[v] = 0;
 #pragma unroll
         for (int m = 0; m < M; ++m) U[v] += table[m * NQ + q] * u[(v * M + m) * n_elements + e];
     }
+}
+
+// The same, primitive.
+template <typename real, int M, int NQ>
+__device__ __forceinline__ void modal_state(const real* __restrict__ table,
+                                            const real* __restrict__ u, int n_elements, int e,
+                                            int q, real gamma, real w[NV]) {
+    real U[NV];
+    modal_conserved<real, M, NQ>(table, u, n_elements, e, q, U);
     to_primitive(U, gamma, w);
 }
 
-template <typename real, int K, int M, int NQ>
+// The viscous transport of the kernels' arguments.
+template <typename real>
+__device__ __forceinline__ Transport<real> transport_of(real mu_ref, real sutherland,
+                                                        real prandtl, int constant_law) {
+    return Transport<real>{mu_ref, sutherland, prandtl, constant_law};
+}
+
+// The BR2 lifting of each face's jump (U_hat - U_K) n_K in its left and right elements:
+// r = M^-1 sum_q w |f| phi_m(q) (U_other - U_own) / 2 times the left normal (the same for
+// both sides), M^-1 the element's scale where its mass matrix is scalar (mass_index < 0),
+// else its listed inverse mass matrix [(m * M + k) * n_listed + i].
+template <typename real, int M, int NQF>
+__global__ void __launch_bounds__(128) lifting_kernel(
+    int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
+    const int* __restrict__ right, const int* __restrict__ trace_left,
+    const int* __restrict__ trace_right, const real* __restrict__ tables,
+    const real* __restrict__ normal, const real* __restrict__ area,
+    const real* __restrict__ weights, const real* __restrict__ penalty,
+    const int* __restrict__ mass_index, const real* __restrict__ scale, int n_listed,
+    const real* __restrict__ inverse_mass, const real* __restrict__ u,
+    const real* __restrict__ ghost, real* lifting, real* __restrict__ face_lifting,
+    real gamma) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= n_faces) return;
+    const bool interior = f < n_interior;
+    const int n_boundary = n_faces - n_interior;
+    const int element[2] = {left[f], interior ? right[f] : -1};
+    const real* trace[2] = {tables + trace_left[f] * M * NQF,
+                            interior ? tables + trace_right[f] * M * NQF : nullptr};
+    real jump[NV][NQF];  // (U_right - U_left) / 2 times the Gauss weight and the length
+#pragma unroll
+    for (int q = 0; q < NQF; ++q) {
+        real ul[NV], ur[NV];
+        modal_conserved<real, M, NQF>(trace[0], u, n_elements, element[0], q, ul);
+        if (interior) {
+            modal_conserved<real, M, NQF>(trace[1], u, n_elements, element[1], q, ur);
+        } else {
+            real w[NV];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) w[v] = ghost[(v * NQF + q) * n_boundary + f - n_interior];
+            to_conserved(w, gamma, ur);
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) jump[v][q] = real(0.5) * weights[q] * area[f] * (ur[v] - ul[v]);
+    }
+    const real n[2] = {normal[f], normal[n_faces + f]};
+    for (int s = 0; s < (interior ? 2 : 1); ++s) {
+        const int e = element[s], listed = mass_index[e];
+        const real* t = trace[s];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            real moment[M], r[M];
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                moment[m] = 0;
+#pragma unroll
+                for (int q = 0; q < NQF; ++q) moment[m] += t[m * NQF + q] * jump[v][q];
+            }
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                if (listed < 0) {
+                    r[m] = scale[e] * moment[m];
+                } else {
+                    r[m] = 0;
+#pragma unroll
+                    for (int k = 0; k < M; ++k)
+                        r[m] += inverse_mass[(m * M + k) * n_listed + listed] * moment[k];
+                }
+#pragma unroll
+                for (int d = 0; d < 2; ++d)
+                    atomicAdd(&lifting[((v * 2 + d) * M + m) * n_elements + e], r[m] * n[d]);
+            }
+            const real eta = penalty[s * n_faces + f];
+#pragma unroll
+            for (int q = 0; q < NQF; ++q) {
+                real value = 0;
+#pragma unroll
+                for (int m = 0; m < M; ++m) value += t[m * NQF + q] * r[m];
+                face_lifting[((s * NV + v) * NQF + q) * n_faces + f] = eta * value;
+            }
+        }
+    }
+}
+
+// The conserved gradient G[v][d] at face point q of a side's element e: its modes'
+// physical gradients there [((d * M + m) * NQF + q) * n_side + i] times its coefficients,
+// plus its penalised lifting [(v * NQF + q) * n_faces + f] times the normal.
+template <typename real, int M, int NQF>
+__device__ __forceinline__ void face_gradient(const real* __restrict__ mode_gradients,
+                                              int n_side, int i,
+                                              const real* __restrict__ face_lifting,
+                                              int n_faces, int f, const real* __restrict__ u,
+                                              int n_elements, int e, int q, const real n[2],
+                                              real G[NV][2]) {
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        const real lift = face_lifting[(v * NQF + q) * n_faces + f];
+#pragma unroll
+        for (int d = 0; d < 2; ++d) {
+            real sum = lift * n[d];
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+                sum += mode_gradients[((d * M + m) * NQF + q) * n_side + i]
+                       * u[(v * M + m) * n_elements + e];
+            G[v][d] = sum;
+        }
+    }
+}
+
+template <typename real, int K, int M, int NQ, bool VISCOUS>
 __global__ void __launch_bounds__(128) volume_kernel(
     int n_group, int n_elements, const int* __restrict__ elements,
     const real* __restrict__ corners, const real* __restrict__ values,
     const real* __restrict__ gradients, const real* __restrict__ weights,
     const real* __restrict__ shape_gradients, const real* __restrict__ scale,
-    const real* __restrict__ u, real* rhs, real gamma) {
+    const real* __restrict__ u, real* rhs, real gamma, const real* __restrict__ lifting,
+    real mu_ref, real sutherland, real prandtl, int constant_law) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_group) return;
     const int e = elements[i];
@@ -101,6 +243,34 @@ __global__ void __launch_bounds__(128) volume_kernel(
         const real ex[2] = {1, 0}, ey[2] = {0, 1};
         euler_flux<real, 2>(w, ex, gamma, F[0]);
         euler_flux<real, 2>(w, ey, gamma, F[1]);
+        if (VISCOUS) {  // the conserved gradient: of the modes, plus the liftings' sum
+            const real inverse_det = real(1) / (J[0][0] * J[1][1] - J[0][1] * J[1][0]);
+            real G[NV][2], Fv[2][NV];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                real reference[2] = {0, 0};
+#pragma unroll
+                for (int m = 0; m < M; ++m) {
+                    reference[0] += gradients[m * NQ + q] * c[v][m];
+                    reference[1] += gradients[(M + m) * NQ + q] * c[v][m];
+                }
+#pragma unroll
+                for (int d = 0; d < 2; ++d) {
+                    real lifted = 0;
+#pragma unroll
+                    for (int m = 0; m < M; ++m)
+                        lifted += values[m * NQ + q] * lifting[((v * 2 + d) * M + m) * n_elements + e];
+                    G[v][d] = (B[0][d] * reference[0] + B[1][d] * reference[1]) * inverse_det
+                              + lifted;
+                }
+            }
+            viscous_flux_tensor(U, G, transport_of(mu_ref, sutherland, prandtl, constant_law),
+                                gamma, Fv);
+#pragma unroll
+            for (int d = 0; d < 2; ++d)
+#pragma unroll
+                for (int v = 0; v < NV; ++v) F[d][v] -= Fv[d][v];
+        }
 #pragma unroll
         for (int v = 0; v < NV; ++v) {
             const real g0 = weights[q] * (B[0][0] * F[0][v] + B[0][1] * F[1][v]);
@@ -117,7 +287,7 @@ __global__ void __launch_bounds__(128) volume_kernel(
         for (int m = 0; m < M; ++m) rhs[(v * M + m) * n_elements + e] = s * acc[v][m];
 }
 
-template <typename real, int M, int NQF, int FLUX>
+template <typename real, int M, int NQF, int FLUX, bool VISCOUS>
 __global__ void __launch_bounds__(128) face_kernel(
     int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
     const int* __restrict__ right, const int* __restrict__ trace_left,
@@ -125,7 +295,9 @@ __global__ void __launch_bounds__(128) face_kernel(
     const real* __restrict__ normal, const real* __restrict__ area,
     const real* __restrict__ side_scale, const real* __restrict__ weights,
     const real* __restrict__ u, const real* __restrict__ ghost, real* rhs,
-    real* __restrict__ boundary_flux, real gamma) {
+    real* __restrict__ boundary_flux, real gamma, const real* __restrict__ gradients_left,
+    const real* __restrict__ gradients_right, const real* __restrict__ face_lifting,
+    real mu_ref, real sutherland, real prandtl, int constant_law) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_faces) return;
     const bool interior = f < n_interior;
@@ -147,6 +319,25 @@ __global__ void __launch_bounds__(128) face_kernel(
                 wr[v] = ghost[(v * NQF + q) * n_boundary + (f - n_interior)];
         }
         riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
+        if (VISCOUS) {  // the mean of the sides' viscous fluxes; the ghost takes the inside's gradient
+            const Transport<real> transport = transport_of(mu_ref, sutherland, prandtl,
+                                                           constant_law);
+            real U[NV], G[NV][2], Fv[2][NV];
+            face_gradient<real, M, NQF>(gradients_left, n_faces, f, face_lifting, n_faces, f,
+                                        u, n_elements, l, q, n, G);
+            to_conserved(wl, gamma, U);
+            viscous_flux_tensor(U, G, transport, gamma, Fv);
+#pragma unroll
+            for (int v = 0; v < NV; ++v) flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
+            if (interior)
+                face_gradient<real, M, NQF>(gradients_right, n_interior, f,
+                                            face_lifting + NV * NQF * n_faces, n_faces, f, u,
+                                            n_elements, r, q, n, G);
+            to_conserved(wr, gamma, U);
+            viscous_flux_tensor(U, G, transport, gamma, Fv);
+#pragma unroll
+            for (int v = 0; v < NV; ++v) flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
+        }
 #pragma unroll
         for (int v = 0; v < NV; ++v) flux[q][v] *= weights[q];
     }

@@ -27,6 +27,7 @@
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/boundary.cuh"
+#include "../../../physics/kernels/viscous.cuh"
 
 // Gradients and limiters
 // JST_DIFFERENCES: the JST scheme's cell pass instead of gradients
@@ -340,10 +341,6 @@ __device__ __forceinline__ void corrected_gradient(const real a[DIM], const real
     for (int d = 0; d < DIM; ++d) out[d] += jump * t[d];
 }
 
-template <typename real>
-__device__ __forceinline__ real sutherland_viscosity(real t, const Viscosity<real>& V) {
-    return V.mu_ref * pow(t, real(1.5)) * (real(1) + V.sutherland) / (t + V.sutherland);
-}
 
 // Viscous flux per unit area (0, tau . n, u . tau . n + k grad T . n) between the cell
 // states wl, wr with gradients gl, gr.
@@ -365,7 +362,8 @@ __device__ void viscous_flux(const real wl[Vars<DIM>::N], const real wr[Vars<DIM
     }
     const real temperature_l = gamma * wl[P] / wl[0], temperature_r = gamma * wr[P] / wr[0];
     corrected_gradient<real, DIM>(tl, tr, temperature_l, temperature_r, t, inv_len, grad_t);
-    const real mu = sutherland_viscosity(real(0.5) * (temperature_l + temperature_r), V);
+    const real mu = sutherland_viscosity(real(0.5) * (temperature_l + temperature_r), V.mu_ref,
+                                         V.sutherland);
     real divergence = 0;
 #pragma unroll
     for (int i = 0; i < DIM; ++i) divergence += grad_u[i][i];
@@ -527,7 +525,8 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
         speed[f] = (fabs(normal_velocity<real, DIM>(mean, n))
                     + sound_speed(mean[0], mean[DIM + 1], gamma)) * a;
         if (VISCOUS) {
-            const real mu = sutherland_viscosity(gamma * mean[DIM + 1] / mean[0], V);
+            const real mu = sutherland_viscosity(gamma * mean[DIM + 1] / mean[0], V.mu_ref,
+                                                 V.sutherland);
             const real diffusivity = fmax(real(4.0 / 3.0), gamma / V.prandtl) * mu / mean[0];
             speed[F.n_faces + f] = diffusivity * inv_len * a;
         }
