@@ -89,8 +89,7 @@ def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
     refused = [(comm is not None, "one process (not several MPI ranks)"),
                (stepping.integrator not in TABLEAUX,
                 f"explicit steps ({', '.join(TABLEAUX)})"),
-               (run["precision"] != "fp64", "fp64"),
-               (case.physics["equations"] != "euler", "the Euler equations")]
+               (run["precision"] != "fp64", "fp64")]
     for refuse, what in refused:
         if refuse:
             raise ConfigError(f"{case.path}: [solver] method = 'dg' runs {what} so far")

@@ -235,8 +235,12 @@ def naca0012_triangles(path: Path | None, cells: int, *,
 
 @_register("cylinder")
 def cylinder(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
-             ring_radius: float = 1.0) -> Path | Mesh:
+             ring_radius: float = 1.0, first_layer: float = 0.1) -> Path | Mesh:
     """Cylinder of diameter 1: a structured quad ring at the wall, triangles outside.
+
+    The ring's first cell is ``first_layer`` times as high as the wall's cells are long
+    (0.1 for second-order finite volumes; high-order DG resolves the boundary layer inside
+    thicker cells, and their explicit time step grows with the height squared).
 
     Markers: ``cylinder``, ``farfield``.
     """
@@ -259,7 +263,7 @@ def cylinder(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
             ring.append(geo.addPlaneSurface([loop]))
         for arc in wall_arcs + ring_arcs:
             geo.mesh.setTransfiniteCurve(arc, n_around // 4 + 1)
-        ratio = _growth(wall / 10, ring_radius - 0.5, n_ring)
+        ratio = _growth(wall * first_layer, ring_radius - 0.5, n_ring)
         for spoke in spokes:
             geo.mesh.setTransfiniteCurve(spoke, n_ring + 1, "Progression", ratio)
         for s in ring:

@@ -14,7 +14,8 @@ from ..progress import activity
 
 #: Options that only some geometries take: option -> those geometries.
 GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),
-                    "threads": ("box", "wing", "oneram6"), "far": ("oneram6",)}
+                    "threads": ("box", "wing", "oneram6"), "far": ("oneram6",),
+                    "first_layer": ("cylinder",)}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,13 +35,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="oneram6 only: far field this many root chords out (default 20)")
     p.add_argument("--prism-layers", type=non_negative_int, default=None,
                    help="wing only: prism layers on the wall (default 5; 0: tetrahedra only)")
+    p.add_argument("--first-layer", type=positive_float, default=None, metavar="RATIO",
+                   help="cylinder only: first cell height over the wall cells' length "
+                        "(default 0.1)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder generate``."""
     options = {k: v for k, v in (("kind", args.kind), ("threads", args.threads),
-                                 ("prism_layers", args.prism_layers), ("far", args.far))
+                                 ("prism_layers", args.prism_layers), ("far", args.far),
+                                 ("first_layer", args.first_layer))
                if v is not None}
     for option in options:
         if args.geometry not in GEOMETRY_OPTIONS[option]:

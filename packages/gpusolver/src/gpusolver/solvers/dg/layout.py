@@ -72,7 +72,12 @@ class DGLayout:
     inverse_mass : numpy.ndarray
         ``(n_elements, n_modes, n_modes)``.
     size : numpy.ndarray
-        ``(n_elements,)`` length scale: twice the area over the perimeter.
+        ``(n_elements,)`` length scale of convection: twice the area over the perimeter.
+    diffusion_size : numpy.ndarray
+        ``(n_elements,)`` length scale of diffusion: ``size``, and on a quadrilateral at
+        most half its height across its longest side (the area over that side): a
+        stretched quadrilateral's diffusive time step is set by its short side, which
+        ``size`` overestimates.
     left, right : numpy.ndarray
         Elements of each face (``right`` -1 on the boundary).
     normal : numpy.ndarray
@@ -113,6 +118,7 @@ class DGLayout:
     groups: list[ElementGroup]
     inverse_mass: np.ndarray
     size: np.ndarray
+    diffusion_size: np.ndarray
     left: np.ndarray
     right: np.ndarray
     normal: np.ndarray
@@ -322,7 +328,8 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     xy = mesh.points[:, :2]
     n, m = len(shapes), n_modes(degree)
     strength = quadrature_strength(degree)
-    groups, inverse_mass, size = [], np.empty((n, m, m)), np.empty(n)
+    groups, inverse_mass = [], np.empty((n, m, m))
+    size, diffusion_size = np.empty(n), np.empty(n)
     for shape in CORNERS:
         elements = np.flatnonzero(shapes == shape)
         if not len(elements):
@@ -337,8 +344,12 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
         values = b.values(rule.points)
         weighted = values[:, :, None] * jw[None]
         inverse_mass[elements] = np.linalg.inv(np.einsum("mqe,nq->emn", weighted, values))
-        perimeter = np.linalg.norm(x - np.roll(x, -1, axis=1), axis=2).sum(axis=1)
-        size[elements] = 2.0 * jw.sum(axis=0) / perimeter
+        sides = np.linalg.norm(x - np.roll(x, -1, axis=1), axis=2)
+        size[elements] = 2.0 * jw.sum(axis=0) / sides.sum(axis=1)
+        diffusion_size[elements] = size[elements]
+        if shape == "quad":
+            diffusion_size[elements] = np.minimum(size[elements],
+                                                  0.5 * jw.sum(axis=0) / sides.max(axis=1))
         groups.append(ElementGroup(shape, elements, x, values, physical * jw[None, None], jw,
                                    points))
 
@@ -362,7 +373,8 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
         gradients = (trace_gradients(xy, shapes, corners, left, trace_left, degree, rule.points),
                      trace_gradients(xy, shapes, corners, right[:ni], trace_right, degree,
                                      rule.points))
-    return DGLayout(degree, m, n, groups, inverse_mass, size, left, right, normal, length,
-                    0.5 * (xy[a] + xy[b]).T, rule.weights, trace_tables(degree, rule.points),
-                    trace_left, trace_right, face_points, ni, plan.boundary_ranges(),
+    return DGLayout(degree, m, n, groups, inverse_mass, size, diffusion_size, left, right,
+                    normal, length, 0.5 * (xy[a] + xy[b]).T, rule.weights,
+                    trace_tables(degree, rule.points), trace_left, trace_right, face_points, ni,
+                    plan.boundary_ranges(),
                     faces[ni:], np.asarray(plan.cell_order), *gradients)

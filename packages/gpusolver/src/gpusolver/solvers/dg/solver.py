@@ -12,9 +12,11 @@ state of the boundary condition (:mod:`gpusolver.physics.boundary`, the same con
 as the finite-volume solver) at each Gauss point. With a Reynolds number the BR2 viscous
 terms of :mod:`gpusolver.solvers.dg.viscous` are subtracted. Time
 steps are explicit Runge-Kutta (:mod:`gpusolver.integrators.explicit`) at
-``dt = cfl / ((2p + 1) (|u| + c) / h + (2p + 1)^2 nu / h^2)`` (``nu``: the faster of the
-momentum and heat diffusivities, 0 for Euler), one global step or each element its own
-(steady states).
+``dt = cfl / ((2p + 1) (|u| + c) / h + N^2 nu / h_v^2)`` (``h``, ``h_v``: the element's
+convective and diffusive lengths of :class:`DGLayout`; ``N = (p + 1) (p + 2) / 2`` modes,
+whose square follows the growth of BR2's largest eigenvalue with p, measured for RK4 on
+quadrilaterals and triangles; ``nu``: the faster of the momentum and heat diffusivities, 0
+for Euler), one global step or each element its own (steady states).
 
 :class:`DGSolver` also offers what ``gpusolver run`` needs of a solver (steps with
 residual norms, wall forces and Cp from the wall faces' numerical fluxes, cell averages
@@ -144,6 +146,7 @@ class DGSolver:
         self._means = [tuple(self.backend.asarray(a) for a in (
             g.elements, g.values, g.weights, g.weights.sum(axis=0))) for g in self.layout.groups]
         self._size = self.backend.asarray(self.layout.size)
+        self._diffusion_size = self.backend.asarray(self.layout.diffusion_size)
         #: The Navier-Stokes terms (None: Euler).
         self.viscous = BR2(self.layout, gas) if viscous else None
         self.fused = None
@@ -304,7 +307,7 @@ class DGSolver:
         if self.viscous is not None:  # diffusion: momentum's and heat's, the faster one
             diffusivity = (gas.viscosity(gas.temperature(w)) / w[0]
                            * max(4.0 / 3.0, gas.gamma / gas.prandtl))
-            rate = rate + order**2 * diffusivity / self._size**2
+            rate = rate + self.layout.n_modes**2 * diffusivity / self._diffusion_size**2
         return self.cfl / rate
 
     def time_step(self) -> float:
@@ -329,19 +332,9 @@ class DGSolver:
             dt = self.local_time_steps()
         elif dt is None:
             dt = self.time_step()
-        first: dict = {}
-
-        def rate(u):
-            r = self.rate(u if self.filter is None else self.filter(u))
-            first.setdefault("wall_flux", self.boundary_flux)
-            return r
-
-        self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
-        if self.filter is not None:
-            self.u = self.filter(self.u)
+        r0 = self._runge_kutta(dt)
         self.time += 0.0 if local else dt
         self.iteration += 1
-        self._wall_flux = first["wall_flux"]
         bad = self.backend.to_host(self.gas.invalid(self.cell_averages()))
         if bad.any():
             element = int(np.argmax(bad))
@@ -353,6 +346,36 @@ class DGSolver:
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
+
+    def advance(self, steps: int, dt: float) -> np.ndarray:
+        """Take ``steps`` global steps of ``dt`` (long time-accurate runs) and return the
+        last one's residual norms, as :meth:`step` does.
+
+        Only the last step checks the state and reads norms back to the host: on a GPU
+        the others queue their kernels without waiting. A state that went bad earlier
+        stays bad (non-finite), so the last check still catches it.
+        """
+        for _ in range(steps - 1):
+            self._runge_kutta(dt)
+        self.time += (steps - 1) * dt
+        self.iteration += steps - 1
+        return self.step(dt)
+
+    def _runge_kutta(self, dt):
+        """One step of the integrator (filtered with shock capturing); keeps the wall
+        fluxes of its first stage and returns its first rate."""
+        first: dict = {}
+
+        def rate(u):
+            r = self.rate(u if self.filter is None else self.filter(u))
+            first.setdefault("wall_flux", self.boundary_flux)
+            return r
+
+        self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
+        if self.filter is not None:
+            self.u = self.filter(self.u)
+        self._wall_flux = first["wall_flux"]
+        return r0
 
     def advance_to(self, final_time: float) -> int:
         """Step at the CFL number up to ``final_time`` (the last step shortened); returns
