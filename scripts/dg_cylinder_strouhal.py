@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusolver.errors import SolverDivergedError
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.reference import n_modes
 from gpusolver.solvers.dg.solver import DGSolver
@@ -77,17 +78,23 @@ def run_degree(mesh, degree: int, start: np.ndarray | None, args, out: Path) -> 
     gas = Gas(dim=2, mach=MACH, reynolds=REYNOLDS / DIAMETER)
     solver = DGSolver(mesh, gas, {"cylinder": "no-slip-adiabatic", "farfield": "farfield"},
                       degree=degree, flux="rusanov", integrator="rk4", cfl=args.cfl,
-                      reference_area=DIAMETER, backend=args.backend)
+                      reference_area=DIAMETER, backend=args.backend,
+                      shock_capturing=args.shock_capturing)
     if start is None:
-        solver.u = solver.backend.asarray(solver.project(lambda x, t: kicked(gas, x)))
+        solver.u = solver.backend.asarray(solver.project(
+            lambda x, t: kicked(gas, x, circulation=args.kick)))
     else:
         u = np.zeros((gas.n_vars, n_modes(degree), start.shape[2]))
         u[:, :start.shape[1]] = start
         solver.set_conserved(u)
-    history, began = [], time.perf_counter()
+    history, began, diverged = [], time.perf_counter(), None
     final_time = args.time * DIAMETER / gas.mach
     while solver.time < final_time and time.perf_counter() - began < args.budget:
-        solver.advance(args.record_every, solver.time_step())
+        try:
+            solver.advance(args.record_every, solver.time_step())
+        except SolverDivergedError as error:
+            diverged = f"t = {solver.time * gas.mach / DIAMETER:.3f}: {error}"
+            break
         total = solver.wall_forces()["total"]
         history.append((solver.time * gas.mach / DIAMETER, total.lift, total.drag))
     seconds = time.perf_counter() - began
@@ -98,7 +105,8 @@ def run_degree(mesh, degree: int, start: np.ndarray | None, args, out: Path) -> 
               "dofs": solver.layout.n_elements * n_modes(degree), "steps": solver.iteration,
               "t_convective": float(t[-1]), "seconds": seconds,
               "seconds_per_step": seconds / solver.iteration,
-              "mean_cd": float(drag[len(t) // 2:].mean()), **strouhal(t, lift, args.periods)}
+              "mean_cd": float(drag[len(t) // 2:].mean()), "diverged": diverged,
+              **strouhal(t, lift, args.periods)}
     if result["strouhal"] is not None:
         result["error_vs_0.165"] = result["strouhal"] / REFERENCE - 1
     print(json.dumps(result), flush=True)
@@ -118,6 +126,10 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=240.0, help="seconds per degree")
     parser.add_argument("--record-every", type=int, default=20, help="steps between records")
     parser.add_argument("--periods", type=int, default=5, help="periods averaged")
+    parser.add_argument("--kick", type=float, default=0.2,
+                        help="circulation of the starting vortex, in U D")
+    parser.add_argument("--shock-capturing", action="store_true",
+                        help="the modal filter on (off by default, as in the solver)")
     parser.add_argument("--backend", default="cupy")
     parser.add_argument("--out", type=Path, default=Path("strouhal"))
     args = parser.parse_args()

@@ -224,6 +224,7 @@ def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
         np.testing.assert_allclose(norms[1], norms[0], rtol=1e-11)
     np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-12,
                                atol=1e-14)
+    assert (device._fused_steps() is None) == bool(options)  # the filter is array code
     forces = [s.wall_forces()["total"].force for s in solvers]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-11, atol=1e-14)
 

@@ -23,10 +23,11 @@ struct Transport {
 };
 
 // F[d][v]: the 2-D viscous flux (0, tau[:, d], u . tau[:, d] + k dT/dx_d) along x_d of the
-// conserved state U (rho, rho u, rho v, rho E) whose conserved gradient is G[v][d].
+// conserved state U (rho, rho u, rho v, rho E) whose conserved gradient is G[v][d]; heat
+// scales the conduction (0 at an adiabatic wall).
 template <typename real>
 __device__ void viscous_flux_tensor(const real U[4], const real G[4][2],
-                                    const Transport<real>& transport, real gamma,
+                                    const Transport<real>& transport, real gamma, real heat,
                                     real F[2][4]) {
     const real rho = U[0], velocity[2] = {U[1] / rho, U[2] / rho};
     real grad_u[2][2], grad_t[2];  // grad_u[i][d] = d u_i / d x_d
@@ -45,7 +46,7 @@ __device__ void viscous_flux_tensor(const real U[4], const real G[4][2],
         grad_t[d] = (gamma * grad_p - temperature * G[0][d]) / rho;
     }
     const real mu = transport.viscosity(temperature);
-    const real conductivity = mu / ((gamma - real(1)) * transport.prandtl);
+    const real conductivity = heat * mu / ((gamma - real(1)) * transport.prandtl);
     const real divergence = grad_u[0][0] + grad_u[1][1];
 #pragma unroll
     for (int d = 0; d < 2; ++d) {

@@ -17,6 +17,7 @@ import numpy as np
 
 from gpusolver.backends import Backend
 from gpusolver.backends.cuda import grid, real_type
+from gpusolver.backends.graphs import StepGraphs
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 from gpusolver.solvers.dg.layout import shape_functions
@@ -79,8 +80,9 @@ class FusedDG:
         self.trace_name = f"boundary_trace_kernel<{real}, {m}, {nqf}>"
         self.mass_name = f"mass_kernel<{real}, {m}>"
         self.lifting_name = f"lifting_kernel<{real}, {m}, {nqf}>"
+        self.stage_name = f"stage_kernel<{real}>"
         expressions = (*names.values(), self.face_name, self.trace_name, self.mass_name,
-                       *([self.lifting_name] if self.viscous else []))
+                       self.stage_name, *([self.lifting_name] if self.viscous else []))
         self.kernels = backend.kernels("gpusolver.solvers.dg", "kernels/dg.cu", expressions,
                                        optimised)
         ni = lay.n_interior
@@ -93,6 +95,10 @@ class FusedDG:
                       device(lay.normal), device(lay.area), device(side_scale),
                       device(lay.face_weights))
         code, value, self.array_markers = solver.kernel_conditions()
+        self.n_boundary = len(lay.left) - ni
+        #: The inside and ghost primitive states at the boundary faces' Gauss points.
+        self.traces = (self.xp.empty((4, nqf, self.n_boundary), self.dtype),
+                       self.xp.empty((4, nqf, self.n_boundary), self.dtype))
         self.conditions = (device(code, np.int32), device(value),
                            device(lay.point_normals[:, :, ni:]))
         gas = solver.gas
@@ -102,7 +108,7 @@ class FusedDG:
                           self.dtype.type(gas.prandtl), np.int32(gas.viscosity_law == "constant"))
         null = np.uint64(0)
         #: What the volume and face kernels read of the BR2 terms (null pointers for Euler).
-        self.volume_viscous, self.face_viscous = (null,), (null, null, null)
+        self.volume_viscous, self.face_viscous = (null,), (null, null, null, null)
         if self.viscous:
             self._lay_out_viscous(device, listed, solver.viscous)
         self.boundary_flux = None
@@ -120,21 +126,28 @@ class FusedDG:
         self.face_lifting = self.xp.empty((2 * 4 * len(lay.face_weights), nf), self.dtype)
         self.volume_viscous = (self.lifting,)
         self.face_viscous = (device(lay.left_trace_gradients), device(lay.right_trace_gradients),
-                             self.face_lifting)
+                             self.face_lifting, self.conditions[0])
 
     def rate(self, u):
         """``dU/dt`` of modal coefficients ``u`` ``(n_vars, n_modes, n_elements)``; sets
         :attr:`boundary_flux` (each boundary face's flux, integrated) as the NumPy rate
         does."""
-        lay, xp = self.layout, self.xp
         u = self.backend.asarray(u, self.dtype)
-        n, nf, ni, nqf = lay.n_elements, len(lay.left), lay.n_interior, len(lay.face_weights)
+        rhs = self.xp.empty_like(u)
+        self.boundary_flux = self.xp.empty((u.shape[0], self.n_boundary), self.dtype)
+        self.rate_into(u, rhs, self.boundary_flux)
+        return rhs
+
+    def rate_into(self, u, rhs, boundary_flux) -> None:
+        """Launch the kernels of :meth:`rate` into given buffers, allocating nothing (no
+        array code either unless some boundary is exact or periodic: what a CUDA graph
+        records)."""
+        lay = self.layout
+        n, nf, ni = lay.n_elements, len(lay.left), lay.n_interior
         i32 = np.int32
-        rhs = xp.empty_like(u)
         (left, right, trace_left, trace_right, tables, normal, area, side_scale,
          face_weights) = self.faces
-        inside = xp.empty((u.shape[0], nqf, nf - ni), self.dtype)
-        ghost = xp.empty_like(inside)
+        inside, ghost = self.traces
         self.kernels[self.trace_name](grid(nf - ni, BLOCK), (BLOCK,),
                                       (i32(nf), i32(ni), i32(n), left, trace_left, tables,
                                        *self.conditions, u, inside, ghost, self.gamma))
@@ -154,14 +167,76 @@ class FusedDG:
                                (i32(len(elements)), i32(n), elements, corners, values,
                                 gradients, weights, shapes, self.scale, u, rhs, self.gamma,
                                 *self.volume_viscous, *self.transport))
-        boundary_flux = xp.empty((u.shape[0], nf - ni), self.dtype)
         self.kernels[self.face_name](grid(nf, BLOCK), (BLOCK,),
                                      (i32(nf), i32(ni), i32(n), left, right, trace_left,
                                       trace_right, tables, normal, area, side_scale,
                                       face_weights, u, ghost, rhs, boundary_flux, self.gamma,
                                       *self.face_viscous, *self.transport))
-        self.boundary_flux = boundary_flux
         if len(listed):
             self.kernels[self.mass_name](grid(len(listed), BLOCK), (BLOCK,),
                                          (i32(len(listed)), i32(n), listed, inverse_mass, rhs))
-        return rhs
+
+
+class FusedDGSteps:
+    """Explicit Runge-Kutta steps of a :class:`FusedDG`: its kernels and one update kernel
+    per stage into buffers made once, each step recorded as a CUDA graph and replayed
+    (one launch per step: a small mesh's steps are otherwise bound by launch overhead).
+
+    Parameters
+    ----------
+    fused : FusedDG
+    stages : tuple of Stage
+        The method (:data:`gpusolver.integrators.explicit.TABLEAUX`).
+    graphs : bool
+        Record graphs (GPU only; never where a boundary's ghost states are array code).
+    """
+
+    def __init__(self, fused: FusedDG, stages, graphs: bool = True):
+        self.fused, self.stages, xp = fused, stages, fused.xp
+        lay, dtype = fused.layout, fused.dtype
+        shape = (4, lay.n_modes, lay.n_elements)
+        self.states = (xp.empty(shape, dtype), xp.empty(shape, dtype))
+        self.stage_state, self.total = xp.empty(shape, dtype), xp.empty(shape, dtype)
+        #: The rate of the step's first stage (at its start), then of the others.
+        self.first_rate, self.later_rate = xp.empty(shape, dtype), xp.empty(shape, dtype)
+        #: Each element's time step.
+        self.dt = xp.empty(lay.n_elements, dtype)
+        #: The boundary faces' fluxes of the first stage (wall forces), then the others'.
+        self.wall_flux = xp.empty((4, fused.n_boundary), dtype)
+        self._other_flux = xp.empty_like(self.wall_flux)
+        self.kernel = fused.kernels[fused.stage_name]
+        self.graphs = StepGraphs(fused.backend, graphs and not fused.array_markers)
+        self._dt_value = None
+
+    def __call__(self, u, dt):
+        """One step from ``u`` (not modified) with time step ``dt`` (a float, or each
+        element's on the backend); returns the new state, one of two buffers that steps
+        alternate between, and the first stage's rate."""
+        u0 = u
+        if not any(u is s for s in self.states):
+            self.states[0][...] = u
+            u0 = self.states[0]
+        out = self.states[1] if u0 is self.states[0] else self.states[0]
+        with self.graphs.stream:
+            if np.ndim(dt) or dt != self._dt_value:
+                self.dt[...] = dt
+            self._dt_value = None if np.ndim(dt) else dt
+        self.graphs.run(u0 is self.states[0], lambda: self._launches(u0, out))
+        return out, self.first_rate
+
+    def _launches(self, u0, out) -> None:
+        f, current = self.fused, u0
+        i32 = np.int32
+        size = out.size
+        for i, stage in enumerate(self.stages):
+            first, last = i == 0, i == len(self.stages) - 1
+            rate = self.first_rate if first else self.later_rate
+            f.rate_into(current, rate, self.wall_flux if first else self._other_flux)
+            target = out if last else self.stage_state
+            real = f.dtype.type
+            self.kernel(grid(size, BLOCK), (BLOCK,),
+                        (i32(size), i32(f.layout.n_elements), u0, current, rate, self.total,
+                         target, self.dt, real(stage.base), real(stage.current),
+                         real(stage.rate), real(stage.sum_weight), real(stage.from_sum),
+                         i32(first)))
+            current = target

@@ -148,8 +148,9 @@ class DGSolver:
         self._size = self.backend.asarray(self.layout.size)
         self._diffusion_size = self.backend.asarray(self.layout.diffusion_size)
         #: The Navier-Stokes terms (None: Euler).
-        self.viscous = BR2(self.layout, gas) if viscous else None
+        self.viscous = BR2(self.layout, gas, self._adiabatic_faces()) if viscous else None
         self.fused = None
+        self._steps = None
         if self.backend.name == "cupy":
             from gpusolver.solvers.dg.fused import FusedDG
             self.fused = FusedDG(self, self.backend)
@@ -283,6 +284,16 @@ class DGSolver:
             code[faces], value[:, faces] = kernel_condition(self.gas, spec)
         return code, value, by_array
 
+    def _adiabatic_faces(self) -> np.ndarray:
+        """``(n_boundary_faces,)`` True on the faces of adiabatic no-slip walls."""
+        lay = self.layout
+        out = np.zeros(len(lay.left) - lay.n_interior, dtype=bool)
+        for name, (first, end) in lay.markers.items():
+            spec = self.specs[name]
+            if spec != EXACT and spec.condition.name == "no-slip-adiabatic":
+                out[first - lay.n_interior:end - lay.n_interior] = True
+        return out
+
     def _marker_arrays(self, xp, name: str) -> tuple:
         """What :meth:`ghost_states` reads of marker ``name``, as ``xp`` arrays made once:
         the Gauss points' normals, or (periodic) the partner's points and faces."""
@@ -364,6 +375,11 @@ class DGSolver:
     def _runge_kutta(self, dt):
         """One step of the integrator (filtered with shock capturing); keeps the wall
         fluxes of its first stage and returns its first rate."""
+        steps = self._fused_steps()
+        if steps is not None:
+            self.u, first_rate = steps(self.u, dt)
+            self._wall_flux = steps.wall_flux
+            return first_rate
         first: dict = {}
 
         def rate(u):
@@ -376,6 +392,17 @@ class DGSolver:
             self.u = self.filter(self.u)
         self._wall_flux = first["wall_flux"]
         return r0
+
+    def _fused_steps(self):
+        """The kernels' steps (:class:`~gpusolver.solvers.dg.fused.FusedDGSteps`) of
+        :attr:`fused`, made on first use; None on the NumPy path or with shock
+        capturing (whose filter is array code)."""
+        if self.fused is None or self.filter is not None:
+            return None
+        if self._steps is None or self._steps.fused is not self.fused:
+            from gpusolver.solvers.dg.fused import FusedDGSteps
+            self._steps = FusedDGSteps(self.fused, self.stages)
+        return self._steps
 
     def advance_to(self, final_time: float) -> int:
         """Step at the CFL number up to ``final_time`` (the last step shortened); returns

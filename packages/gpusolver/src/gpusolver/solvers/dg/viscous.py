@@ -15,8 +15,11 @@ condition's ghost state, so that on a no-slip wall it is the wall's velocity). T
 takes the sum ``R`` of its faces' liftings; each face's flux is the mean of the two sides'
 ``F_v(U, grad U + eta r_f) . n`` (on a boundary the ghost state with the inside's
 gradient), ``eta`` the number of the element's faces, the smallest that keeps the scheme
-stable on every element (Brezzi et al.). The gradient is that of the conserved variables,
-turned into velocity and temperature gradients at each point.
+stable on every element (Brezzi et al.). No heat is conducted through an adiabatic wall's
+faces: the inside's temperature gradient there is not the wall's, and conducting it
+drains or feeds the wall cells until their pressure falls below zero (a cylinder at Re 100
+did, after two convective times). The gradient is that of the conserved variables, turned
+into velocity and temperature gradients at each point.
 """
 
 from __future__ import annotations
@@ -35,12 +38,18 @@ class BR2:
     layout : DGLayout
     gas : Gas
         With a Reynolds number.
+    adiabatic : numpy.ndarray, optional
+        ``(n_boundary_faces,)`` True on the faces of adiabatic walls (default: none).
     """
 
-    def __init__(self, layout: DGLayout, gas: Gas):
+    def __init__(self, layout: DGLayout, gas: Gas, adiabatic: np.ndarray | None = None):
         if layout.left_trace_gradients is None:
             raise ValueError("BR2 needs a layout built with viscous=True")
         self.layout, self.gas = layout, gas
+        #: Per face, 1, or 0 where no heat is conducted (adiabatic walls).
+        self.heat = np.ones(len(layout.left))
+        if adiabatic is not None:
+            self.heat[layout.n_interior:] = np.where(adiabatic, 0.0, 1.0)
         faces_of = np.empty(layout.n_elements)
         for group in layout.groups:
             faces_of[group.elements] = group.corners.shape[1]
@@ -91,19 +100,22 @@ class BR2:
                                    u[:, :, lay.left])
                          + self.eta_left * np.einsum("fmq,vdmf->vdqf", lay.left_trace,
                                                      lift_left))
-        face = self._flux(left_u, gradient_left, lay.normal[:, None, :])
+        face = self._flux(left_u, gradient_left, lay.normal[:, None, :], self.heat)
         gradient_right = (np.einsum("dmqf,vmf->vdqf", lay.right_trace_gradients, u[:, :, right])
                           + self.eta_right * np.einsum("fmq,vdmf->vdqf", lay.right_trace[:ni],
                                                        lift_right))
         other = np.concatenate([gradient_right, gradient_left[..., ni:]], axis=-1)
-        face = 0.5 * (face + self._flux(right_u, other, lay.normal[:, None, :]))
+        face = 0.5 * (face + self._flux(right_u, other, lay.normal[:, None, :], self.heat))
         return volume, face
 
-    def _flux(self, u: np.ndarray, gradient: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    def _flux(self, u: np.ndarray, gradient: np.ndarray, normal: np.ndarray,
+              heat: np.ndarray | float = 1.0) -> np.ndarray:
         """``F_v . normal`` of conserved states ``u`` ``(n_vars, ...)`` with conserved
-        gradients ``(n_vars, 2, ...)``; ``normal`` broadcasts to ``(2, ...)``."""
+        gradients ``(n_vars, 2, ...)``; ``normal`` broadcasts to ``(2, ...)``; ``heat``
+        (broadcast to ``u``'s last axis) scales the conduction."""
         gas = self.gas
         velocity, grad_u, grad_t, temperature = primitive_gradients(gas, u, gradient)
+        grad_t = grad_t * heat
         normal = np.broadcast_to(normal, (2, *u.shape[1:]))
         flat = (velocity.reshape(2, -1), grad_u.reshape(2, 2, -1), grad_t.reshape(2, -1),
                 gas.viscosity(temperature).reshape(-1), normal.reshape(2, -1))

@@ -129,7 +129,8 @@ __global__ void __launch_bounds__(128) lifting_kernel(
             to_conserved(w, gamma, ur);
         }
 #pragma unroll
-        for (int v = 0; v < NV; ++v) jump[v][q] = real(0.5) * weights[q] * area[f] * (ur[v] - ul[v]);
+        for (int v = 0; v < NV; ++v)
+            jump[v][q] = real(0.5) * weights[q] * area[f] * (ur[v] - ul[v]);
     }
     const real n[2] = {normal[f], normal[n_faces + f]};
     for (int s = 0; s < (interior ? 2 : 1); ++s) {
@@ -259,13 +260,14 @@ __global__ void __launch_bounds__(128) volume_kernel(
                     real lifted = 0;
 #pragma unroll
                     for (int m = 0; m < M; ++m)
-                        lifted += values[m * NQ + q] * lifting[((v * 2 + d) * M + m) * n_elements + e];
+                        lifted += values[m * NQ + q]
+                                  * lifting[((v * 2 + d) * M + m) * n_elements + e];
                     G[v][d] = (B[0][d] * reference[0] + B[1][d] * reference[1]) * inverse_det
                               + lifted;
                 }
             }
             viscous_flux_tensor(U, G, transport_of(mu_ref, sutherland, prandtl, constant_law),
-                                gamma, Fv);
+                                gamma, real(1), Fv);
 #pragma unroll
             for (int d = 0; d < 2; ++d)
 #pragma unroll
@@ -297,7 +299,8 @@ __global__ void __launch_bounds__(128) face_kernel(
     const real* __restrict__ u, const real* __restrict__ ghost, real* rhs,
     real* __restrict__ boundary_flux, real gamma, const real* __restrict__ gradients_left,
     const real* __restrict__ gradients_right, const real* __restrict__ face_lifting,
-    real mu_ref, real sutherland, real prandtl, int constant_law) {
+    const int* __restrict__ bc_code, real mu_ref, real sutherland, real prandtl,
+    int constant_law) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_faces) return;
     const bool interior = f < n_interior;
@@ -319,24 +322,29 @@ __global__ void __launch_bounds__(128) face_kernel(
                 wr[v] = ghost[(v * NQF + q) * n_boundary + (f - n_interior)];
         }
         riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
-        if (VISCOUS) {  // the mean of the sides' viscous fluxes; the ghost takes the inside's gradient
+        if (VISCOUS) {  // the mean of the sides' viscous fluxes; the ghost takes the
+                        // inside's gradient; no conduction through an adiabatic wall
             const Transport<real> transport = transport_of(mu_ref, sutherland, prandtl,
                                                            constant_law);
+            const real heat = !interior && bc_code[f - n_interior] == NO_SLIP_ADIABATIC
+                                  ? real(0) : real(1);
             real U[NV], G[NV][2], Fv[2][NV];
             face_gradient<real, M, NQF>(gradients_left, n_faces, f, face_lifting, n_faces, f,
                                         u, n_elements, l, q, n, G);
             to_conserved(wl, gamma, U);
-            viscous_flux_tensor(U, G, transport, gamma, Fv);
+            viscous_flux_tensor(U, G, transport, gamma, heat, Fv);
 #pragma unroll
-            for (int v = 0; v < NV; ++v) flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
+            for (int v = 0; v < NV; ++v)
+                flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
             if (interior)
                 face_gradient<real, M, NQF>(gradients_right, n_interior, f,
                                             face_lifting + NV * NQF * n_faces, n_faces, f, u,
                                             n_elements, r, q, n, G);
             to_conserved(wr, gamma, U);
-            viscous_flux_tensor(U, G, transport, gamma, Fv);
+            viscous_flux_tensor(U, G, transport, gamma, heat, Fv);
 #pragma unroll
-            for (int v = 0; v < NV; ++v) flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
+            for (int v = 0; v < NV; ++v)
+                flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
         }
 #pragma unroll
         for (int v = 0; v < NV; ++v) flux[q][v] *= weights[q];
@@ -421,4 +429,30 @@ __global__ void __launch_bounds__(128) mass_kernel(int n_listed, int n_elements,
             rhs[(v * M + m) * n_elements + e] = sum;
         }
     }
+}
+
+// One Runge-Kutta stage (gpusolver.integrators.explicit.Stage) over every coefficient i,
+// of element i % n_elements: with k the stage's rate and s the running sum,
+// s = (first ? 0 : s) + sum_weight k where sum_weight is not 0, and
+// out = base u0 + rate dt k + current u + from_sum dt s (u and out may be one buffer).
+template <typename real>
+__global__ void __launch_bounds__(128) stage_kernel(
+    int size, int n_elements, const real* __restrict__ u0, const real* u,
+    const real* __restrict__ k, real* __restrict__ total, real* out,
+    const real* __restrict__ dt, real base, real current, real rate, real sum_weight,
+    real from_sum, int first) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= size) return;
+    const real d = dt[i % n_elements];
+    real sum = 0;
+    if (sum_weight != 0) {
+        sum = first ? sum_weight * k[i] : total[i] + sum_weight * k[i];
+        total[i] = sum;
+    } else if (from_sum != 0) {
+        sum = total[i];
+    }
+    real next = base * u0[i] + rate * d * k[i];
+    if (current != 0) next += current * u[i];
+    if (from_sum != 0) next += from_sum * d * sum;
+    out[i] = next;
 }
