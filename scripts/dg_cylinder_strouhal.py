@@ -7,7 +7,7 @@ a few tens of convective times instead of waiting for round-off. Each degree aft
 starts from the previous one's last state (the modal bases are hierarchical: the higher
 modes start at zero). The lift coefficient is recorded every ``--record-every`` steps;
 the Strouhal number ``f D / U`` is one over the mean period between upward crossings of the
-mean lift over the last ``--periods`` periods.
+mean lift over the last ``--periods`` periods after ``--settle`` convective times.
 
 Writes ``strouhal.json`` (per degree: Strouhal number, the periods' spread, mean drag,
 lift amplitude, steps, seconds per step) and ``lift_p<degree>.csv`` under ``--out``.
@@ -57,10 +57,11 @@ def upward_crossings(t: np.ndarray, signal: np.ndarray) -> np.ndarray:
     return t[i] - s[i] * (t[i + 1] - t[i]) / (s[i + 1] - s[i])
 
 
-def strouhal(t: np.ndarray, lift: np.ndarray, periods: int) -> dict:
+def strouhal(t: np.ndarray, lift: np.ndarray, periods: int, settle: float) -> dict:
     """Strouhal number from the last ``periods`` periods of the lift history (convective
-    times ``t``); None where fewer have been recorded."""
-    crossings = upward_crossings(t[len(t) // 3:], lift[len(t) // 3:])
+    times ``t``) after the first ``settle``; None where fewer have been recorded."""
+    kept = t >= settle
+    crossings = upward_crossings(t[kept], lift[kept])
     if len(crossings) < periods + 1:
         return {"strouhal": None, "periods_recorded": max(len(crossings) - 1, 0)}
     lengths = np.diff(crossings[-periods - 1:])
@@ -105,8 +106,8 @@ def run_degree(mesh, degree: int, start: np.ndarray | None, args, out: Path) -> 
               "dofs": solver.layout.n_elements * n_modes(degree), "steps": solver.iteration,
               "t_convective": float(t[-1]), "seconds": seconds,
               "seconds_per_step": seconds / solver.iteration,
-              "mean_cd": float(drag[len(t) // 2:].mean()), "diverged": diverged,
-              **strouhal(t, lift, args.periods)}
+              "mean_cd": float(drag[t >= args.settle].mean()), "diverged": diverged,
+              **strouhal(t, lift, args.periods, args.settle)}
     if result["strouhal"] is not None:
         result["error_vs_0.165"] = result["strouhal"] / REFERENCE - 1
     print(json.dumps(result), flush=True)
@@ -121,9 +122,13 @@ def main() -> None:
                         help="generated mesh: first cell height over the wall cells' length")
     parser.add_argument("--degrees", type=int, nargs="+", default=[2, 3])
     parser.add_argument("--cfl", type=float, default=0.5)
-    parser.add_argument("--time", type=float, nargs="+", default=[120.0, 60.0],
+    parser.add_argument("--time", type=float, nargs="+", default=[110.0, 50.0],
                         help="convective times per degree (the last repeats)")
-    parser.add_argument("--budget", type=float, default=240.0, help="seconds per degree")
+    parser.add_argument("--budget", type=float, nargs="+", default=[240.0],
+                        help="seconds per degree (the last repeats)")
+    parser.add_argument("--settle", type=float, nargs="+", default=[60.0, 10.0],
+                        help="convective times before measuring, per degree (the last "
+                             "repeats): shedding from the kick saturates by about 60")
     parser.add_argument("--record-every", type=int, default=20, help="steps between records")
     parser.add_argument("--periods", type=int, default=5, help="periods averaged")
     parser.add_argument("--kick", type=float, default=0.2,
@@ -139,8 +144,12 @@ def main() -> None:
     mesh = read_mesh(path)
     results, state = [], None
     times = args.time + [args.time[-1]] * len(args.degrees)
-    for degree, duration in zip(args.degrees, times, strict=False):
-        args_for = argparse.Namespace(**{**vars(args), "time": duration})
+    budgets = args.budget + [args.budget[-1]] * len(args.degrees)
+    settles = args.settle + [args.settle[-1]] * len(args.degrees)
+    for degree, duration, budget, settle in zip(args.degrees, times, budgets, settles,
+                                                strict=False):
+        args_for = argparse.Namespace(**{**vars(args), "time": duration, "budget": budget,
+                                         "settle": settle})
         result, state = run_degree(mesh, degree, state, args_for, args.out)
         results.append(result)
     (args.out / "strouhal.json").write_text(json.dumps(
