@@ -180,3 +180,11 @@ def test_advance_takes_the_steps_that_step_takes():
     solvers[1].advance(4, dt)
     assert solvers[1].iteration == 4 and solvers[1].time == pytest.approx(4 * dt)
     np.testing.assert_array_equal(solvers[1].u, solvers[0].u)
+
+
+def test_advance_with_local_steps_lets_no_time_pass():
+    exact = lambda points, time: couette(COUETTE_GAS, points)  # noqa: E731
+    solver = DGSolver(_channel(4, 2, "quad"), COUETTE_GAS, dict.fromkeys(SIDES, "exact"),
+                      degree=1, exact=exact, local_time_step=True)
+    norms = solver.advance(3)
+    assert solver.iteration == 3 and solver.time == 0.0 and np.isfinite(norms).all()

@@ -358,17 +358,20 @@ class DGSolver:
             self.first_residual = float(norms[0])
         return norms
 
-    def advance(self, steps: int, dt: float) -> np.ndarray:
-        """Take ``steps`` global steps of ``dt`` (long time-accurate runs) and return the
-        last one's residual norms, as :meth:`step` does.
+    def advance(self, steps: int, dt: float | None = None) -> np.ndarray:
+        """Take ``steps`` steps of ``dt`` (default: as :meth:`step`; a global step is
+        computed once) and return the last one's residual norms, as :meth:`step` does.
 
         Only the last step checks the state and reads norms back to the host: on a GPU
         the others queue their kernels without waiting. A state that went bad earlier
         stays bad (non-finite), so the last check still catches it.
         """
+        local = dt is None and self.local_time_step
+        if dt is None and not local:
+            dt = self.time_step()
         for _ in range(steps - 1):
-            self._runge_kutta(dt)
-        self.time += (steps - 1) * dt
+            self._runge_kutta(self.local_time_steps() if local else dt)
+            self.time += 0.0 if local else dt
         self.iteration += steps - 1
         return self.step(dt)
 
