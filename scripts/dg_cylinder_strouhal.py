@@ -85,9 +85,7 @@ def run_degree(mesh, degree: int, start: np.ndarray | None, args, out: Path) -> 
         solver.u = solver.backend.asarray(solver.project(
             lambda x, t: kicked(gas, x, circulation=args.kick)))
     else:
-        u = np.zeros((gas.n_vars, n_modes(degree), start.shape[2]))
-        u[:, :start.shape[1]] = start
-        solver.set_conserved(u)
+        solver.set_conserved(start)
     history, began, diverged = [], time.perf_counter(), None
     final_time = args.time * DIAMETER / gas.mach
     while solver.time < final_time and time.perf_counter() - began < args.budget:

@@ -39,9 +39,7 @@ def run_degree(mesh, degree: int, start: np.ndarray | None, args, out: Path
                       degree=degree, flux="rusanov", integrator="rk4", cfl=args.cfl,
                       local_time_step=True, backend=args.backend)
     if start is not None:
-        u = np.zeros((gas.n_vars, n_modes(degree), start.shape[2]))
-        u[:, :start.shape[1]] = start
-        solver.set_conserved(u)
+        solver.set_conserved(start)
     history, began = [], time.perf_counter()
     while time.perf_counter() - began < args.budget:
         norms = solver.advance(args.record_every, None)

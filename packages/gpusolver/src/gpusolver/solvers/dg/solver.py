@@ -440,10 +440,22 @@ class DGSolver:
         return out
 
     def set_conserved(self, u: np.ndarray) -> None:
-        """Set the modal coefficients from the file's cell order (exactly)."""
+        """Set the modal coefficients from the file's cell order (exactly); those of a
+        lower degree start this one (the modes are hierarchical: the higher ones at 0).
+
+        Raises
+        ------
+        ValueError
+            If ``u`` has more modes than this degree.
+        """
+        u = np.asarray(u, dtype=np.float64)
+        if u.shape[1] > self.layout.n_modes:
+            raise ValueError(f"{u.shape[1]} modes given; degree {self.layout.degree} has "
+                             f"{self.layout.n_modes}")
         # C order, as the steps leave it: the sums' rounding depends on the layout
-        self.u = self.backend.asarray(np.ascontiguousarray(
-            np.asarray(u, dtype=np.float64)[:, :, self.layout.cell_order]))
+        padded = np.zeros((u.shape[0], self.layout.n_modes, u.shape[2]))
+        padded[:, :u.shape[1]] = u[:, :, self.layout.cell_order]
+        self.u = self.backend.asarray(padded)
 
     def high_order_view(self) -> tuple[np.ndarray, list, np.ndarray]:
         """Each element cut into ``(p + 1)^2`` sub-cells, the solution at their corners:

@@ -86,13 +86,6 @@ __device__ __forceinline__ void modal_state(const real* __restrict__ table,
     to_primitive(U, gamma, w);
 }
 
-// The viscous transport of the kernels' arguments.
-template <typename real>
-__device__ __forceinline__ Transport<real> transport_of(real mu_ref, real sutherland,
-                                                        real prandtl, int constant_law) {
-    return Transport<real>{mu_ref, sutherland, prandtl, constant_law};
-}
-
 // The BR2 lifting of each face's jump (U_hat - U_K) n_K in its left and right elements:
 // r = M^-1 sum_q w |f| phi_m(q) (U_other - U_own) / 2 times the left normal (the same for
 // both sides), M^-1 the element's scale where its mass matrix is scalar (mass_index < 0),
@@ -266,8 +259,8 @@ __global__ void __launch_bounds__(128) volume_kernel(
                               + lifted;
                 }
             }
-            viscous_flux_tensor(U, G, transport_of(mu_ref, sutherland, prandtl, constant_law),
-                                gamma, real(1), Fv);
+            const Transport<real> transport{mu_ref, sutherland, prandtl, constant_law};
+            viscous_flux_tensor(U, G, transport, gamma, real(1), Fv);
 #pragma unroll
             for (int d = 0; d < 2; ++d)
 #pragma unroll
@@ -324,8 +317,7 @@ __global__ void __launch_bounds__(128) face_kernel(
         riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
         if (VISCOUS) {  // the mean of the sides' viscous fluxes; the ghost takes the
                         // inside's gradient; no conduction through an adiabatic wall
-            const Transport<real> transport = transport_of(mu_ref, sutherland, prandtl,
-                                                           constant_law);
+            const Transport<real> transport{mu_ref, sutherland, prandtl, constant_law};
             const real heat = !interior && bc_code[f - n_interior] == NO_SLIP_ADIABATIC
                                   ? real(0) : real(1);
             real U[NV], G[NV][2], Fv[2][NV];
