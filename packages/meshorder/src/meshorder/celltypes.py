@@ -84,6 +84,17 @@ HIGHER_ORDER: dict[str, str] = {
     "pyramid13": "pyramid", "pyramid14": "pyramid",
 }
 
+#: Two-dimensional second-order types: each edge's mid node, as (corner, corner, node)
+#: positions in the cell (gmsh's and meshio's numbering; a quad9's centre node and a
+#: triangle7's are not on an edge).
+MID_EDGE_NODES: dict[str, tuple[tuple[int, int, int], ...]] = {
+    "line3": ((0, 1, 2),),
+    "triangle6": ((0, 1, 3), (1, 2, 4), (2, 0, 5)),
+    "triangle7": ((0, 1, 3), (1, 2, 4), (2, 0, 5)),
+    "quad8": ((0, 1, 4), (1, 2, 5), (2, 3, 6), (3, 0, 7)),
+    "quad9": ((0, 1, 4), (1, 2, 5), (2, 3, 6), (3, 0, 7)),
+}
+
 #: Facet types: the faces that bound cells of each dimension.
 FACET_TYPES = {2: ("line",), 3: ("triangle", "quad")}
 

@@ -4,7 +4,8 @@ Every generator takes a target cell count and returns the path it wrote; counts
 land within a factor of about 1.5 of the target (mesh sizes come from
 empirical constants). For a given gmsh version, the same arguments give the
 same mesh, except that ``threads > 1`` lets gmsh's parallel 3D mesher (HXT)
-number cells in thread order.
+number cells in thread order. The 2D geometries take ``order=2`` for second-order
+elements whose wall edges follow the geometry (high-order DG's curved walls).
 """
 
 from __future__ import annotations
@@ -111,8 +112,10 @@ def _deterministic(gmsh: object, threads: int = 1) -> None:
 
 
 def _mesh_2d(gmsh: object, path: Path | None, markers: dict[str, list[int]],
-             surfaces: list[int], *, frontal: bool = True) -> Path | Mesh:
-    """Name the boundary curves and the fluid, mesh in 2D and write (see :func:`_write`)."""
+             surfaces: list[int], *, frontal: bool = True, order: int = 1) -> Path | Mesh:
+    """Name the boundary curves and the fluid, mesh in 2D and write (see :func:`_write`);
+    ``order`` 2 gives second-order elements (triangle6, quad9) whose wall nodes lie on the
+    geometry (see :func:`_second_order`)."""
     gmsh.model.geo.synchronize()
     for name, curves in markers.items():
         gmsh.model.addPhysicalGroup(1, curves, name=name)
@@ -121,7 +124,17 @@ def _mesh_2d(gmsh: object, path: Path | None, markers: dict[str, list[int]],
     if frontal:
         gmsh.option.setNumber("Mesh.Algorithm", 6)
     gmsh.model.mesh.generate(2)
+    if order == 2:
+        _second_order(gmsh)
+    elif order != 1:
+        raise ValueError(f"order must be 1 or 2, not {order!r}")
     return _write(gmsh, path)
+
+
+def _second_order(gmsh: object) -> None:
+    """Make the mesh second order: gmsh puts each boundary edge's mid node on its curve
+    and the others at their edges' midpoints."""
+    gmsh.model.mesh.setOrder(2)
 
 
 def _airfoil_splines(geo: object, section: np.ndarray, size: float, *, scale: float = 1.0,
@@ -148,7 +161,7 @@ def _farfield_circle(geo: object, centre: tuple[float, float], radius: float,
 
 @_register("couette")
 def couette(path: Path | None, cells: int, *, kind: str = "quad",
-            length: float = 2.0) -> Path | Mesh:
+            length: float = 2.0, order: int = 1) -> Path | Mesh:
     """Structured channel ``length`` x 1 of quads, or of triangles (each quad split).
 
     Markers: ``bottom`` (fixed wall), ``top`` (moving wall), ``inlet``, ``outlet``.
@@ -168,12 +181,12 @@ def couette(path: Path | None, cells: int, *, kind: str = "quad",
             geo.mesh.setRecombine(2, surface)
         names = ("bottom", "outlet", "top", "inlet")
         return _mesh_2d(gmsh, path, {n: [line] for n, line in zip(names, lines, strict=True)},
-                        [surface], frontal=False)
+                        [surface], frontal=False, order=order)
 
 
 @_register("naca0012-ogrid")
 def naca0012_ogrid(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
-                   wall_spacing: float = 1e-3) -> Path | Mesh:
+                   wall_spacing: float = 1e-3, order: int = 1) -> Path | Mesh:
     """Structured O-grid of quads around a NACA0012, far field ``farfield_radius`` chords.
 
     Two transfinite halves (upper, lower) with geometric radial clustering to the
@@ -202,7 +215,7 @@ def naca0012_ogrid(path: Path | None, cells: int, *, farfield_radius: float = 20
             geo.mesh.setRecombine(2, surface)
         return _mesh_2d(gmsh, path, {"airfoil": [upper, lower],
                                      "farfield": [arc_top, arc_bottom]}, [top, bottom],
-                        frontal=False)
+                        frontal=False, order=order)
 
 
 def _growth(first: float, total: float, n: int) -> float:
@@ -219,7 +232,7 @@ def _growth(first: float, total: float, n: int) -> float:
 
 @_register("naca0012-tri")
 def naca0012_triangles(path: Path | None, cells: int, *,
-                       farfield_radius: float = 20.0) -> Path | Mesh:
+                       farfield_radius: float = 20.0, order: int = 1) -> Path | Mesh:
     """Unstructured triangles around a NACA0012 in a circular far field.
 
     Markers: ``airfoil``, ``farfield``.
@@ -230,12 +243,14 @@ def naca0012_triangles(path: Path | None, cells: int, *,
         foil, _ = _airfoil_splines(geo, naca00xx(120), wall)
         arcs = _farfield_circle(geo, (0.5, 0.0), farfield_radius, 500 * wall)
         surface = geo.addPlaneSurface([geo.addCurveLoop(arcs), geo.addCurveLoop(foil)])
-        return _mesh_2d(gmsh, path, {"airfoil": foil, "farfield": arcs}, [surface])
+        return _mesh_2d(gmsh, path, {"airfoil": foil, "farfield": arcs}, [surface],
+                        order=order)
 
 
 @_register("cylinder")
 def cylinder(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
-             ring_radius: float = 1.0, first_layer: float = 0.1) -> Path | Mesh:
+             ring_radius: float = 1.0, first_layer: float = 0.1, order: int = 1
+             ) -> Path | Mesh:
     """Cylinder of diameter 1: a structured quad ring at the wall, triangles outside.
 
     The ring's first cell is ``first_layer`` times as high as the wall's cells are long
@@ -272,12 +287,12 @@ def cylinder(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
         far = _farfield_circle(geo, (0.0, 0.0), farfield_radius, 1.5)
         outside = geo.addPlaneSurface([geo.addCurveLoop(far), geo.addCurveLoop(ring_arcs)])
         return _mesh_2d(gmsh, path, {"cylinder": wall_arcs, "farfield": far},
-                        [*ring, outside])
+                        [*ring, outside], order=order)
 
 
 @_register("flap")
 def two_element_airfoil(path: Path | None, cells: int, *, farfield_radius: float = 20.0,
-                        flap_angle_deg: float = 20.0) -> Path | Mesh:
+                        flap_angle_deg: float = 20.0, order: int = 1) -> Path | Mesh:
     """Main NACA0012 plus a 30%-chord flap deflected ``flap_angle_deg``, unstructured.
 
     Markers: ``main``, ``flap``, ``farfield``.
@@ -292,7 +307,8 @@ def two_element_airfoil(path: Path | None, cells: int, *, farfield_radius: float
         arcs = _farfield_circle(geo, (0.5, 0.0), farfield_radius, 400 * wall)
         surface = geo.addPlaneSurface([geo.addCurveLoop(arcs), geo.addCurveLoop(main),
                                        geo.addCurveLoop(flap)])
-        return _mesh_2d(gmsh, path, {"main": main, "flap": flap, "farfield": arcs}, [surface])
+        return _mesh_2d(gmsh, path, {"main": main, "flap": flap, "farfield": arcs}, [surface],
+                        order=order)
 
 
 @_register("box")

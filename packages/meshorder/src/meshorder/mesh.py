@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .celltypes import CELL_TYPES, FACET_TYPES, linear_type
+from .celltypes import CELL_TYPES, FACET_TYPES, MID_EDGE_NODES, linear_type
 from .errors import MeshWarning, TopologyError
 
 
@@ -53,6 +53,12 @@ class Mesh:
         Name of each marker id.
     source : str
         Where the mesh came from (a path, or a description).
+    mid_edge_nodes : numpy.ndarray
+        ``(n, 3)`` int64 rows ``(a, b, m)``, ``a < b``: node ``m`` of a two-dimensional
+        second-order cell or facet (line3, triangle6/7, quad8/9) lies on the edge between
+        corners ``a`` and ``b``, which is curved unless ``m`` is its midpoint. Empty for
+        linear meshes. Cells keep only their corners; a high-order solver maps the
+        edges through these nodes (the modal DG solver's curved walls).
     """
 
     points: np.ndarray
@@ -61,6 +67,7 @@ class Mesh:
     facet_markers: list[np.ndarray] = field(default_factory=list)
     marker_names: dict[int, str] = field(default_factory=dict)
     source: str = "<memory>"
+    mid_edge_nodes: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
 
     @property
     def dim(self) -> int:
@@ -132,7 +139,8 @@ class Mesh:
         The highest dimension present gives the volume cells; blocks one dimension
         lower are boundary facets; anything else (points, lines in 3D) is ignored
         with one :class:`~meshorder.errors.MeshWarning`. Higher-order cells keep
-        their corner vertices. Cells are checked for degeneracy and inversion and
+        their corner vertices; the mid-edge nodes of 2D second-order ones are kept in
+        :attr:`mid_edge_nodes`. Cells are checked for degeneracy and inversion and
         oriented positively (see :func:`meshorder.geometry.orient_cells`).
 
         Parameters
@@ -153,7 +161,8 @@ class Mesh:
         Raises
         ------
         TopologyError
-            If there are no volume cells, or a cell is degenerate or inverted.
+            If there are no volume cells, or a cell is degenerate or inverted, or two
+            second-order cells give one edge different mid nodes.
         """
         from .geometry import orient_cells  # geometry needs Mesh; import here
 
@@ -180,9 +189,12 @@ class Mesh:
         cells: dict[str, list[np.ndarray]] = {}
         facets: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         ignored: dict[str, int] = {}
+        mid_edges = []
         for name, ctype, conn, markers in typed:
             if not len(conn):
                 continue
+            if ctype is not None and ctype.dim >= dim - 1 and name in MID_EDGE_NODES:
+                mid_edges += [conn[:, list(positions)] for positions in MID_EDGE_NODES[name]]
             if ctype is not None and ctype.dim == dim:
                 cells.setdefault(ctype.name, []).append(conn[:, : ctype.corners])
             elif ctype is not None and ctype.name in FACET_TYPES[dim]:
@@ -204,8 +216,30 @@ class Mesh:
         for m in facet_markers:
             for key in np.unique(m):
                 names.setdefault(int(key), f"marker_{key}")
-        mesh = cls(points, cell_blocks, facet_blocks, facet_markers, names, source)
+        mesh = cls(points, cell_blocks, facet_blocks, facet_markers, names, source,
+                   _mid_edge_table(mid_edges, points, source))
         return orient_cells(mesh)
+
+
+def _mid_edge_table(rows: list[np.ndarray], points: np.ndarray, source: str) -> np.ndarray:
+    """The unique ``(a, b, m)`` rows (``a < b``) of second-order cells' edges.
+
+    Raises
+    ------
+    TopologyError
+        If two cells give one edge different mid nodes.
+    """
+    if not rows:
+        return np.zeros((0, 3), np.int64)
+    table = _as_index(np.concatenate(rows), points, source)
+    table[:, :2].sort(axis=1)
+    table = np.unique(table, axis=0)
+    clash = np.flatnonzero((np.diff(table[:, :2], axis=0) == 0).all(axis=1))
+    if len(clash):
+        a, b = table[clash[0], :2]
+        raise TopologyError(f"{source}: the edge between nodes {a} and {b} has two mid "
+                            f"nodes, {table[clash[0], 2]} and {table[clash[0] + 1, 2]}")
+    return table
 
 
 def _as_index(conn: np.ndarray, points: np.ndarray, source: str) -> np.ndarray:

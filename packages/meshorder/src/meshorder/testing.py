@@ -72,6 +72,57 @@ def grid_mesh(nx: int, ny: int, kind: str = "quad") -> Mesh:
     return _with_side_markers(points, blocks, SIDES_2D, f"grid {nx}x{ny} {kind}")
 
 
+def annulus_mesh(n_around: int, n_radial: int, kind: str = "quad", order: int = 2,
+                 radii: tuple[float, float] = (0.5, 1.0)) -> Mesh:
+    """The ring between two circles about the origin: ``n_around`` by ``n_radial`` quads
+    (or twice as many triangles, each quad cut along a diagonal), evenly spaced in angle
+    and radius; markers ``inner`` and ``outer``.
+
+    With ``order=2`` the cells are second order (quad9, triangle6) with their nodes
+    placed in polar coordinates: edges along a circle are arcs (to second order), radial
+    ones straight, so that every cell has a curved edge
+    (:attr:`~meshorder.mesh.Mesh.mid_edge_nodes`). With ``order=1``: the corners only.
+
+    Examples
+    --------
+    >>> mesh = annulus_mesh(8, 2, "triangle")
+    >>> mesh.n_cells, len(mesh.mid_edge_nodes), sorted(mesh.marker_names.values())
+    (32, 56, ['inner', 'outer'])
+    """
+    rings, spokes = 2 * n_radial + 1, 2 * n_around  # the second-order lattice
+    radius = np.linspace(radii[0], radii[1], rings)
+    angle = np.linspace(0.0, 2 * np.pi, spokes, endpoint=False)
+    points = np.column_stack([np.outer(np.cos(angle), radius).ravel(),
+                              np.outer(np.sin(angle), radius).ravel()])
+
+    def node(i, j):  # angle index i (wrapping), radius index j
+        return (i % spokes) * rings + j
+
+    i, j = (2 * a.ravel() for a in np.meshgrid(np.arange(n_around), np.arange(n_radial),
+                                               indexing="ij"))
+    corners = [node(i, j), node(i + 2, j), node(i + 2, j + 2), node(i, j + 2)]
+    mids = [node(i + 1, j), node(i + 2, j + 1), node(i + 1, j + 2), node(i, j + 1)]
+    centre = node(i + 1, j + 1)
+    if kind == "quad":
+        cells = [("quad9", np.column_stack([*corners, *mids, centre]))]
+    else:
+        cells = [("triangle6", np.concatenate([
+            np.column_stack([corners[0], corners[1], corners[2], mids[0], mids[1], centre]),
+            np.column_stack([corners[0], corners[2], corners[3], centre, mids[2], mids[3]])]))]
+    around = 2 * np.arange(n_around)
+    facets = [("line3", np.column_stack([node(around, 0), node(around + 2, 0),
+                                         node(around + 1, 0)]), np.zeros(n_around, np.int64)),
+              ("line3", np.column_stack([node(around, rings - 1), node(around + 2, rings - 1),
+                                         node(around + 1, rings - 1)]),
+               np.ones(n_around, np.int64))]
+    blocks = [(t, c, None) for t, c in cells] + facets
+    if order == 1:
+        linear = {"quad9": ("quad", 4), "triangle6": ("triangle", 3), "line3": ("line", 2)}
+        blocks = [(linear[t][0], c[:, :linear[t][1]], m) for t, c, m in blocks]
+    return Mesh.from_blocks(points, blocks, {0: "inner", 1: "outer"},
+                            f"annulus {n_around}x{n_radial} {kind} order {order}")
+
+
 def box_cells(nx: int, ny: int, nz: int, kind: str = "tetra") -> tuple[np.ndarray, CellBlock]:
     """Points and cells of the unit cube: hexahedra, or six tetrahedra per hexahedron.
 

@@ -15,7 +15,8 @@ from ..progress import activity
 #: Options that only some geometries take: option -> those geometries.
 GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),
                     "threads": ("box", "wing", "oneram6"), "far": ("oneram6",),
-                    "first_layer": ("cylinder",)}
+                    "first_layer": ("cylinder",),
+                    "order": ("couette", "naca0012-ogrid", "naca0012-tri", "cylinder", "flap")}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +39,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--first-layer", type=positive_float, default=None, metavar="RATIO",
                    help="cylinder only: first cell height over the wall cells' length "
                         "(default 0.1)")
+    p.add_argument("--order", type=int, choices=[1, 2], default=None,
+                   help="2D only: 2 writes second-order elements (triangle6, quad9) whose "
+                        "wall edges follow the geometry (default 1)")
     p.set_defaults(run=run)
 
 
@@ -45,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder generate``."""
     options = {k: v for k, v in (("kind", args.kind), ("threads", args.threads),
                                  ("prism_layers", args.prism_layers), ("far", args.far),
-                                 ("first_layer", args.first_layer))
+                                 ("first_layer", args.first_layer), ("order", args.order))
                if v is not None}
     for option in options:
         if args.geometry not in GEOMETRY_OPTIONS[option]:

@@ -14,6 +14,9 @@ from ..mesh import Mesh
 #: gmsh element families (by number of primary nodes and dimension) -> linear type name.
 _GMSH_LINEAR = {(1, 2): "line", (2, 3): "triangle", (2, 4): "quad", (3, 4): "tetra",
                 (3, 8): "hexahedron", (3, 6): "wedge", (3, 5): "pyramid"}
+#: 2D second-order types kept whole, by (dimension, nodes): their mid-edge nodes curve
+#: the edges (:attr:`meshorder.mesh.Mesh.mid_edge_nodes`).
+_GMSH_SECOND_ORDER = {(1, 3): "line3", (2, 6): "triangle6", (2, 8): "quad8", (2, 9): "quad9"}
 
 
 @contextmanager
@@ -122,7 +125,10 @@ def _entity_blocks(gmsh: object, index: np.ndarray, dim: int, tag: int,
         name = _GMSH_LINEAR.get((edim, n_primary))
         if name is None:
             continue
-        conn = index[enodes.astype(np.int64).reshape(-1, n_nodes)[:, :n_primary]]
+        kept = n_primary
+        if (edim, n_nodes) in _GMSH_SECOND_ORDER:
+            name, kept = _GMSH_SECOND_ORDER[edim, n_nodes], n_nodes
+        conn = index[enodes.astype(np.int64).reshape(-1, n_nodes)[:, :kept]]
         marks = None if marker is None else np.full(len(conn), marker, np.int64)
         blocks.append((name, conn, marks))
     return blocks

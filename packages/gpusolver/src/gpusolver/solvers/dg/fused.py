@@ -22,7 +22,7 @@ from gpusolver.backends.graphs import StepGraphs
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 from gpusolver.solvers.dg.layout import shape_functions
-from gpusolver.solvers.dg.reference import CORNERS, basis, element_rule, quadrature_strength
+from gpusolver.solvers.dg.reference import basis, element_rule, quadrature_strength
 
 if TYPE_CHECKING:
     from gpusolver.solvers.dg.solver import DGSolver
@@ -63,14 +63,14 @@ class FusedDG:
         names = {}
         for g in lay.groups:
             rule = element_rule(g.shape, strength)
-            k = len(CORNERS[g.shape])
+            k = g.nodes.shape[1]
             name = f"volume_kernel<{real}, {k}, {m}, {len(rule.weights)}, {viscous}>"
-            names[g.shape] = name
+            names[g.shape, k] = name
             self.groups.append((name, device(g.elements, np.int32),
-                                device(g.corners.transpose(1, 2, 0).reshape(2 * k, -1)),
+                                device(g.nodes.transpose(1, 2, 0).reshape(2 * k, -1)),
                                 device(g.values), device(basis(g.shape, lay.degree).gradients(
                                     rule.points)), device(rule.weights),
-                                device(shape_functions(g.shape, rule.points)[1])))
+                                device(shape_functions(g.shape, rule.points, k)[1])))
         scale = np.where(lay.scalar_mass, lay.inverse_mass[:, 0, 0], 1.0)
         self.scale = device(scale)
         listed = np.flatnonzero(~lay.scalar_mass)
@@ -87,14 +87,22 @@ class FusedDG:
         self.kernels = backend.kernels("gpusolver.solvers.dg", "kernels/dg.cu", expressions,
                                        optimised)
         ni = lay.n_interior
-        side_scale = np.zeros((2, len(lay.left)))  # each face's length times its elements'
-        side_scale[0] = lay.area * scale[lay.left]  # scales, left then right
-        side_scale[1, :ni] = lay.area[:ni] * scale[lay.right[:ni]]
+        side_scale = np.zeros((2, len(lay.left)))  # each face's elements' scales
+        side_scale[0] = scale[lay.left]
+        side_scale[1, :ni] = scale[lay.right[:ni]]
+        curved = lay.curved_faces
+        curved_index = np.full(len(lay.left), -1)
+        curved_index[curved] = np.arange(len(curved))
+        curved_table = np.concatenate([lay.point_normals[:, :, curved],
+                                       lay.line_jacobian[None, :, curved]])
+        #: Where the faces are: normals, lengths, and the curved faces' points' own.
+        self.face_geometry = (device(lay.normal), device(lay.area),
+                              device(curved_index, np.int32),
+                              device(np.append(curved_table, 0.0)), np.int32(len(curved)))
         self.faces = (device(lay.left, np.int32), device(np.append(lay.right[:ni], 0), np.int32),
                       device(lay.trace_left, np.int32),
                       device(np.append(lay.trace_right, 0), np.int32), device(lay.trace_table),
-                      device(lay.normal), device(lay.area), device(side_scale),
-                      device(lay.face_weights))
+                      device(side_scale), device(lay.face_weights))
         code, value, self.array_markers = solver.kernel_conditions()
         self.n_boundary = len(lay.left) - ni
         #: The inside and ghost primitive states at the boundary faces' Gauss points.
@@ -124,7 +132,7 @@ class FusedDG:
         mass_index[listed] = np.arange(len(listed))
         self.lifting_arrays = (device(penalty), device(mass_index, np.int32))
         self.lifting = self.xp.empty((4 * 2 * lay.n_modes, n), self.dtype)
-        self.face_lifting = self.xp.empty((2 * 4 * len(lay.face_weights), nf), self.dtype)
+        self.face_lifting = self.xp.empty((2 * 4 * 2 * len(lay.face_weights), nf), self.dtype)
         self.volume_viscous = (self.lifting,)
         self.face_viscous = (device(lay.left_trace_gradients), device(lay.right_trace_gradients),
                              self.face_lifting, self.conditions[0])
@@ -146,8 +154,7 @@ class FusedDG:
         lay = self.layout
         n, nf, ni = lay.n_elements, len(lay.left), lay.n_interior
         i32 = np.int32
-        (left, right, trace_left, trace_right, tables, normal, area, side_scale,
-         face_weights) = self.faces
+        left, right, trace_left, trace_right, tables, side_scale, face_weights = self.faces
         inside, ghost = self.traces
         self.kernels[self.trace_name](grid(nf - ni, BLOCK), (BLOCK,),
                                       (i32(nf), i32(ni), i32(n), left, trace_left, tables,
@@ -161,16 +168,17 @@ class FusedDG:
             self.kernels[self.lifting_name](
                 grid(nf, BLOCK), (BLOCK,),
                 (i32(nf), i32(ni), i32(n), left, right, trace_left, trace_right, tables,
-                 normal, area, face_weights, penalty, mass_index, self.scale, i32(len(listed)),
-                 inverse_mass, u, ghost, self.lifting, self.face_lifting, self.gamma))
-        for name, elements, corners, values, gradients, weights, shapes in self.groups:
+                 *self.face_geometry, face_weights, penalty, mass_index, self.scale,
+                 i32(len(listed)), inverse_mass, u, ghost, self.lifting, self.face_lifting,
+                 self.gamma))
+        for name, elements, nodes, values, gradients, weights, shapes in self.groups:
             self.kernels[name](grid(len(elements), BLOCK), (BLOCK,),
-                               (i32(len(elements)), i32(n), elements, corners, values,
+                               (i32(len(elements)), i32(n), elements, nodes, values,
                                 gradients, weights, shapes, self.scale, u, rhs, self.gamma,
                                 *self.volume_viscous, *self.transport))
         self.kernels[self.face_name](grid(nf, BLOCK), (BLOCK,),
                                      (i32(nf), i32(ni), i32(n), left, right, trace_left,
-                                      trace_right, tables, normal, area, side_scale,
+                                      trace_right, tables, *self.face_geometry, side_scale,
                                       face_weights, u, ghost, rhs, boundary_flux, self.gamma,
                                       *self.face_viscous, *self.transport))
         if len(listed):

@@ -209,7 +209,7 @@ class DGSolver:
             volume, viscous_flux = self.viscous.terms(u, inside, outside)
             total -= volume
             face_flux = face_flux - viscous_flux
-        weights = lay.face_weights[None, :, None] * lay.area[None, None, :]
+        weights = (lay.face_weights[:, None] * lay.line_jacobian)[None]
         ni = lay.n_interior
         self.boundary_flux = (face_flux[:, :, ni:] * weights[:, :, ni:]).sum(axis=1)
         left = np.einsum("fmq,vqf->vmf", lay.left_trace, face_flux * weights)
@@ -466,8 +466,8 @@ class DGSolver:
         points, blocks, states, first = [], [], [], 0
         for g in lay.groups:
             ref, cells = subdivision(g.shape, lay.degree + 1)
-            weights, _ = shape_functions(g.shape, ref)
-            xy = np.einsum("km,ekd->emd", weights, g.corners)  # (n_e, m, 2)
+            weights, _ = shape_functions(g.shape, ref, g.nodes.shape[1])
+            xy = np.einsum("km,ekd->emd", weights, g.nodes)  # (n_e, m, 2)
             values = np.einsum("mq,vme->veq", basis(g.shape, lay.degree).values(ref),
                                u[:, :, g.elements])
             count = ref.shape[1]

@@ -28,6 +28,7 @@ import numpy as np
 
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import DGLayout
+from gpusolver.solvers.dg.reference import CORNERS
 
 
 class BR2:
@@ -52,7 +53,7 @@ class BR2:
             self.heat[layout.n_interior:] = np.where(adiabatic, 0.0, 1.0)
         faces_of = np.empty(layout.n_elements)
         for group in layout.groups:
-            faces_of[group.elements] = group.corners.shape[1]
+            faces_of[group.elements] = len(CORNERS[group.shape])
         #: The penalty of each face's left and right element: its number of faces.
         self.eta_left = faces_of[layout.left]
         self.eta_right = faces_of[layout.right[:layout.n_interior]]
@@ -74,8 +75,8 @@ class BR2:
         right_u = gas.to_conserved(outside)
         # (U_hat - U_left) n_left = (U_hat - U_right) n_right: one integrand for both
         jump = 0.5 * (right_u - left_u)
-        weighted = jump * (lay.face_weights[None, :, None] * lay.area[None, None, :])
-        moment = np.einsum("vqf,df->vdqf", weighted, lay.normal)
+        weighted = jump * (lay.face_weights[:, None] * lay.line_jacobian)[None]
+        moment = np.einsum("vqf,dqf->vdqf", weighted, lay.point_normals)
         lift_left = np.einsum("fmn,vdnf->vdmf", lay.inverse_mass[lay.left],
                               np.einsum("fnq,vdqf->vdnf", lay.left_trace, moment))
         right = lay.right[:ni]
@@ -100,12 +101,12 @@ class BR2:
                                    u[:, :, lay.left])
                          + self.eta_left * np.einsum("fmq,vdmf->vdqf", lay.left_trace,
                                                      lift_left))
-        face = self._flux(left_u, gradient_left, lay.normal[:, None, :], self.heat)
+        face = self._flux(left_u, gradient_left, lay.point_normals, self.heat)
         gradient_right = (np.einsum("dmqf,vmf->vdqf", lay.right_trace_gradients, u[:, :, right])
                           + self.eta_right * np.einsum("fmq,vdmf->vdqf", lay.right_trace[:ni],
                                                        lift_right))
         other = np.concatenate([gradient_right, gradient_left[..., ni:]], axis=-1)
-        face = 0.5 * (face + self._flux(right_u, other, lay.normal[:, None, :], self.heat))
+        face = 0.5 * (face + self._flux(right_u, other, lay.point_normals, self.heat))
         return volume, face
 
     def _flux(self, u: np.ndarray, gradient: np.ndarray, normal: np.ndarray,

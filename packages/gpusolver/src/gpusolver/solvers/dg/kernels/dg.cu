@@ -9,7 +9,7 @@
 //                  penalty;
 //   volume_kernel  one thread per element of one shape: the state at each volume Gauss
 //                  point, the physical flux mapped to the reference element by the
-//                  Jacobian's cofactors (computed from the corners there), and the sum
+//                  Jacobian's cofactors (computed from the nodes there), and the sum
 //                  over points of the reference gradients times it; writes the element's
 //                  rows of the right-hand side times its scale; with VISCOUS, the
 //                  viscous flux of the state and its gradient plus the sum of liftings
@@ -30,16 +30,21 @@
 // The scale of an element is the inverse of its constant Jacobian where the mass matrix is
 // that Jacobian times the identity (orthonormal modes on an affine element), so that the
 // rows are the rate itself; it is 1 on the others, which mass_kernel finishes. The face's
-// side scales are its length times its elements' scales.
+// side scales are its elements' scales. A group's elements are mapped by K nodes: their
+// corners (straight sides) or their corners and mid-edge points (curved, K = 6 or 8;
+// gpusolver/solvers/dg/layout.py's shape_functions). A straight face has one normal and
+// its length; a curved one (curved_index >= 0) has a normal and a length element at each
+// Gauss point, in a table of the curved faces (face_geometry).
 //
 // Layout: modal coefficients variable-major then mode, [(v * M + m) * n + e] in the plan's
 // element order; reference tables [m * NQ + q] (values), [(a * M + m) * NQ + q]
-// (gradients along the reference axis a); corners of a group's element i at
+// (gradients along the reference axis a); nodes of a group's element i at
 // [(2 * k + d) * n_group + i]; sums of liftings [((v * 2 + d) * M + m) * n + e]; the
 // modes' physical gradients at the face points [((d * M + m) * NQF + q) * n_side + f] (left:
 // every face, right: the interior ones); penalised liftings at the face points
-// [((s * NV + v) * NQF + q) * n_faces + f], side s = 0 left, 1 right, without the normal
-// they are proportional to. fp32 and fp64 from one source.
+// [(((s * NV + v) * 2 + d) * NQF + q) * n_faces + f], side s = 0 left, 1 right; curved
+// faces' normals and length elements [(c * NQF + q) * n_curved + i], c = 0, 1 the normal,
+// 2 the length element. fp32 and fp64 from one source.
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/boundary.cuh"
@@ -86,16 +91,48 @@ __device__ __forceinline__ void modal_state(const real* __restrict__ table,
     to_primitive(U, gamma, w);
 }
 
+// The unit normal n[q] out of the left element and the length element ds[q] (length per
+// unit of the face's parameter, times which the Gauss weights integrate) at each Gauss
+// point of face f: its chord's on a straight face, its row of the curved faces' table on
+// a curved one.
+template <typename real, int NQF>
+struct FaceGeometry {
+    real n[NQF][2];
+    real ds[NQF];
+};
+
+template <typename real, int NQF>
+__device__ __forceinline__ FaceGeometry<real, NQF> face_geometry(
+    int f, int n_faces, const real* __restrict__ normal, const real* __restrict__ area,
+    const int* __restrict__ curved_index, const real* __restrict__ curved, int n_curved) {
+    FaceGeometry<real, NQF> g;
+    const int c = curved_index[f];
+#pragma unroll
+    for (int q = 0; q < NQF; ++q) {
+        if (c < 0) {
+            g.n[q][0] = normal[f];
+            g.n[q][1] = normal[n_faces + f];
+            g.ds[q] = area[f];
+        } else {
+            g.n[q][0] = curved[q * n_curved + c];
+            g.n[q][1] = curved[(NQF + q) * n_curved + c];
+            g.ds[q] = curved[(2 * NQF + q) * n_curved + c];
+        }
+    }
+    return g;
+}
+
 // The BR2 lifting of each face's jump (U_hat - U_K) n_K in its left and right elements:
-// r = M^-1 sum_q w |f| phi_m(q) (U_other - U_own) / 2 times the left normal (the same for
-// both sides), M^-1 the element's scale where its mass matrix is scalar (mass_index < 0),
-// else its listed inverse mass matrix [(m * M + k) * n_listed + i].
+// r_d = M^-1 sum_q w ds phi_m(q) (U_right - U_left) / 2 n_d(q), n the left normal (the
+// same for both sides), M^-1 the element's scale where its mass matrix is scalar
+// (mass_index < 0), else its listed inverse mass matrix [(m * M + k) * n_listed + i].
 template <typename real, int M, int NQF>
 __global__ void __launch_bounds__(128) lifting_kernel(
     int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
     const int* __restrict__ right, const int* __restrict__ trace_left,
     const int* __restrict__ trace_right, const real* __restrict__ tables,
     const real* __restrict__ normal, const real* __restrict__ area,
+    const int* __restrict__ curved_index, const real* __restrict__ curved, int n_curved,
     const real* __restrict__ weights, const real* __restrict__ penalty,
     const int* __restrict__ mass_index, const real* __restrict__ scale, int n_listed,
     const real* __restrict__ inverse_mass, const real* __restrict__ u,
@@ -108,7 +145,9 @@ __global__ void __launch_bounds__(128) lifting_kernel(
     const int element[2] = {left[f], interior ? right[f] : -1};
     const real* trace[2] = {tables + trace_left[f] * M * NQF,
                             interior ? tables + trace_right[f] * M * NQF : nullptr};
-    real jump[NV][NQF];  // (U_right - U_left) / 2 times the Gauss weight and the length
+    const FaceGeometry<real, NQF> g = face_geometry<real, NQF>(f, n_faces, normal, area,
+                                                                curved_index, curved, n_curved);
+    real jump[NV][NQF];  // (U_right - U_left) / 2 times the Gauss weight and length element
 #pragma unroll
     for (int q = 0; q < NQF; ++q) {
         real ul[NV], ur[NV];
@@ -123,63 +162,61 @@ __global__ void __launch_bounds__(128) lifting_kernel(
         }
 #pragma unroll
         for (int v = 0; v < NV; ++v)
-            jump[v][q] = real(0.5) * weights[q] * area[f] * (ur[v] - ul[v]);
+            jump[v][q] = real(0.5) * weights[q] * g.ds[q] * (ur[v] - ul[v]);
     }
-    const real n[2] = {normal[f], normal[n_faces + f]};
     for (int s = 0; s < (interior ? 2 : 1); ++s) {
         const int e = element[s], listed = mass_index[e];
         const real* t = trace[s];
 #pragma unroll
-        for (int v = 0; v < NV; ++v) {
-            real moment[M], r[M];
+        for (int v = 0; v < NV; ++v)
 #pragma unroll
-            for (int m = 0; m < M; ++m) {
-                moment[m] = 0;
+            for (int d = 0; d < 2; ++d) {
+                real moment[M], r[M];
 #pragma unroll
-                for (int q = 0; q < NQF; ++q) moment[m] += t[m * NQF + q] * jump[v][q];
-            }
+                for (int m = 0; m < M; ++m) {
+                    moment[m] = 0;
 #pragma unroll
-            for (int m = 0; m < M; ++m) {
-                if (listed < 0) {
-                    r[m] = scale[e] * moment[m];
-                } else {
-                    r[m] = 0;
-#pragma unroll
-                    for (int k = 0; k < M; ++k)
-                        r[m] += inverse_mass[(m * M + k) * n_listed + listed] * moment[k];
+                    for (int q = 0; q < NQF; ++q)
+                        moment[m] += t[m * NQF + q] * jump[v][q] * g.n[q][d];
                 }
 #pragma unroll
-                for (int d = 0; d < 2; ++d)
-                    atomicAdd(&lifting[((v * 2 + d) * M + m) * n_elements + e], r[m] * n[d]);
-            }
-            const real eta = penalty[s * n_faces + f];
+                for (int m = 0; m < M; ++m) {
+                    if (listed < 0) {
+                        r[m] = scale[e] * moment[m];
+                    } else {
+                        r[m] = 0;
 #pragma unroll
-            for (int q = 0; q < NQF; ++q) {
-                real value = 0;
+                        for (int k = 0; k < M; ++k)
+                            r[m] += inverse_mass[(m * M + k) * n_listed + listed] * moment[k];
+                    }
+                    atomicAdd(&lifting[((v * 2 + d) * M + m) * n_elements + e], r[m]);
+                }
+                const real eta = penalty[s * n_faces + f];
 #pragma unroll
-                for (int m = 0; m < M; ++m) value += t[m * NQF + q] * r[m];
-                face_lifting[((s * NV + v) * NQF + q) * n_faces + f] = eta * value;
+                for (int q = 0; q < NQF; ++q) {
+                    real value = 0;
+#pragma unroll
+                    for (int m = 0; m < M; ++m) value += t[m * NQF + q] * r[m];
+                    face_lifting[(((s * NV + v) * 2 + d) * NQF + q) * n_faces + f] = eta * value;
+                }
             }
-        }
     }
 }
 
 // The conserved gradient G[v][d] at face point q of a side's element e: its modes'
 // physical gradients there [((d * M + m) * NQF + q) * n_side + i] times its coefficients,
-// plus its penalised lifting [(v * NQF + q) * n_faces + f] times the normal.
+// plus its penalised lifting [((v * 2 + d) * NQF + q) * n_faces + f].
 template <typename real, int M, int NQF>
 __device__ __forceinline__ void face_gradient(const real* __restrict__ mode_gradients,
                                               int n_side, int i,
                                               const real* __restrict__ face_lifting,
                                               int n_faces, int f, const real* __restrict__ u,
-                                              int n_elements, int e, int q, const real n[2],
-                                              real G[NV][2]) {
+                                              int n_elements, int e, int q, real G[NV][2]) {
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
-        const real lift = face_lifting[(v * NQF + q) * n_faces + f];
 #pragma unroll
         for (int d = 0; d < 2; ++d) {
-            real sum = lift * n[d];
+            real sum = face_lifting[((v * 2 + d) * NQF + q) * n_faces + f];
 #pragma unroll
             for (int m = 0; m < M; ++m)
                 sum += mode_gradients[((d * M + m) * NQF + q) * n_side + i]
@@ -192,7 +229,7 @@ __device__ __forceinline__ void face_gradient(const real* __restrict__ mode_grad
 template <typename real, int K, int M, int NQ, bool VISCOUS>
 __global__ void __launch_bounds__(128) volume_kernel(
     int n_group, int n_elements, const int* __restrict__ elements,
-    const real* __restrict__ corners, const real* __restrict__ values,
+    const real* __restrict__ nodes, const real* __restrict__ values,
     const real* __restrict__ gradients, const real* __restrict__ weights,
     const real* __restrict__ shape_gradients, const real* __restrict__ scale,
     const real* __restrict__ u, real* rhs, real gamma, const real* __restrict__ lifting,
@@ -212,7 +249,7 @@ __global__ void __launch_bounds__(128) volume_kernel(
 #pragma unroll
     for (int k = 0; k < K; ++k)
 #pragma unroll
-        for (int d = 0; d < 2; ++d) x[k][d] = corners[(2 * k + d) * n_group + i];
+        for (int d = 0; d < 2; ++d) x[k][d] = nodes[(2 * k + d) * n_group + i];
     for (int q = 0; q < NQ; ++q) {
         real U[NV], w[NV];
 #pragma unroll
@@ -288,6 +325,7 @@ __global__ void __launch_bounds__(128) face_kernel(
     const int* __restrict__ right, const int* __restrict__ trace_left,
     const int* __restrict__ trace_right, const real* __restrict__ tables,
     const real* __restrict__ normal, const real* __restrict__ area,
+    const int* __restrict__ curved_index, const real* __restrict__ curved, int n_curved,
     const real* __restrict__ side_scale, const real* __restrict__ weights,
     const real* __restrict__ u, const real* __restrict__ ghost, real* rhs,
     real* __restrict__ boundary_flux, real gamma, const real* __restrict__ gradients_left,
@@ -300,9 +338,10 @@ __global__ void __launch_bounds__(128) face_kernel(
     const int l = left[f], r = interior ? right[f] : -1;
     const real* tl = tables + trace_left[f] * M * NQF;
     const real* tr = interior ? tables + trace_right[f] * M * NQF : nullptr;
-    const real n[2] = {normal[f], normal[n_faces + f]};
+    const FaceGeometry<real, NQF> g = face_geometry<real, NQF>(f, n_faces, normal, area,
+                                                                curved_index, curved, n_curved);
     const int n_boundary = n_faces - n_interior;
-    real flux[NQF][NV];  // times the Gauss weight
+    real flux[NQF][NV];  // times the Gauss weight and the length element
 #pragma unroll
     for (int q = 0; q < NQF; ++q) {
         real wl[NV], wr[NV];
@@ -314,6 +353,7 @@ __global__ void __launch_bounds__(128) face_kernel(
             for (int v = 0; v < NV; ++v)
                 wr[v] = ghost[(v * NQF + q) * n_boundary + (f - n_interior)];
         }
+        const real* n = g.n[q];
         riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
         if (VISCOUS) {  // the mean of the sides' viscous fluxes; the ghost takes the
                         // inside's gradient; no conduction through an adiabatic wall
@@ -322,7 +362,7 @@ __global__ void __launch_bounds__(128) face_kernel(
                                   ? real(0) : real(1);
             real U[NV], G[NV][2], Fv[2][NV];
             face_gradient<real, M, NQF>(gradients_left, n_faces, f, face_lifting, n_faces, f,
-                                        u, n_elements, l, q, n, G);
+                                        u, n_elements, l, q, G);
             to_conserved(wl, gamma, U);
             viscous_flux_tensor(U, G, transport, gamma, heat, Fv);
 #pragma unroll
@@ -330,8 +370,8 @@ __global__ void __launch_bounds__(128) face_kernel(
                 flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
             if (interior)
                 face_gradient<real, M, NQF>(gradients_right, n_interior, f,
-                                            face_lifting + NV * NQF * n_faces, n_faces, f, u,
-                                            n_elements, r, q, n, G);
+                                            face_lifting + NV * 2 * NQF * n_faces, n_faces, f,
+                                            u, n_elements, r, q, G);
             to_conserved(wr, gamma, U);
             viscous_flux_tensor(U, G, transport, gamma, heat, Fv);
 #pragma unroll
@@ -339,7 +379,7 @@ __global__ void __launch_bounds__(128) face_kernel(
                 flux[q][v] -= real(0.5) * (Fv[0][v] * n[0] + Fv[1][v] * n[1]);
         }
 #pragma unroll
-        for (int v = 0; v < NV; ++v) flux[q][v] *= weights[q];
+        for (int v = 0; v < NV; ++v) flux[q][v] *= weights[q] * g.ds[q];
     }
     if (!interior) {
 #pragma unroll
@@ -347,7 +387,7 @@ __global__ void __launch_bounds__(128) face_kernel(
             real total = 0;
 #pragma unroll
             for (int q = 0; q < NQF; ++q) total += flux[q][v];
-            boundary_flux[v * n_boundary + f - n_interior] = area[f] * total;
+            boundary_flux[v * n_boundary + f - n_interior] = total;
         }
     }
     const real scale_left = side_scale[f], scale_right = interior ? side_scale[n_faces + f] : 0;
