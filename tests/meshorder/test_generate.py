@@ -122,3 +122,33 @@ def test_oneram6_has_the_agard_planform_a_symmetry_plane_and_its_far_field(tmp_p
 def test_oneram6_refuses_a_far_field_inside_the_wing():
     with pytest.raises(ValueError, match="far must be positive"):
         generate("oneram6", None, 100000, far=0.0)
+
+
+@pytest.mark.parametrize("name", ["naca0012-ogrid", "naca0012-tri", "flap"])
+def test_second_order_meshes_curve_their_walls_only(tmp_path, name):
+    """``order=2``: the mid nodes of wall edges lie off their chords (on the splines), the
+    interior edges' on them; read back from the file as kept in memory."""
+    path = generate(name, tmp_path / "m.msh", 1500, order=2)
+    mesh, memory = read_mesh(path), generate(name, None, 1500, order=2)
+    np.testing.assert_allclose(np.sort(memory.points[memory.mid_edge_nodes[:, 2]], axis=0),
+                               np.sort(mesh.points[mesh.mid_edge_nodes[:, 2]], axis=0))
+    a, b, mid = mesh.mid_edge_nodes.T
+    xy = mesh.points[:, :2]
+    off = (np.linalg.norm(xy[mid] - 0.5 * (xy[a] + xy[b]), axis=1)
+           > 1e-10 * np.linalg.norm(xy[b] - xy[a], axis=1))
+    topo = Topology(mesh)
+    assert len(mid) == topo.n_faces
+    boundary = {tuple(sorted(f)) for f in topo.face_nodes[~topo.interior][:, :2].tolist()}
+    curved = {tuple(edge) for edge in mesh.mid_edge_nodes[off, :2].tolist()}
+    assert curved and curved <= boundary
+
+
+def test_one_edge_with_two_mid_nodes_is_refused():
+    from meshorder.errors import TopologyError
+    from meshorder.mesh import Mesh
+
+    points = np.array([[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0], [0.5, 0.5], [0, 0.5],
+                       [1, 0.5], [0.5, 1], [0.5, 0.51]], dtype=float)
+    cells = np.array([[0, 1, 2, 4, 5, 6], [1, 3, 2, 7, 8, 9]])
+    with pytest.raises(TopologyError, match="between nodes 1 and 2 has two mid nodes, 5 and 9"):
+        Mesh.from_blocks(points, [("triangle6", cells, None)])

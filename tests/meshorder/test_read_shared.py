@@ -46,11 +46,17 @@ def test_gmsh_points_and_lines_in_3d_are_ignored_with_one_warning(shared_meshes)
     assert len([w for w in record if issubclass(w.category, MeshWarning)]) == 1
 
 
-def test_higher_order_cells_reduce_to_corners(shared_meshes):
+def test_higher_order_cells_reduce_to_corners_and_keep_their_mid_edge_nodes(shared_meshes):
     mesh = read_mesh(shared_meshes / "pyfr/inc-cylinder.msh")
     assert {b.type: b.nodes.shape[1] for b in mesh.cells} == {"triangle": 3, "quad": 4}
     topo = Topology(mesh)
     assert len(topo.unreferenced_points()) > 0  # mid-edge nodes no cell corner uses
+    a, b, mid = mesh.mid_edge_nodes.T
+    assert len(mid) == topo.n_faces and (a < b).all()
+    xy = mesh.points[:, :2]
+    off = np.linalg.norm(xy[mid] - 0.5 * (xy[a] + xy[b]), axis=1) > 1e-9
+    radius = np.linalg.norm(xy[mid[off]], axis=1)  # the curved ones: the wall and a ring
+    assert off.sum() == 56 and np.allclose(np.sort(np.unique(radius.round(9))), [0.5, 1.5])
 
 
 def test_geo_is_meshed_and_size_factor_refines(shared_meshes):

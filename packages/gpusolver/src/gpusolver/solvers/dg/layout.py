@@ -504,7 +504,8 @@ def _face_geometry(start: np.ndarray, middle: np.ndarray, end: np.ndarray,
     if len(c):  # x(t) = (1-t)(1-2t) A + 4t(1-t) M + t(2t-1) B
         tt = t[None, :, None]
         a, m, b = (p[c].T[:, None, :] for p in (start, middle, end))
-        points[:, :, c] = (1 - tt) * (1 - 2 * tt) * a + 4 * tt * (1 - tt) * m + tt * (2 * tt - 1) * b
+        points[:, :, c] = ((1 - tt) * (1 - 2 * tt) * a + 4 * tt * (1 - tt) * m
+                           + tt * (2 * tt - 1) * b)
         tangent = ((4 * tt - 3) * a + (4 - 8 * tt) * m + (4 * tt - 1) * b) * sign[c]
         line_jacobian[:, c] = np.linalg.norm(tangent, axis=0)
         point_normals[:, :, c] = np.stack([tangent[1], -tangent[0]]) / line_jacobian[:, c]
