@@ -182,8 +182,9 @@ def test_dg_kernels_match_the_numpy_rate(backend, precision, degree, flux):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("options", [{}, {"local_time_step": True, "shock_capturing": True}],
-                         ids=["global", "local-capturing"])
+@pytest.mark.parametrize("options", [{}, {"local_time_step": True},
+                                     {"local_time_step": True, "shock_capturing": True}],
+                         ids=["global", "local", "local-capturing"])
 def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
     from gpusolver.backends import get_backend
     from gpusolver.solvers.dg.fused import FusedDG
@@ -210,9 +211,27 @@ def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
         np.testing.assert_allclose(norms[1], norms[0], rtol=1e-11)
     np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-12,
                                atol=1e-14)
-    assert (device._fused_steps() is None) == bool(options)  # the filter is array code
+    filtered = options.get("shock_capturing", False)
+    assert (device._fused_steps() is None) == filtered  # the filter is array code
     forces = [s.wall_forces()["total"].force for s in solvers]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-11, atol=1e-14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("gas", [Gas(dim=2, mach=0.5), Gas(dim=2, mach=0.5, reynolds=20.0),
+                                 Gas(dim=2, mach=0.5, reynolds=20.0, viscosity_law="constant")],
+                         ids=["euler", "sutherland", "constant"])
+def test_the_time_step_kernel_gives_the_local_time_steps(backend, gas):
+    from gpusolver.backends import get_backend
+    from gpusolver.solvers.dg.fused import FusedDG
+
+    rng = np.random.default_rng(11)
+    solver = DGSolver(mixed_mesh(rng), gas, FARFIELD_SQUARE, degree=2, cfl=0.3)
+    solver.u = solver.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
+    fused = FusedDG(solver, get_backend("numpy" if backend == "host" else "cupy"))
+    dt = fused.xp.empty(solver.layout.n_elements)
+    fused.local_time_steps_into(fused.backend.asarray(solver.u), dt)
+    np.testing.assert_allclose(fused.backend.to_host(dt), solver.local_time_steps(), rtol=1e-13)
 
 
 def test_the_dg_benchmark_times_every_ordering_degree_and_precision():

@@ -82,8 +82,10 @@ class FusedDG:
         self.mass_name = f"mass_kernel<{real}, {m}>"
         self.lifting_name = f"lifting_kernel<{real}, {m}, {nqf}>"
         self.stage_name = f"stage_kernel<{real}>"
+        self.time_step_name = f"time_step_kernel<{real}, {m}, {viscous}>"
         expressions = (*names.values(), self.face_name, self.trace_name, self.mass_name,
-                       self.stage_name, *([self.lifting_name] if self.viscous else []))
+                       self.stage_name, self.time_step_name,
+                       *([self.lifting_name] if self.viscous else []))
         self.kernels = backend.kernels("gpusolver.solvers.dg", "kernels/dg.cu", expressions,
                                        optimised)
         ni = lay.n_interior
@@ -120,6 +122,12 @@ class FusedDG:
         self.volume_viscous, self.face_viscous = (null,), (null, null, null, null)
         if self.viscous:
             self._lay_out_viscous(device, listed, solver.viscous)
+        real_of = self.dtype.type
+        #: What the time-step kernel reads (DGSolver.local_time_steps' terms).
+        self.time_step_arrays = (device(lay.mean_weights), device(lay.size),
+                                 device(lay.diffusion_size))
+        self.time_step_scalars = (real_of(solver.cfl), real_of(2 * lay.degree + 1), self.gamma,
+                                  real_of(m**2 * max(4.0 / 3.0, gas.gamma / gas.prandtl)))
         self.boundary_flux = None
 
     def _lay_out_viscous(self, device, listed: np.ndarray, viscous) -> None:
@@ -146,6 +154,15 @@ class FusedDG:
         self.boundary_flux = self.xp.empty((u.shape[0], self.n_boundary), self.dtype)
         self.rate_into(u, rhs, self.boundary_flux)
         return rhs
+
+    def local_time_steps_into(self, u, dt) -> None:
+        """Each element's stable step at the CFL number, as
+        :meth:`DGSolver.local_time_steps`, into ``dt`` (no allocation)."""
+        n = self.layout.n_elements
+        mean_weights, size, diffusion_size = self.time_step_arrays
+        self.kernels[self.time_step_name](grid(n, BLOCK), (BLOCK,),
+                                          (np.int32(n), mean_weights, u, size, diffusion_size,
+                                           *self.time_step_scalars, *self.transport, dt))
 
     def rate_into(self, u, rhs, boundary_flux) -> None:
         """Launch the kernels of :meth:`rate` into given buffers, allocating nothing (no
@@ -218,23 +235,27 @@ class FusedDGSteps:
         self._dt_value = None
 
     def __call__(self, u, dt):
-        """One step from ``u`` (not modified) with time step ``dt`` (a float, or each
-        element's on the backend); returns the new state, one of two buffers that steps
-        alternate between, and the first stage's rate."""
+        """One step from ``u`` (not modified) with time step ``dt`` (a float, each
+        element's on the backend, or None: each element's local step, computed in the
+        step's kernels); returns the new state, one of two buffers that steps alternate
+        between, and the first stage's rate."""
         u0 = u
         if not any(u is s for s in self.states):
             self.states[0][...] = u
             u0 = self.states[0]
         out = self.states[1] if u0 is self.states[0] else self.states[0]
+        local = dt is None
         with self.graphs.stream:
-            if np.ndim(dt) or dt != self._dt_value:
+            if not local and (np.ndim(dt) or dt != self._dt_value):
                 self.dt[...] = dt
-            self._dt_value = None if np.ndim(dt) else dt
-        self.graphs.run(u0 is self.states[0], lambda: self._launches(u0, out))
+            self._dt_value = None if local or np.ndim(dt) else dt
+        self.graphs.run((u0 is self.states[0], local), lambda: self._launches(u0, out, local))
         return out, self.first_rate
 
-    def _launches(self, u0, out) -> None:
+    def _launches(self, u0, out, local: bool) -> None:
         f, current = self.fused, u0
+        if local:
+            f.local_time_steps_into(u0, self.dt)
         i32 = np.int32
         size = out.size
         for i, stage in enumerate(self.stages):

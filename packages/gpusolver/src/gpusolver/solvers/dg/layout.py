@@ -78,6 +78,9 @@ class DGLayout:
     groups : list of ElementGroup
     inverse_mass : numpy.ndarray
         ``(n_elements, n_modes, n_modes)``.
+    mean_weights : numpy.ndarray
+        ``(n_modes, n_elements)``: each mode's mean over each element, so that an
+        element's mean state is these times its coefficients.
     size : numpy.ndarray
         ``(n_elements,)`` length scale of convection: twice the area over the perimeter.
     diffusion_size : numpy.ndarray
@@ -134,6 +137,7 @@ class DGLayout:
     n_elements: int
     groups: list[ElementGroup]
     inverse_mass: np.ndarray
+    mean_weights: np.ndarray
     size: np.ndarray
     diffusion_size: np.ndarray
     left: np.ndarray
@@ -434,7 +438,7 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
     xy = mesh.points[:, :2]
     n, m = len(shapes), n_modes(degree)
     strength = quadrature_strength(degree)
-    groups, inverse_mass = [], np.empty((n, m, m))
+    groups, inverse_mass, mean_weights = [], np.empty((n, m, m)), np.empty((m, n))
     size, diffusion_size = np.empty(n), np.empty(n)
     for shape in CORNERS:
         k = len(CORNERS[shape])
@@ -451,6 +455,7 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
             values = b.values(rule.points)
             weighted = values[:, :, None] * jw[None]
             inverse_mass[elements] = np.linalg.inv(np.einsum("mqe,nq->emn", weighted, values))
+            mean_weights[:, elements] = weighted.sum(axis=1) / jw.sum(axis=0)
             chords = np.linalg.norm(x[:, :k] - np.roll(x[:, :k], -1, axis=1), axis=2)
             size[elements] = 2.0 * jw.sum(axis=0) / chords.sum(axis=1)
             diffusion_size[elements] = size[elements]
@@ -477,7 +482,8 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
         gradients = (trace_gradients(geometry, n_nodes, left, trace_left, degree, rule.points),
                      trace_gradients(geometry, n_nodes, right[:ni], trace_right, degree,
                                      rule.points))
-    return DGLayout(degree, m, n, groups, inverse_mass, size, diffusion_size, left, right,
+    return DGLayout(degree, m, n, groups, inverse_mass, mean_weights, size, diffusion_size,
+                    left, right,
                     normal, length, middle.T, rule.weights,
                     trace_tables(degree, rule.points), trace_left, trace_right, face_points,
                     point_normals, line_jacobian, np.flatnonzero(curved), ni,

@@ -142,9 +142,7 @@ class DGSolver:
         self.boundary_flux = None  # of the last rate: (n_vars, n_boundary_faces), integrated
         self._wall_flux = None
         self.backend = get_backend(backend)
-        # element means on the backend: per shape, its elements, mode values, weights, areas
-        self._means = [tuple(self.backend.asarray(a) for a in (
-            g.elements, g.values, g.weights, g.weights.sum(axis=0))) for g in self.layout.groups]
+        self._mean_weights = self.backend.asarray(self.layout.mean_weights)
         self._size = self.backend.asarray(self.layout.size)
         self._diffusion_size = self.backend.asarray(self.layout.diffusion_size)
         #: The Navier-Stokes terms (None: Euler).
@@ -183,12 +181,7 @@ class DGSolver:
         """``(n_vars, n_elements)`` element means of modal coefficients ``u`` (default:
         the state), plan order, on the backend."""
         u = self.u if u is None else u
-        xp = self.backend.xp
-        out = xp.empty((u.shape[0], self.layout.n_elements), dtype=u.dtype)
-        for elements, values, weights, area in self._means:
-            at_points = xp.einsum("mq,vme->vqe", values, u[:, :, elements])
-            out[:, elements] = (at_points * weights).sum(axis=1) / area
-        return out
+        return (self._mean_weights[None] * u).sum(axis=1)
 
     # ------------------------------------------------------------------ right-hand side
     def rate(self, u):
@@ -339,9 +332,7 @@ class DGSolver:
             pressure.
         """
         local = dt is None and self.local_time_step
-        if local:  # each element at its own step (steady states): no time passes
-            dt = self.local_time_steps()
-        elif dt is None:
+        if dt is None and not local:  # (local: each element at its own step; no time passes)
             dt = self.time_step()
         r0 = self._runge_kutta(dt)
         self.time += 0.0 if local else dt
@@ -370,19 +361,22 @@ class DGSolver:
         if dt is None and not local:
             dt = self.time_step()
         for _ in range(steps - 1):
-            self._runge_kutta(self.local_time_steps() if local else dt)
+            self._runge_kutta(dt)
             self.time += 0.0 if local else dt
         self.iteration += steps - 1
         return self.step(dt)
 
     def _runge_kutta(self, dt):
-        """One step of the integrator (filtered with shock capturing); keeps the wall
-        fluxes of its first stage and returns its first rate."""
+        """One step of the integrator (filtered with shock capturing) of ``dt`` (None:
+        each element's local step); keeps the wall fluxes of its first stage and returns
+        its first rate."""
         steps = self._fused_steps()
         if steps is not None:
             self.u, first_rate = steps(self.u, dt)
             self._wall_flux = steps.wall_flux
             return first_rate
+        if dt is None:
+            dt = self.local_time_steps()
         first: dict = {}
 
         def rate(u):

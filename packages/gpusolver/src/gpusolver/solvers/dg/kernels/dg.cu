@@ -463,6 +463,37 @@ __global__ void __launch_bounds__(128) mass_kernel(int n_listed, int n_elements,
     }
 }
 
+// Each element's local time step at the CFL number from its mean state (the device twin
+// of DGSolver.local_time_steps): the mean is mean_weights [m * n + e] times the
+// coefficients; cfl over order (|u| + c) / size plus, with VISCOUS, diffusion (M^2
+// max(4/3, gamma / Pr) already in `diffusion`) mu(T) / rho / diffusion_size^2.
+template <typename real, int M, bool VISCOUS>
+__global__ void __launch_bounds__(128) time_step_kernel(
+    int n_elements, const real* __restrict__ mean_weights, const real* __restrict__ u,
+    const real* __restrict__ size, const real* __restrict__ diffusion_size, real cfl,
+    real order, real gamma, real diffusion, real mu_ref, real sutherland, real prandtl,
+    int constant_law, real* __restrict__ dt) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_elements) return;
+    real U[NV], w[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        U[v] = 0;
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+            U[v] += mean_weights[m * n_elements + e] * u[(v * M + m) * n_elements + e];
+    }
+    to_primitive(U, gamma, w);
+    const real t = gamma * w[3] / w[0];
+    real rate = order * (sqrt(w[1] * w[1] + w[2] * w[2]) + sqrt(t)) / size[e];
+    if (VISCOUS) {
+        const Transport<real> transport{mu_ref, sutherland, prandtl, constant_law};
+        const real h = diffusion_size[e];
+        rate += diffusion * transport.viscosity(t) / w[0] / (h * h);
+    }
+    dt[e] = cfl / rate;
+}
+
 // One Runge-Kutta stage (gpusolver.integrators.explicit.Stage) over every coefficient i,
 // of element i % n_elements: with k the stage's rate and s the running sum,
 // s = (first ? 0 : s) + sum_weight k where sum_weight is not 0, and
