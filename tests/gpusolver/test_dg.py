@@ -406,3 +406,13 @@ def test_a_lower_degrees_state_starts_a_higher_degree():
     np.testing.assert_allclose(high.primitive(), low.primitive(), rtol=1e-13)
     with pytest.raises(ValueError, match="10 modes given; degree 1 has 3"):
         low.set_conserved(high.conserved())
+
+
+def test_a_strong_rule_measures_the_error_between_the_gauss_points():
+    """The mean of u = x on each of 4 x 4 squares is exact at their centres (the p = 0
+    rule's one point) but misses by h / sqrt(12) in L2 over the unit square."""
+    solver = DGSolver(grid_mesh(4, 4), Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=0)
+    x = lambda points, t: np.stack([points[0]] * 4)  # noqa: E731
+    solver.u = solver.project(x)
+    assert solver.l2_error(x) < 1e-15
+    assert solver.l2_error(x, strength=4) == pytest.approx(0.25 / 12**0.5, rel=1e-12)

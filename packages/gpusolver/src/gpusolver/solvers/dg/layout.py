@@ -294,6 +294,24 @@ def _physical_gradients(shape: str, degree: int, ref: np.ndarray, x: np.ndarray
     return np.einsum("adqe,amq->dmqe", inverse, basis(shape, degree).gradients(ref)), det
 
 
+def element_quadrature(group: ElementGroup, degree: int, strength: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A rule of ``strength`` on each element of ``group``: physical points
+    ``(2, q, n)``, weights times Jacobian ``(q, n)``, and the modes of ``degree`` there
+    ``(n_modes, q)``.
+
+    Raises
+    ------
+    ConfigError
+        If an element's Jacobian is not positive at a point.
+    """
+    rule = element_rule(group.shape, strength)
+    weights, _ = shape_functions(group.shape, rule.points, group.nodes.shape[1])
+    _, det = _physical_gradients(group.shape, 0, rule.points, group.nodes)
+    return (np.einsum("kq,ekd->dqe", weights, group.nodes), rule.weights[:, None] * det,
+            basis(group.shape, degree).values(rule.points))
+
+
 def _edge_points(shape: str, edge: int, forward: int, t: np.ndarray) -> np.ndarray:
     """Reference points ``(2, len(t))`` at line points ``t`` along local edge ``edge`` of
     ``shape``, from its first corner (``forward``) or from its second."""
