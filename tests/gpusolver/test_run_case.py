@@ -326,3 +326,14 @@ def test_a_navier_stokes_dg_case_runs(tmp_path):
     assert solver.viscous is not None and solver.iteration == 2
     history = np.genfromtxt(tmp_path / "dg" / "history.csv", delimiter=",", names=True)
     assert np.all(np.isfinite(history["cd"]))
+
+
+def test_history_every_batches_dg_steps(tmp_path):
+    """Seven DG steps recorded every third: rows at steps 3, 6 and 7."""
+    path = _dg_case(tmp_path, "batched", iterations=7).path
+    path.write_text(path.read_text().replace("checkpoint_every = 2",
+                                             "checkpoint_every = 5\nhistory_every = 3"))
+    result = run_case(load_case(path), progress=False)
+    assert result.solver.iteration == 7
+    history = np.genfromtxt(tmp_path / "batched" / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == [3, 6, 7]

@@ -128,6 +128,16 @@ def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSo
         overlap=run["overlap"])
 
 
+def _take_steps(solver: Solver | PartitionedSolver | DGSolver, steps: int) -> np.ndarray:
+    """``steps`` steps; the residual norms of the last. The DG solver takes them as one
+    batch (:meth:`DGSolver.advance`: the state is checked once, after the last)."""
+    if isinstance(solver, DGSolver):
+        return solver.advance(steps)
+    for _ in range(steps):
+        residuals = solver.step()
+    return residuals
+
+
 def run_case(case: Case, progress: bool = True) -> RunResult:
     """Run ``case``: up to ``iterations`` steps from free stream (or from its restart file).
 
@@ -158,7 +168,7 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     target = case.run["residual_reduction"]
     converged = None if target is None else False
     interrupted = False
-    bar = tqdm(range(case.run["iterations"]), desc=f"{solver.backend.name} "
+    bar = tqdm(total=case.run["iterations"], desc=f"{solver.backend.name} "
                f"{case.run['precision']} {case.run['strategy']}", unit="it",
                disable=not (progress and root))
     start = time.perf_counter()
@@ -169,12 +179,16 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
             save_checkpoint(checkpoint, solver)
 
     try:
-        for _ in bar:
+        left = case.run["iterations"]
+        while left > 0:
+            steps = min(case.history_every, left)
             try:
-                residuals = solver.step()
+                residuals = _take_steps(solver, steps)
             except KeyboardInterrupt:
                 interrupted = True  # the state is that of the last finished step
                 break
+            left -= steps
+            bar.update(steps)
             if history is not None:
                 history.record(solver, residuals, time.perf_counter() - start)
             fall = residuals[0] / solver.first_residual
@@ -183,7 +197,8 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
             if target is not None and fall <= target:
                 converged = True
                 break
-            if solver.iteration % case.checkpoint_every == 0:
+            if solver.iteration // case.checkpoint_every > (
+                    solver.iteration - steps) // case.checkpoint_every:
                 write_checkpoint()
     finally:
         if history is not None:

@@ -149,6 +149,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "directory": Key(str, default="out", help="output folder, relative to the case file"),
         "checkpoint_every": Key(int, default=100, positive=True,
                                 help="steps between checkpoints"),
+        "history_every": Key(int, default=1, positive=True,
+                             help="steps between rows of history.csv and convergence tests "
+                                  "(the DG solver takes the steps between as one batch, "
+                                  "which a GPU runs without waiting)"),
     },
 }
 
@@ -179,6 +183,7 @@ class Case:
         (stop once the RMS density residual has fallen by this factor; None: never).
     output_directory : pathlib.Path
     checkpoint_every : int
+    history_every : int
     reference_area : float
     """
 
@@ -196,6 +201,7 @@ class Case:
     run: dict
     output_directory: Path
     checkpoint_every: int
+    history_every: int
     reference_area: float
 
     def gas_for(self, dim: int) -> Gas:
@@ -288,6 +294,7 @@ def parse_case(data: dict, path: Path) -> Case:
                                  "residual_reduction", "transport", "overlap")},
         output_directory=resolve(output["directory"]),
         checkpoint_every=output["checkpoint_every"],
+        history_every=output["history_every"],
         reference_area=float(physics["reference_area"]),
     )
 
