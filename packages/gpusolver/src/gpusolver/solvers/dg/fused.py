@@ -7,7 +7,7 @@ the BR2 liftings, one volume launch per element shape, one face launch, and a ma
 launch only where some element's mass matrix is not its Jacobian times the identity
 (:attr:`DGLayout.scalar_mass`): the others are scaled by their inverse Jacobian in the
 volume and face kernels. :class:`FusedDGSteps` adds one update kernel per Runge-Kutta stage
-and records each step as a CUDA graph.
+(and, with local time steps, one kernel for them) and records each step as a CUDA graph.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@
 //                  from the left element's row and added to the right one's with one
 //                  atomic each, times the side's scale; boundary faces also write the
 //                  flux summed over their Gauss points to boundary_flux (wall forces);
+//   time_step_kernel  one thread per element: its local time step (steady runs);
 //   mass_kernel    one thread per element whose mass matrix is not its Jacobian times the
 //                  identity (non-parallelogram quadrilaterals): its inverse mass matrix
 //                  times its rows, in place.
