@@ -51,3 +51,15 @@ def assert_kernels_match_the_rate(solver, backend: str, precision: str, rng) -> 
         error = np.abs(a - b).max() / np.abs(b).max()
         print(f"{name}: relative error {error:.2e}")
         assert error < tolerance
+
+
+def assert_the_rate_conserves(solver, rng) -> tuple[np.ndarray, np.ndarray]:
+    """From the solver's state perturbed by 5%: the integral of the rate over the domain
+    is minus what the boundary faces' fluxes carry out, to 1e-11. Returns the state and
+    its rate."""
+    u = solver.u * (1 + 0.05 * rng.uniform(-1, 1, solver.u.shape))
+    rate = solver.rate(u)
+    total = sum(np.einsum("mq,qe,vme->v", g.values, g.weights, rate[:, :, g.elements])
+                for g in solver.layout.groups)
+    np.testing.assert_allclose(total, -solver.boundary_flux.sum(axis=1), rtol=1e-11, atol=1e-12)
+    return u, rate

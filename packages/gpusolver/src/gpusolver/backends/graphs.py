@@ -6,6 +6,27 @@ import contextlib
 from collections.abc import Callable, Hashable
 
 
+def alternate(states: tuple, u) -> tuple:
+    """The start and the output buffer of a step from ``u`` that alternates between the
+    two buffers ``states``: ``u`` itself if it is one of them (else copied into the
+    first), and the other one. Graphs record buffers, so steps keep to these two.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> states = (np.zeros(2), np.zeros(2))
+    >>> start, out = alternate(states, np.ones(2))
+    >>> start is states[0], out is states[1], start.tolist()
+    (True, True, [1.0, 1.0])
+    >>> alternate(states, states[1])[1] is states[0]
+    True
+    """
+    if not any(u is s for s in states):
+        states[0][...] = u
+        u = states[0]
+    return u, states[1] if u is states[0] else states[0]
+
+
 class StepGraphs:
     """Run a step's kernel launches directly the first time a step of its kind is
     seen, record them as a CUDA graph the second time, and replay the graph after.

@@ -18,7 +18,7 @@ import numpy as np
 
 from gpusolver.backends import Backend
 from gpusolver.backends.cuda import grid, real_type
-from gpusolver.backends.graphs import StepGraphs
+from gpusolver.backends.graphs import StepGraphs, alternate
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 from gpusolver.solvers.dg.layout import shape_functions
@@ -126,8 +126,9 @@ class FusedDG:
         #: What the time-step kernel reads (DGSolver.local_time_steps' terms).
         self.time_step_arrays = (device(lay.mean_weights), device(lay.size),
                                  device(lay.diffusion_size))
-        self.time_step_scalars = (real_of(solver.cfl), real_of(2 * lay.degree + 1), self.gamma,
-                                  real_of(m**2 * max(4.0 / 3.0, gas.gamma / gas.prandtl)))
+        order, diffusion = solver.time_step_factors()
+        self.time_step_scalars = (real_of(solver.cfl), real_of(order), self.gamma,
+                                  real_of(diffusion))
         self.boundary_flux = None
 
     def _lay_out_viscous(self, device, listed: np.ndarray, viscous) -> None:
@@ -239,11 +240,7 @@ class FusedDGSteps:
         element's on the backend, or None: each element's local step, computed in the
         step's kernels); returns the new state, one of two buffers that steps alternate
         between, and the first stage's rate."""
-        u0 = u
-        if not any(u is s for s in self.states):
-            self.states[0][...] = u
-            u0 = self.states[0]
-        out = self.states[1] if u0 is self.states[0] else self.states[0]
+        u0, out = alternate(self.states, u)
         local = dt is None
         with self.graphs.stream:
             if not local and (np.ndim(dt) or dt != self._dt_value):

@@ -294,22 +294,28 @@ def _physical_gradients(shape: str, degree: int, ref: np.ndarray, x: np.ndarray
     return np.einsum("adqe,amq->dmqe", inverse, basis(shape, degree).gradients(ref)), det
 
 
-def element_quadrature(group: ElementGroup, degree: int, strength: int
+def map_points(shape: str, ref: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """``(2, q, n)`` physical points of reference points ``ref`` ``(2, q)`` in elements
+    mapped by ``nodes`` ``(n, k, 2)`` (:func:`shape_functions`)."""
+    weights, _ = shape_functions(shape, ref, nodes.shape[1])
+    return np.einsum("kq,ekd->dqe", weights, nodes)
+
+
+def element_quadrature(shape: str, nodes: np.ndarray, degree: int, strength: int
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A rule of ``strength`` on each element of ``group``: physical points
-    ``(2, q, n)``, weights times Jacobian ``(q, n)``, and the modes of ``degree`` there
-    ``(n_modes, q)``.
+    """A rule of ``strength`` on elements of ``shape`` mapped by ``nodes``
+    ``(n, k, 2)``: physical points ``(2, q, n)``, weights times Jacobian ``(q, n)``, and
+    the modes of ``degree`` there ``(n_modes, q)``.
 
     Raises
     ------
     ConfigError
         If an element's Jacobian is not positive at a point.
     """
-    rule = element_rule(group.shape, strength)
-    weights, _ = shape_functions(group.shape, rule.points, group.nodes.shape[1])
-    _, det = _physical_gradients(group.shape, 0, rule.points, group.nodes)
-    return (np.einsum("kq,ekd->dqe", weights, group.nodes), rule.weights[:, None] * det,
-            basis(group.shape, degree).values(rule.points))
+    rule = element_rule(shape, strength)
+    _, det = _physical_gradients(shape, 0, rule.points, nodes)
+    return (map_points(shape, rule.points, nodes), rule.weights[:, None] * det,
+            basis(shape, degree).values(rule.points))
 
 
 def _edge_points(shape: str, edge: int, forward: int, t: np.ndarray) -> np.ndarray:
@@ -464,13 +470,10 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
             elements = np.flatnonzero((shapes == shape) & (n_nodes == nodes))
             if not len(elements):
                 continue
-            rule, b = element_rule(shape, strength), basis(shape, degree)
-            weights, _ = shape_functions(shape, rule.points, nodes)
             x = geometry[elements, :nodes]  # (n_e, nodes, 2)
-            points = np.einsum("kq,ekd->dqe", weights, x)
-            physical, det = _physical_gradients(shape, degree, rule.points, x)
-            jw = rule.weights[:, None] * det  # (q, n_e)
-            values = b.values(rule.points)
+            points, jw, values = element_quadrature(shape, x, degree, strength)
+            physical, _ = _physical_gradients(shape, degree, element_rule(shape, strength)
+                                              .points, x)
             weighted = values[:, :, None] * jw[None]
             inverse_mass[elements] = np.linalg.inv(np.einsum("mqe,nq->emn", weighted, values))
             mean_weights[:, elements] = weighted.sum(axis=1) / jw.sum(axis=0)

@@ -41,7 +41,7 @@ from gpusolver.solvers.dg.layout import (
     DGLayout,
     build_layout,
     element_quadrature,
-    shape_functions,
+    map_points,
     subdivision,
 )
 from gpusolver.solvers.dg.reference import basis
@@ -182,7 +182,8 @@ class DGSolver:
         total, u = 0.0, self.backend.to_host(self.u)
         for g in self.layout.groups:
             points, weights, values = ((g.points, g.weights, g.values) if strength is None
-                                       else element_quadrature(g, self.layout.degree, strength))
+                                       else element_quadrature(g.shape, g.nodes,
+                                                               self.layout.degree, strength))
             q, n = weights.shape
             exact = function(points.reshape(2, -1), self.time)[variable].reshape(q, n)
             difference = np.einsum("mq,me->qe", values, u[variable][:, g.elements]) - exact
@@ -314,16 +315,23 @@ class DGSolver:
         return self._boundary_arrays[key]
 
     # ------------------------------------------------------------------ time stepping
+    def time_step_factors(self) -> tuple[float, float]:
+        """The factors of :meth:`local_time_steps`' rates: ``2p + 1`` on convection's
+        ``(|u| + c) / size``, and ``N^2 max(4/3, gamma / Pr)`` (N modes; momentum's and
+        heat's diffusion, the faster one) on ``nu / diffusion_size^2``."""
+        gas = self.gas
+        return (2 * self.layout.degree + 1.0,
+                self.layout.n_modes**2 * max(4.0 / 3.0, gas.gamma / gas.prandtl))
+
     def local_time_steps(self):
         """Each element's stable step at the CFL number (from its mean state), on the
         backend."""
-        gas, order = self.gas, 2 * self.layout.degree + 1
+        gas, (order, diffusion) = self.gas, self.time_step_factors()
         w = gas.to_primitive(self.cell_averages())
         rate = order * (((w[1:-1] ** 2).sum(axis=0)) ** 0.5 + gas.sound_speed(w)) / self._size
-        if self.viscous is not None:  # diffusion: momentum's and heat's, the faster one
-            diffusivity = (gas.viscosity(gas.temperature(w)) / w[0]
-                           * max(4.0 / 3.0, gas.gamma / gas.prandtl))
-            rate = rate + self.layout.n_modes**2 * diffusivity / self._diffusion_size**2
+        if self.viscous is not None:
+            viscosity = gas.viscosity(gas.temperature(w)) / w[0]
+            rate = rate + diffusion * viscosity / self._diffusion_size**2
         return self.cfl / rate
 
     def time_step(self) -> float:
@@ -472,8 +480,7 @@ class DGSolver:
         points, blocks, states, first = [], [], [], 0
         for g in lay.groups:
             ref, cells = subdivision(g.shape, lay.degree + 1)
-            weights, _ = shape_functions(g.shape, ref, g.nodes.shape[1])
-            xy = np.einsum("km,ekd->emd", weights, g.nodes)  # (n_e, m, 2)
+            xy = map_points(g.shape, ref, g.nodes).transpose(2, 1, 0)  # (n_e, m, 2)
             values = np.einsum("mq,vme->veq", basis(g.shape, lay.degree).values(ref),
                                u[:, :, g.elements])
             count = ref.shape[1]

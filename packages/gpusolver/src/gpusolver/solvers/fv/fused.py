@@ -27,7 +27,7 @@ import itertools
 import numpy as np
 
 from gpusolver.backends.cuda import real_type
-from gpusolver.backends.graphs import StepGraphs
+from gpusolver.backends.graphs import StepGraphs, alternate
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.physics.boundary import kernel_condition
@@ -379,11 +379,7 @@ class FusedSteps:
         """
         f = self.fused
         f.update_far_field()
-        u0 = u
-        if not any(u is s for s in self.states):
-            self.states[0][...] = u
-            u0 = self.states[0]
-        out = self.states[1] if u0 is self.states[0] else self.states[0]
+        u0, out = alternate(self.states, u)
         local = dt is None
         with self.graphs.stream:
             if not local:

@@ -15,6 +15,7 @@ Faces between two halo cells carry no flux an own cell needs and are skipped.
 
 from __future__ import annotations
 
+from gpusolver.backends.graphs import alternate
 from gpusolver.layout.parts import PartLayout
 from gpusolver.solvers.fv.fused import VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
 
@@ -57,11 +58,9 @@ class FusedPartsRungeKutta:
         """
         u0s, outs = [], []
         for steps, u in zip(self.parts, states, strict=True):
-            if not any(u is s for s in steps.states):
-                steps.states[0][...] = u
-                u = steps.states[0]
-            u0s.append(u)
-            outs.append(steps.states[1] if u is steps.states[0] else steps.states[0])
+            u0, out = alternate(steps.states, u)
+            u0s.append(u0)
+            outs.append(out)
             steps.cfl.fill(cfl)
             steps.begin()
         currents = list(u0s)
