@@ -123,3 +123,10 @@ def test_generated_second_order_walls_lie_on_the_geometry():
     chord_radius = np.linalg.norm(lay.face_centre[:, first:end], axis=0)
     np.testing.assert_allclose(chord_radius, 0.5, rtol=1e-12)
     assert np.abs(radius - 0.5).max() < 1e-4
+
+
+def test_an_element_is_mapped_by_its_corners_or_twice_as_many_nodes():
+    from gpusolver.solvers.dg.layout import shape_functions
+
+    with pytest.raises(ValueError, match="a quad is mapped by 4 or 8 nodes, not 9"):
+        shape_functions("quad", np.zeros((2, 1)), 9)

@@ -212,7 +212,8 @@ def test_numeric_options_out_of_range_are_usage_errors(argv, capsys):
 
 @pytest.mark.parametrize(("geometry", "option"), [("box", ["--prism-layers", "2"]),
                                                   ("cylinder", ["--kind", "quad"]),
-                                                  ("naca0012-tri", ["--threads", "2"])])
+                                                  ("naca0012-tri", ["--threads", "2"]),
+                                                  ("box", ["--order", "2"])])
 def test_geometry_options_on_the_wrong_geometry_are_usage_errors(tmp_path, geometry, option,
                                                                  capsys):
     out = tmp_path / "x.msh"

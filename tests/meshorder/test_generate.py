@@ -152,3 +152,9 @@ def test_one_edge_with_two_mid_nodes_is_refused():
     cells = np.array([[0, 1, 2, 4, 5, 6], [1, 3, 2, 7, 8, 9]])
     with pytest.raises(TopologyError, match="between nodes 1 and 2 has two mid nodes, 5 and 9"):
         Mesh.from_blocks(points, [("triangle6", cells, None)])
+
+
+def test_an_order_other_than_one_or_two_is_refused_and_nothing_is_written(tmp_path):
+    with pytest.raises(ValueError, match="order must be 1 or 2, not 3"):
+        generate("naca0012-tri", tmp_path / "m.msh", 500, order=3)
+    assert not (tmp_path / "m.msh").exists()
