@@ -29,8 +29,9 @@ from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
-#: Solution methods: cell-centred finite volume, modal discontinuous Galerkin.
-METHODS = ("fv", "dg")
+#: Solution methods: cell-centred finite volume, modal discontinuous Galerkin, and the
+#: vortex element method (its own sections: :mod:`gpusolver.io.vortex_case`).
+METHODS = ("fv", "dg", "vortex")
 
 EQUATIONS = ("euler", "navier-stokes")
 
@@ -55,7 +56,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "solver": {
         "method": Key(str, METHODS, "fv",
                       help="fv: cell-centred finite volume; dg: modal discontinuous "
-                           "Galerkin (2-D Euler, NumPy, explicit global steps)"),
+                           "Galerkin; vortex: the vortex element method (no mesh; its "
+                           "sections are listed below)"),
     },
     "mesh": {
         "file": Key(str, required=True, help="mesh file, relative to the case file"),
@@ -232,11 +234,13 @@ def _check_value(where: str, key: Key, value: Any) -> Any:
     return value
 
 
-def _section(data: dict, name: str, source: str) -> dict:
+def section(data: dict, name: str, source: str, schemas: dict | None = None) -> dict:
+    """Section ``name`` of ``data`` checked against ``schemas`` (default :data:`SCHEMA`):
+    every key known and valid, defaults filled in."""
     given = data.get(name, {})
     if not isinstance(given, dict):
         raise ConfigError(f"{source}: [{name}] must be a table")
-    schema = SCHEMA[name]
+    schema = (SCHEMA if schemas is None else schemas)[name]
     unknown = sorted(set(given) - set(schema))
     if unknown:
         raise ConfigError(f"{source}: [{name}] unknown key(s) {', '.join(unknown)}; valid: "
@@ -259,7 +263,7 @@ def parse_case(data: dict, path: Path) -> Case:
     if unknown:
         raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}; valid: "
                           f"{', '.join([*SCHEMA, 'boundaries'])}")
-    sections = {name: _section(data, name, source) for name in SCHEMA}
+    sections = {name: section(data, name, source) for name in SCHEMA}
     physics = sections["physics"]
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
@@ -303,8 +307,9 @@ def _float_or_none(value) -> float | None:
     return None if value is None else float(value)
 
 
-def load_case(path: str | Path) -> Case:
-    """Read and validate the case file at ``path``.
+def load_case(path: str | Path):
+    """Read and validate the case file at ``path``: a :class:`Case`, or a
+    :class:`~gpusolver.io.vortex_case.VortexCase` for ``[solver] method = "vortex"``.
 
     Raises
     ------
@@ -322,6 +327,10 @@ def load_case(path: str | Path) -> Case:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a TOML case file (binary data); see "
                           "docs/case_format.md") from None
+    solver = data.get("solver")
+    if isinstance(solver, dict) and solver.get("method") == "vortex":
+        from gpusolver.io.vortex_case import parse_vortex_case
+        return parse_vortex_case(data, path)
     return parse_case(data, path)
 
 

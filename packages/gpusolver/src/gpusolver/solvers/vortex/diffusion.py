@@ -1,60 +1,178 @@
-"""Diffusive velocities of the viscous vortex domains method, away from bodies.
+"""Diffusive velocities of the viscous vortex domains method (Dynnikova), with the body.
 
 Viscosity moves vorticity as if it were carried by the diffusive velocity
-``W = -nu grad(Omega) / Omega``. The method of viscous vortex domains (Dynnikova) smooths
-the vorticity of the elements around each element ``i`` with the kernel
-``exp(-|r - r_j| / eps_i)`` and differentiates the smoothed field:
+``W = -nu grad(Omega) / Omega``. Around each element ``i`` the method smooths the
+vorticity with the kernel ``exp(-|r - r_i| / eps_i)`` over the flow region (the plane less
+the body) and differentiates the smoothed field:
 
-    W_i = nu I2_i / (eps_i I1_i),
-    I1_i = sum_j Gamma_j exp(-|r_i - r_j| / eps_i),
-    I2_i = sum_{j != i} Gamma_j (r_i - r_j) / |r_i - r_j| exp(-|r_i - r_j| / eps_i),
+    W_i = nu (I2_i / (eps_i I1_i) + I3_i / I0_i),
+    I1_i = sum_j Gamma_j exp(-r_ij / eps_i),
+    I2_i = sum_{j != i} Gamma_j (r_i - r_j) / r_ij exp(-r_ij / eps_i),
 
-``eps_i`` the element's own smoothing radius, set from the distances to its nearest
-neighbours (:func:`smoothing_radii`), so that the sums stay local. The terms of a nearby
-body's surface (which keep vorticity from diffusing into the body) are not part of this
-module yet.
+the sums over the elements of the sign of ``Gamma_i`` (diffusion is linear: the positive
+and the negative vorticity each diffuse on their own, and ``I1_i`` never vanishes), and
+    I0_i = 2 pi eps_i^2 - int_body exp(-|r_i - xi| / eps_i) dA,
+    I3_i = oint_contour exp(-|r_i - xi| / eps_i) n dl,
+
+``n`` the contour's normal into the flow. ``I0`` is the kernel's integral over the flow
+region: the body's part is turned into a contour integral by the divergence theorem,
+``int_body exp(-rho / eps) dA = eps oint (rho + eps) exp(-rho / eps) (r_i - xi) . n / rho^2
+dl``. ``I3 / I0`` is the gradient of that normalisation: it pushes vorticity off the wall,
+which is how the sheet shed on the body enters the flow. Panels are summed by the midpoint
+rule on pieces as short as the element's distance asks (five per panel length of
+distance); an element on a panel (closer than a tenth of its length, within its span)
+takes the panel's exact line integral and half the kernel's area instead.
+
+``eps_i`` is the element's domain radius: the root mean square of the distances to its
+three nearest neighbours, at least a floor (:func:`domain_radii`). Sums stop at
+:data:`CUTOFF` radii (the kernel is below 3.4e-4 there).
+
+These are the NumPy references; :mod:`.kernels` runs the same sums as CUDA kernels
+(``kernels/vvd.cu``).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.spatial import cKDTree
 
+from gpusolver.backends import array_module
 from gpusolver.errors import ConfigError
+from gpusolver.solvers.vortex.body import Body
 
-#: Neighbours whose mean distance is an element's smoothing radius.
+#: Neighbours whose root mean square distance is an element's domain radius.
 NEIGHBOURS = 3
+#: Sums stop at this many domain radii.
+CUTOFF = 8.0
 #: Targets per chunk of the sums (bounds their temporaries).
-CHUNK = 1024
+CHUNK = 512
+#: An element is on a panel within this fraction of its length from it (and within its span).
+ON_PANEL = 0.1
+#: A panel closer than this many of its lengths is cut into pieces ...
+NEAR_PANEL = 5.0
+#: ... about this many per panel length of the element's distance, at most MAX_PIECES.
+PIECES_PER_DISTANCE = 5.0
+MAX_PIECES = 64
+#: Sums below this magnitude carry no direction (the velocity is zero there).
+TINY = 1e-300
 
 
-def smoothing_radii(positions: np.ndarray, neighbours: int = NEIGHBOURS,
-                    smallest: float = 0.0) -> np.ndarray:
-    """Each element's mean distance to its ``neighbours`` nearest other elements, at least
-    ``smallest``.
+def domain_radii(positions: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Each element's root mean square distance to its three nearest other elements, at
+    least ``floor``.
 
     Examples
     --------
     >>> lattice = np.stack(np.meshgrid(np.arange(5.0), np.arange(5.0)), -1).reshape(-1, 2)
-    >>> float(smoothing_radii(lattice)[12])  # the centre: its four neighbours at distance 1
+    >>> float(domain_radii(lattice)[12])  # the centre: its four neighbours at distance 1
     1.0
     """
     positions = np.asarray(positions, dtype=np.float64)
-    if len(positions) <= neighbours:
-        raise ConfigError(f"smoothing radii need more than {neighbours} elements, got "
+    if len(positions) <= NEIGHBOURS:
+        raise ConfigError(f"domain radii need more than {NEIGHBOURS} elements, got "
                           f"{len(positions)}")
-    distances, _ = cKDTree(positions).query(positions, k=neighbours + 1)
-    return np.maximum(distances[:, 1:].mean(axis=1), smallest)
+    distances, _ = cKDTree(positions).query(positions, k=NEIGHBOURS + 1)
+    return np.maximum(np.sqrt((distances[:, 1:] ** 2).mean(axis=1)), floor)
+
+
+def wake_sums(positions: np.ndarray, gammas: np.ndarray,
+              radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``I1`` ``(N,)`` and ``I2`` ``(N, 2)`` of every element (module docstring)."""
+    i1 = np.zeros(len(positions))
+    i2 = np.zeros((len(positions), 2))
+    for first in range(0, len(positions), CHUNK):
+        rows = slice(first, first + CHUNK)
+        d = positions[rows, None, :] - positions[None, :, :]  # (chunk, N, 2)
+        distance = np.hypot(d[..., 0], d[..., 1])
+        eps = radii[rows, None]
+        same_sign = gammas[rows, None] * gammas[None, :] > 0
+        weight = np.where((distance < CUTOFF * eps) & same_sign,
+                          gammas[None, :] * np.exp(-distance / eps), 0.0)
+        i1[rows] = weight.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            unit = np.where(distance[..., None] > 0, d / distance[..., None], 0.0)
+        i2[rows] = (weight[..., None] * unit).sum(axis=1)
+    return i1, i2
+
+
+def _pieces(q: np.ndarray, body: Body) -> np.ndarray:
+    """Pieces each panel is cut into for elements at offsets ``q`` ``(..., n, 2)`` from the
+    panels' midpoints."""
+    along = np.abs((q * body.tangents).sum(axis=-1))
+    across = np.abs((q * body.normals).sum(axis=-1))
+    length = body.lengths
+    distance = np.where(along < 0.5 * length, across, along + across - 0.5 * length)
+    near = (across <= NEAR_PANEL * length) & (along <= NEAR_PANEL * length)
+    with np.errstate(divide="ignore"):
+        count = np.ceil(PIECES_PER_DISTANCE * length / distance)
+    return np.where(near, np.clip(count, 1, MAX_PIECES), 1).astype(np.int64)
+
+
+def surface_sums(positions: np.ndarray, radii: np.ndarray,
+                 body: Body) -> tuple[np.ndarray, np.ndarray]:
+    """``I0`` ``(N,)`` and ``I3`` ``(N, 2)`` of every element (module docstring)."""
+    n = len(positions)
+    i0 = 2 * math.pi * radii**2
+    i3 = np.zeros((n, 2))
+    normals, tangents, lengths = body.normals, body.tangents, body.lengths
+    for first in range(0, n, CHUNK):
+        rows = np.arange(first, min(first + CHUNK, n))
+        q = positions[rows, None, :] - body.midpoints[None, :, :]  # (chunk, panels, 2)
+        pieces = _pieces(q, body)
+        element, panel = np.nonzero(pieces > 0)  # every pair, cut into its pieces
+        count = pieces[element, panel]
+        starts = np.cumsum(count) - count
+        k = np.arange(int(count.sum())) - np.repeat(starts, count)
+        element, panel = np.repeat(element, count), np.repeat(panel, count)
+        count = np.repeat(count, count)
+        t = lengths[panel] * (k + 0.5) / count
+        r = positions[rows[element]] - (body.vertices[panel] + tangents[panel] * t[:, None])
+        rho = np.hypot(r[:, 0], r[:, 1])
+        eps = radii[rows[element]]
+        use = rho < CUTOFF * eps
+        weight = np.where(use, np.exp(-rho / eps) * lengths[panel] / count, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            body_part = np.where(use, eps * (rho + eps) * (r * normals[panel]).sum(axis=1)
+                                 / rho**2 * weight, 0.0)
+        i0[rows] -= np.bincount(element, body_part, minlength=len(rows))
+        for axis in range(2):
+            i3[rows, axis] = np.bincount(element, weight * normals[panel, axis],
+                                         minlength=len(rows))
+        along = (q * tangents).sum(axis=-1)
+        on = (np.abs((q * normals).sum(axis=-1)) < ON_PANEL * lengths) & (
+            np.abs(along) < 0.5 * lengths)
+        hit = np.flatnonzero(on.any(axis=1))
+        first_panel = on[hit].argmax(axis=1)  # the first panel an element lies on
+        eps_hit = radii[rows[hit]]
+        line = 2 * eps_hit * (1 - np.exp(-lengths[first_panel] / (2 * eps_hit))
+                              * np.cosh(along[hit, first_panel] / eps_hit))
+        i0[rows[hit]] = math.pi * eps_hit**2
+        i3[rows[hit]] = normals[first_panel] * line[:, None]
+    return i0, i3
+
+
+def combine(i0: np.ndarray | None, i1: np.ndarray, i2: np.ndarray, i3: np.ndarray | None,
+            radii: np.ndarray, nu: float, limit: float):
+    """``W = nu (I2 / (eps I1) + I3 / I0)``, its magnitude at most ``limit`` (array code for
+    NumPy and CuPy arrays alike; ``i0``, ``i3`` None without a body)."""
+    xp = array_module(i1)
+    scale = xp.where(xp.abs(i1) > TINY, 1 / (radii * xp.where(i1 == 0, 1, i1)), 0.0)
+    w = i2 * scale[:, None]
+    if i3 is not None:
+        w = w + i3 / i0[:, None]
+    w = nu * w
+    speed = xp.hypot(w[:, 0], w[:, 1])
+    return w * xp.minimum(1.0, limit / xp.maximum(speed, TINY))[:, None]
 
 
 def diffusive_velocity(positions: np.ndarray, gammas: np.ndarray, nu: float,
-                       radii: np.ndarray) -> np.ndarray:
-    """``(N, 2)`` diffusive velocities of the elements, away from bodies (see the module
-    docstring); elements whose smoothed vorticity vanishes get none.
-
-    Every pair is summed (the NumPy reference); neighbours beyond a few radii add nothing
-    measurable.
-    """
+                       radii: np.ndarray, body: Body | None = None,
+                       limit: float = math.inf) -> np.ndarray:
+    """``(N, 2)`` diffusive velocities of the elements (the module docstring), with the
+    surface terms of ``body`` when given; elements whose smoothed vorticity vanishes get
+    none from the wake sums; no speed above ``limit``."""
     positions = np.asarray(positions, dtype=np.float64)
     gammas = np.asarray(gammas, dtype=np.float64)
     radii = np.asarray(radii, dtype=np.float64)
@@ -63,18 +181,7 @@ def diffusive_velocity(positions: np.ndarray, gammas: np.ndarray, nu: float,
     if gammas.shape != (len(positions),) or radii.shape != (len(positions),):
         raise ConfigError("positions, gammas and radii must describe the same elements")
     if not np.all(radii > 0):
-        raise ConfigError("every smoothing radius must be positive")
-    out = np.zeros_like(positions)
-    for first in range(0, len(positions), CHUNK):
-        rows = slice(first, first + CHUNK)
-        d = positions[rows, None, :] - positions[None, :, :]  # (chunk, N, 2)
-        distance = np.hypot(d[..., 0], d[..., 1])
-        weight = gammas[None, :] * np.exp(-distance / radii[rows, None])
-        i1 = weight.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            unit = np.where(distance[..., None] > 0, d / distance[..., None], 0.0)
-        i2 = (weight[..., None] * unit).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = nu * i2 / (radii[rows, None] * i1[:, None])
-        out[rows] = np.where(np.isfinite(w), w, 0.0)
-    return out
+        raise ConfigError("every domain radius must be positive")
+    i1, i2 = wake_sums(positions, gammas, radii)
+    i0, i3 = surface_sums(positions, radii, body) if body is not None else (None, None)
+    return combine(i0, i1, i2, i3, radii, nu, limit)

@@ -32,6 +32,7 @@ import math
 import numpy as np
 import scipy.linalg
 
+from gpusolver.backends import array_module
 from gpusolver.errors import ConfigError
 from gpusolver.solvers.vortex.body import Body
 
@@ -89,7 +90,9 @@ class VortexSheet:
         self.matrix[:n, :n] = self._tangential_averages(a, b)
         self.matrix[:n, n] = 1.0
         self.matrix[n, :n] = body.lengths
-        self._factors = scipy.linalg.lu_factor(self.matrix)
+        #: The matrix's inverse, as the paper stores it: each step's solve is one product.
+        self.inverse = scipy.linalg.inv(self.matrix)
+        self._device: dict = {}
 
     def _tangential_averages(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``A[i, j]``: panel ``j``'s tangential velocity along ``K_i``, averaged; ``-1/2``
@@ -114,32 +117,58 @@ class VortexSheet:
         averages[np.arange(n), np.arange(n)] = -0.5
         return averages
 
-    def intensities(self, known_velocity: np.ndarray, free_circulation: float) -> np.ndarray:
-        """Panel intensities ``gamma`` ``(n_panels,)``.
+    def intensities(self, known_velocity, free_circulation):
+        """Panel intensities ``gamma`` ``(n_panels,)``, on the arrays' device (NumPy or
+        CuPy).
 
         Parameters
         ----------
-        known_velocity : numpy.ndarray
+        known_velocity : array
             ``(n_panels * points_per_panel, 2)``: the free stream plus the velocity of
             every free vortex at :attr:`quadrature_points`.
-        free_circulation : float
+        free_circulation : float or 0-d array
             Total circulation of the free vortices.
         """
+        xp = array_module(known_velocity)
         n = self.body.n_panels
-        known = np.asarray(known_velocity, dtype=np.float64)
-        if known.shape != self.quadrature_points.shape:
+        if known_velocity.shape != self.quadrature_points.shape:
             raise ConfigError(f"known_velocity must be {self.quadrature_points.shape} (the "
-                              f"quadrature points), got {known.shape}")
-        along = (known.reshape(n, -1, 2) * self.body.tangents[:, None, :]).sum(axis=2)
-        rhs = np.append(-(along @ self._w), -free_circulation)
-        return scipy.linalg.lu_solve(self._factors, rhs)[:n]
+                              f"quadrature points), got {known_velocity.shape}")
+        inverse, tangents, weights = self._operators(xp)
+        known = known_velocity.astype(np.float64, copy=False).reshape(n, -1, 2)
+        along = (known * tangents[:, None, :]).sum(axis=2)
+        rhs = xp.concatenate([-(along @ weights),
+                              -xp.reshape(xp.asarray(free_circulation, dtype=np.float64), (1,))])
+        return (inverse @ rhs)[:n]
 
-    def velocity(self, gamma: np.ndarray, targets: np.ndarray) -> np.ndarray:
-        """``(m, 2)`` velocity of the sheet of intensities ``gamma`` at ``targets``."""
-        z = _complex(np.asarray(targets, dtype=np.float64))
-        a, b = _complex(self.body.vertices), _complex(self.body.ends)
-        w = (panel_velocity(z[:, None], a[None, :], b[None, :]) * gamma[None, :]).sum(axis=1)
-        return np.column_stack([w.real, -w.imag])
+    def _operators(self, xp):
+        """The inverse, the panels' tangents and the quadrature weights as ``xp`` arrays."""
+        if xp not in self._device:
+            self._device[xp] = tuple(xp.asarray(a) for a in
+                                     (self.inverse, self.body.tangents, self._w))
+        return self._device[xp]
+
+    def velocity(self, gamma: np.ndarray, targets: np.ndarray,
+                 smoothing: float = 0.0) -> np.ndarray:
+        """``(m, 2)`` velocity of the sheet of intensities ``gamma`` at ``targets``.
+
+        ``smoothing`` > 0 regularises the panels' ends: the distances in the logarithm
+        (the velocity across the panel) are at least ``smoothing``, as the elements'
+        cores bound theirs, so that an element a hair off the wall near a vertex is not
+        thrown by the jump of intensity there.
+        """
+        z = np.asarray(targets, dtype=np.float64)[:, None, :]
+        a, b = self.body.vertices[None], self.body.ends[None]
+        to_a, to_b = z - a, z - b
+        floor = smoothing**2
+        log_ratio = 0.5 * np.log(np.maximum((to_b**2).sum(axis=-1), floor)
+                                 / np.maximum((to_a**2).sum(axis=-1), floor))
+        angle = np.arctan2(to_b[..., 1] * to_a[..., 0] - to_b[..., 0] * to_a[..., 1],
+                           (to_b * to_a).sum(axis=-1))
+        tx, ty = self.body.tangents[None, :, 0], self.body.tangents[None, :, 1]
+        u = ((ty * log_ratio - tx * angle) * gamma).sum(axis=1)
+        v = (-(tx * log_ratio + ty * angle) * gamma).sum(axis=1)
+        return np.column_stack([u, v]) / (2 * math.pi)
 
 
 def _complex(points: np.ndarray) -> np.ndarray:

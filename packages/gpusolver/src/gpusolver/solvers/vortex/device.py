@@ -1,0 +1,111 @@
+"""Launches of ``kernels/vvd.cu``: the diffusion sums and the restructuring stages.
+
+Each function takes a backend and arrays of it (CuPy on ``cupy``; NumPy on ``numpy``, where
+the kernels run compiled for the CPU, which is how CI checks them against the NumPy
+references of :mod:`.diffusion` and :mod:`.restructure`). Positions are ``(N, 2)``
+C-ordered arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusolver.backends import Backend
+from gpusolver.backends.cuda import grid, real_type
+from gpusolver.solvers.vortex import diffusion
+from gpusolver.solvers.vortex.body import Body
+
+SOURCE = "kernels/vvd.cu"
+#: Threads per block.
+BLOCK = 128
+
+
+def _kernel(backend: Backend, name: str, dtype=None):
+    expression = f"{name}<{real_type(dtype)}>" if dtype is not None else name
+    return backend.kernels(__package__, SOURCE, (expression,))[expression]
+
+
+def domain_radii(backend: Backend, positions, floor: float):
+    """:func:`.diffusion.domain_radii` by the kernel."""
+    n = len(positions)
+    real = positions.dtype.type
+    out = backend.xp.empty(n, dtype=positions.dtype)
+    _kernel(backend, "domain_radii_kernel", positions.dtype)(
+        grid(n, BLOCK), (BLOCK,), (np.int32(n), positions, real(floor), out))
+    return out
+
+
+def wake_sums(backend: Backend, positions, gammas, radii):
+    """:func:`.diffusion.wake_sums` by the kernel."""
+    n = len(positions)
+    xp, real = backend.xp, positions.dtype.type
+    i1 = xp.empty(n, dtype=positions.dtype)
+    i2 = xp.empty((n, 2), dtype=positions.dtype)
+    _kernel(backend, "wake_sums_kernel", positions.dtype)(
+        grid(n, BLOCK), (BLOCK,),
+        (np.int32(n), positions, gammas, radii, real(diffusion.CUTOFF), i1, i2))
+    return i1, i2
+
+
+class BodyArrays:
+    """A body's panel arrays on a backend, in one precision."""
+
+    def __init__(self, backend: Backend, body: Body, dtype):
+        xp = backend.xp
+        self.body = body
+        self.n_panels = np.int32(body.n_panels)
+
+        def put(array):
+            return xp.ascontiguousarray(xp.asarray(array, dtype=dtype))
+
+        self.vertices, self.tangents = put(body.vertices), put(body.tangents)
+        self.normals, self.lengths = put(body.normals), put(body.lengths)
+        self.vertices64 = xp.ascontiguousarray(xp.asarray(body.vertices, dtype=np.float64))
+        self.lo = body.vertices.min(axis=0)
+        self.hi = body.vertices.max(axis=0)
+
+
+def surface_sums(backend: Backend, positions, radii, panels: BodyArrays):
+    """:func:`.diffusion.surface_sums` by the kernel."""
+    n = len(positions)
+    xp, real = backend.xp, positions.dtype.type
+    i0 = xp.empty(n, dtype=positions.dtype)
+    i3 = xp.empty((n, 2), dtype=positions.dtype)
+    _kernel(backend, "surface_sums_kernel", positions.dtype)(
+        grid(n, BLOCK), (BLOCK,),
+        (np.int32(n), positions, radii, panels.n_panels, panels.vertices, panels.tangents,
+         panels.normals, panels.lengths, real(diffusion.CUTOFF), real(diffusion.ON_PANEL),
+         real(diffusion.NEAR_PANEL), real(diffusion.PIECES_PER_DISTANCE),
+         np.int32(diffusion.MAX_PIECES), i0, i3))
+    return i0, i3
+
+
+def absorbed(backend: Backend, start, end, panels: BodyArrays):
+    """:func:`.restructure.absorbed` by the kernel (fp64 positions)."""
+    n = len(start)
+    flag = backend.xp.empty(n, dtype=np.uint8)
+    _kernel(backend, "absorbed_kernel")(
+        grid(n, BLOCK), (BLOCK,),
+        (np.int32(n), start, end, panels.n_panels, panels.vertices64,
+         *(np.float64(v) for v in (*panels.lo, *panels.hi)), flag))
+    return flag.astype(bool)
+
+
+def partners(backend: Backend, positions, gammas, radii):
+    """:func:`.restructure.partners` by the kernel (fp64)."""
+    n = len(positions)
+    out = backend.xp.empty(n, dtype=np.int64)
+    _kernel(backend, "partners_kernel")(
+        grid(n, BLOCK), (BLOCK,), (np.int32(n), positions, gammas, radii, out))
+    return out
+
+
+def add_sheet_velocity(backend: Backend, targets, gamma, panels: BodyArrays, velocity,
+                       smoothing: float) -> None:
+    """``velocity += `` the sheet's velocity at ``targets`` (:meth:`.sheet.VortexSheet.velocity`
+    by the kernel; fp64)."""
+    n = len(targets)
+    _kernel(backend, "sheet_velocity_kernel")(
+        grid(n, BLOCK), (BLOCK,),
+        (np.int32(n), targets, panels.n_panels, panels.vertices64, gamma,
+         np.float64(smoothing**2), velocity))

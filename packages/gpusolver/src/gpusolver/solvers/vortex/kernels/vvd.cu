@@ -1,0 +1,203 @@
+// The viscous vortex domains method's sums and the wake's restructuring, the device twins
+// of gpusolver/solvers/vortex/diffusion.py and restructure.py (their docstrings hold the
+// formulas and rules). One thread per element; sources are read from global memory (the
+// caches hold them), so that the same code compiles for the CPU in CI.
+//
+// Positions are (x, y) pairs. Sums and geometry in `real` (fp32 or fp64); the
+// restructuring kernels in double, as the paper asks.
+
+template <typename real>
+__device__ __forceinline__ void keep_three_smallest(real d2, real& e0, real& e1, real& e2) {
+    if (d2 < e0) {
+        e2 = e1;
+        e1 = e0;
+        e0 = d2;
+    } else if (d2 < e1) {
+        e2 = e1;
+        e1 = d2;
+    } else if (d2 < e2) {
+        e2 = d2;
+    }
+}
+
+// radius[i]: root mean square distance to the three nearest other elements, at least floor
+template <typename real>
+__global__ void domain_radii_kernel(int n, const real* __restrict__ positions, real floor,
+                                    real* __restrict__ radius) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const real x = positions[2 * i], y = positions[2 * i + 1];
+    real e0 = real(1e30), e1 = real(1e30), e2 = real(1e30);
+    for (int j = 0; j < n; ++j) {
+        if (j == i) continue;
+        const real dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
+        keep_three_smallest(dx * dx + dy * dy, e0, e1, e2);
+    }
+    radius[i] = fmax(sqrt((e0 + e1 + e2) / real(3)), floor);
+}
+
+// I1 and I2 of every element over the elements of its sign within cutoff radii
+template <typename real>
+__global__ void wake_sums_kernel(int n, const real* __restrict__ positions,
+                                 const real* __restrict__ gammas,
+                                 const real* __restrict__ radius, real cutoff,
+                                 real* __restrict__ i1, real* __restrict__ i2) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const real x = positions[2 * i], y = positions[2 * i + 1];
+    const real inverse = real(1) / radius[i], reach = cutoff * radius[i], g = gammas[i];
+    real s1 = 0, sx = 0, sy = 0;
+    for (int j = 0; j < n; ++j) {
+        const real dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
+        const real r = sqrt(dx * dx + dy * dy);
+        if (r >= reach || !(g * gammas[j] > 0)) continue;  // each sign diffuses on its own
+        const real weight = gammas[j] * exp(-r * inverse);
+        s1 += weight;
+        if (r > 0) {
+            sx += weight * dx / r;
+            sy += weight * dy / r;
+        }
+    }
+    i1[i] = s1;
+    i2[2 * i] = sx;
+    i2[2 * i + 1] = sy;
+}
+
+// I0 and I3 of every element over the body's panels (diffusion.surface_sums)
+template <typename real>
+__global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
+                                    const real* __restrict__ radius, int n_panels,
+                                    const real* __restrict__ vertices,
+                                    const real* __restrict__ tangents,
+                                    const real* __restrict__ normals,
+                                    const real* __restrict__ lengths, real cutoff,
+                                    real on_panel, real near_panel, real per_distance,
+                                    int max_pieces, real* __restrict__ i0,
+                                    real* __restrict__ i3) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const real x = positions[2 * i], y = positions[2 * i + 1];
+    const real eps = radius[i], reach = cutoff * eps;
+    const real pi = real(3.141592653589793);
+    real body = 0, fx = 0, fy = 0;
+    for (int j = 0; j < n_panels; ++j) {
+        const real tx = tangents[2 * j], ty = tangents[2 * j + 1];
+        const real nx = normals[2 * j], ny = normals[2 * j + 1], length = lengths[j];
+        const real ax = vertices[2 * j], ay = vertices[2 * j + 1];
+        const real qx = x - (ax + real(0.5) * length * tx), qy = y - (ay + real(0.5) * length * ty);
+        const real along = qx * tx + qy * ty, across = fabs(qx * nx + qy * ny);
+        if (across < on_panel * length && fabs(along) < real(0.5) * length) {
+            // on the panel: its exact line integral and half the kernel's area
+            i0[i] = pi * eps * eps;
+            const real line =
+                2 * eps * (1 - exp(-length / (2 * eps)) * cosh(along / eps));
+            i3[2 * i] = nx * line;
+            i3[2 * i + 1] = ny * line;
+            return;
+        }
+        int pieces = 1;
+        if (across <= near_panel * length && fabs(along) <= near_panel * length) {
+            const real distance = fabs(along) < real(0.5) * length
+                                      ? across
+                                      : fabs(along) + across - real(0.5) * length;
+            const real count = ceil(per_distance * length / distance);
+            pieces = count > real(max_pieces) ? max_pieces : (count < 1 ? 1 : int(count));
+        }
+        for (int k = 0; k < pieces; ++k) {
+            const real t = length * (real(k) + real(0.5)) / real(pieces);
+            const real rx = x - (ax + tx * t), ry = y - (ay + ty * t);
+            const real rho = sqrt(rx * rx + ry * ry);
+            if (rho >= reach) continue;
+            const real weight = exp(-rho / eps) * length / real(pieces);
+            fx += weight * nx;
+            fy += weight * ny;
+            body += eps * (rho + eps) * (rx * nx + ry * ny) / (rho * rho) * weight;
+        }
+    }
+    i0[i] = 2 * pi * eps * eps - body;
+    i3[2 * i] = fx;
+    i3[2 * i + 1] = fy;
+}
+
+// flag[i] = 1 when the move start[i] -> end[i] crosses a panel or ends inside the body
+__global__ void absorbed_kernel(int n, const double* __restrict__ start,
+                                const double* __restrict__ end, int n_panels,
+                                const double* __restrict__ vertices, double lo_x, double lo_y,
+                                double hi_x, double hi_y, unsigned char* __restrict__ flag) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double px = start[2 * i], py = start[2 * i + 1];
+    const double qx = end[2 * i], qy = end[2 * i + 1];
+    flag[i] = 0;
+    // stage one: the move's bounding box against the body's
+    if (fmax(px, qx) < lo_x || fmin(px, qx) > hi_x || fmax(py, qy) < lo_y ||
+        fmin(py, qy) > hi_y)
+        return;
+    // stage two: the trajectory against every panel, the end point against the contour
+    bool crossed = false, inside = false;
+    const double mx = qx - px, my = qy - py;
+    for (int j = 0; j < n_panels; ++j) {
+        const int k = j + 1 < n_panels ? j + 1 : 0;
+        const double ax = vertices[2 * j], ay = vertices[2 * j + 1];
+        const double bx = vertices[2 * k], by = vertices[2 * k + 1];
+        const double ex = bx - ax, ey = by - ay;
+        const double side_p = ex * (py - ay) - ey * (px - ax);
+        const double side_q = ex * (qy - ay) - ey * (qx - ax);
+        const double side_a = mx * (ay - py) - my * (ax - px);
+        const double side_b = mx * (by - py) - my * (bx - px);
+        crossed = crossed || (side_p * side_q < 0 && side_a * side_b < 0);
+        if ((ay > qy) != (by > qy) && qx < ax + (qy - ay) * ex / ey) inside = !inside;
+    }
+    flag[i] = crossed || inside;
+}
+
+// partner[i]: the lowest j > i of the same sign closer than radius[i], or -1
+__global__ void partners_kernel(int n, const double* __restrict__ positions,
+                                const double* __restrict__ gammas,
+                                const double* __restrict__ radius, long long* __restrict__ partner) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double x = positions[2 * i], y = positions[2 * i + 1], g = gammas[i];
+    const double reach2 = radius[i] * radius[i];
+    long long found = -1;
+    for (int j = i + 1; j < n; ++j) {
+        const double dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
+        if (dx * dx + dy * dy < reach2 && g * gammas[j] > 0) {
+            found = j;
+            break;
+        }
+    }
+    partner[i] = found;
+}
+
+// velocity[i] += the sheet's: panels of piecewise-constant intensity gamma (sheet.py,
+// VortexSheet.velocity), u - i v = -conj(tau) / (2 pi i) Log((z - b) / (z - a)) per unit
+// intensity, the distances in the logarithm at least sqrt(floor)
+__global__ void sheet_velocity_kernel(int n, const double* __restrict__ targets, int n_panels,
+                                      const double* __restrict__ vertices,
+                                      const double* __restrict__ gamma, double floor,
+                                      double* __restrict__ velocity) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double x = targets[2 * i], y = targets[2 * i + 1];
+    double u = 0, v = 0;
+    for (int j = 0; j < n_panels; ++j) {
+        const int k = j + 1 < n_panels ? j + 1 : 0;
+        const double ax = x - vertices[2 * j], ay = y - vertices[2 * j + 1];
+        const double bx = x - vertices[2 * k], by = y - vertices[2 * k + 1];
+        const double ex = vertices[2 * k] - vertices[2 * j];
+        const double ey = vertices[2 * k + 1] - vertices[2 * j + 1];
+        const double length = sqrt(ex * ex + ey * ey);
+        // Log((z - b) / (z - a)) = log(|z - b| / |z - a|) + i arg, arg of (z - b) conj(z - a)
+        const double log_ratio =
+            0.5 * log(fmax(bx * bx + by * by, floor) / fmax(ax * ax + ay * ay, floor));
+        const double angle = atan2(by * ax - bx * ay, bx * ax + by * ay);
+        // -conj(tau) / (2 pi i) = i conj(tau) / (2 pi) = (ty + i tx) / (2 pi)
+        const double tx = ex / length, ty = ey / length;
+        const double wr = ty * log_ratio - tx * angle, wi = tx * log_ratio + ty * angle;
+        u += gamma[j] * wr;
+        v -= gamma[j] * wi;
+    }
+    velocity[2 * i] += u * 0.15915494309189535;
+    velocity[2 * i + 1] += v * 0.15915494309189535;
+}

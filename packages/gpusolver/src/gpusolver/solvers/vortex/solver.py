@@ -1,0 +1,306 @@
+"""The vortex element method's time loop: viscous vortex domains around one rigid body.
+
+Each step (explicit Euler, as in the paper):
+
+1. **Generation.** The free stream and the wake's velocity at the sheet's quadrature
+   points give the sheet's intensities (:class:`.sheet.VortexSheet`, its inverse matrix
+   made once); the sheet is shed as ``per_panel`` new elements per panel, on the panel a
+   hair into the flow, each carrying its share of the panel's circulation.
+2. **Velocities.** Convective: free stream plus Biot-Savart of every element (direct sum
+   or tree, in the run's precision). Diffusive: the viscous vortex domains' sums, with
+   the body's surface terms (:mod:`.diffusion`).
+3. **Move** every element by ``(V + W) dt``.
+4. **Restructuring** (:mod:`.restructure`): elements whose move crossed the body are
+   taken out, close same-sign pairs merged (the merging radius grows with the distance
+   from the body), the far wake dropped.
+5. **Loads** from the vortex impulse: ``F = -rho dI/dt`` with ``I = sum Gamma (y, -x)``
+   and ``M = rho / 2 d/dt sum Gamma |r - r_ref|^2``, the difference taken between the
+   wake before generation and the wake after the move less the absorbed elements (the
+   vorticity the wall took back).
+
+On the ``cupy`` backend every array stays on the GPU and the sums and restructuring run
+as CUDA kernels (``kernels/vvd.cu``, ``kernels/biot_savart.cu``, ``kernels/tree.cu``);
+the ``numpy`` backend is the reference (fp64).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusolver.backends import PRECISIONS, get_backend
+from gpusolver.errors import ConfigError, SolverDivergedError
+from gpusolver.solvers.vortex import device, diffusion, restructure
+from gpusolver.solvers.vortex.biot_savart import METHODS, velocity
+from gpusolver.solvers.vortex.body import Body
+from gpusolver.solvers.vortex.sheet import VortexSheet
+
+#: New elements start this fraction of a mean panel length off their panel.
+BIRTH_OFFSET = 1e-3
+
+
+@dataclass(frozen=True)
+class VortexSettings:
+    """Physical and numerical settings of a vortex run (lengths in the body's units).
+
+    Attributes
+    ----------
+    reynolds : float
+        ``|V_inf| reference_length / nu``.
+    dt : float
+        Time step.
+    free_stream : tuple of float
+        ``V_inf``.
+    reference_length : float or None
+        Divides forces (with ``rho |V_inf|^2 / 2``); default: the body's extent in x.
+    core : float or None
+        Core radius ``eps`` of the Biot-Savart kernel; default: the mean panel length.
+    merge_radius : float or None
+        Same-sign elements closer than this merge near the body; default 0.3 mean panel
+        lengths.
+    merge_growth : float
+        The merging radius grows by this factor per reference length of distance from
+        the body's centre beyond one.
+    radius_floor : float or None
+        Smallest domain radius; default 0.2 mean panel lengths.
+    far_distance : float
+        Elements farther than this many reference lengths from the body's centre go.
+    per_panel : int
+        New elements per panel and step.
+    diffusion_limit : float
+        Diffusive speeds are capped at this multiple of ``|V_inf|``.
+    method : str
+        Biot-Savart sum: ``direct`` or ``tree``.
+    theta : float
+        ``tree``: the accuracy parameter.
+    precision : str
+        Velocities and diffusion sums: ``fp32`` or ``fp64`` (generation and
+        restructuring are always fp64).
+    """
+
+    reynolds: float
+    dt: float
+    free_stream: tuple = (1.0, 0.0)
+    reference_length: float | None = None
+    core: float | None = None
+    merge_radius: float | None = None
+    merge_growth: float = 1.0
+    radius_floor: float | None = None
+    far_distance: float = 20.0
+    per_panel: int = 1
+    diffusion_limit: float = 1.5
+    method: str = "direct"
+    theta: float = 0.5
+    precision: str = "fp64"
+
+    def __post_init__(self):
+        for name in ("reynolds", "dt", "far_distance", "diffusion_limit"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"vortex setting {name} must be positive, got "
+                                  f"{getattr(self, name)!r}")
+        for name in ("reference_length", "core", "merge_radius", "radius_floor"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"vortex setting {name} must be positive, got {value!r}")
+        if not math.hypot(*self.free_stream) > 0:
+            raise ConfigError("the free stream must not be zero (it sets the Reynolds "
+                              "number's speed)")
+        if not (isinstance(self.per_panel, int) and self.per_panel >= 1):
+            raise ConfigError(f"per_panel must be a positive integer, got {self.per_panel!r}")
+        if self.method not in METHODS:
+            raise ConfigError(f"unknown velocity method {self.method!r}; valid: "
+                              f"{', '.join(METHODS)}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"unknown precision {self.precision!r}; valid: "
+                              f"{', '.join(PRECISIONS)}")
+
+
+@dataclass
+class Loads:
+    """The loads of one step: force and moment coefficients, elements, circulation."""
+
+    time: float
+    cx: float
+    cy: float
+    cm: float
+    elements: int
+    born: int
+    absorbed: int
+    merged: int
+    dropped: int
+    circulation: float
+    extra: dict = field(default_factory=dict)
+
+
+class VortexSolver:
+    """Vortex elements around ``body`` (see the module docstring).
+
+    Parameters
+    ----------
+    body : Body
+    settings : VortexSettings
+    backend : str
+        ``numpy`` (the reference), ``cupy`` or ``auto``.
+    """
+
+    def __init__(self, body: Body, settings: VortexSettings, backend: str = "auto"):
+        self.body, self.settings = body, settings
+        self.backend = get_backend(backend)
+        xp = self.backend.xp
+        self.xp = xp
+        panel = float(body.lengths.mean())
+        self.panel_length = panel
+        extent = float(np.ptp(body.vertices[:, 0]))
+        self.reference_length = settings.reference_length or extent
+        self.speed = math.hypot(*settings.free_stream)
+        self.nu = self.speed * self.reference_length / settings.reynolds
+        self.core = settings.core or panel
+        self.merge_radius = settings.merge_radius or 0.3 * panel
+        self.radius_floor = settings.radius_floor or 0.2 * panel
+        self.centre = body.vertices.mean(axis=0)
+        self.sheet = VortexSheet(body)
+        self.quadrature_points = xp.asarray(self.sheet.quadrature_points)
+        self.dtype = np.dtype(PRECISIONS[settings.precision])
+        self.u_inf = xp.asarray(settings.free_stream, dtype=np.float64)
+        per = settings.per_panel
+        t = (np.arange(per) + 0.5) / per
+        births = (body.vertices[:, None, :] + (body.ends - body.vertices)[:, None, :]
+                  * t[None, :, None] + BIRTH_OFFSET * panel * body.normals[:, None, :])
+        self.births = xp.asarray(births.reshape(-1, 2))
+        self.birth_share = xp.asarray(np.repeat(body.lengths / per, per))
+        self.birth_tangents = xp.asarray(np.repeat(body.tangents, per, axis=0))
+        if self.backend.name != "numpy":
+            self.panels = device.BodyArrays(self.backend, body, self.dtype)
+            self.panels64 = (self.panels if self.dtype == np.float64
+                             else device.BodyArrays(self.backend, body, np.float64))
+        self.positions = xp.zeros((0, 2))
+        self.gammas = xp.zeros(0)
+        self.time = 0.0
+        self.iteration = 0
+
+    # --- state ---------------------------------------------------------------------
+
+    @property
+    def n_elements(self) -> int:
+        """Free elements now."""
+        return len(self.gammas)
+
+    def set_state(self, positions, gammas, time: float, iteration: int) -> None:
+        """Replace the wake (a restart)."""
+        self.positions = self.xp.asarray(positions, dtype=np.float64).reshape(-1, 2)
+        self.gammas = self.xp.asarray(gammas, dtype=np.float64).reshape(-1)
+        self.time, self.iteration = float(time), int(iteration)
+
+    def _impulse(self, positions, gammas):
+        """``(sum Gamma y, -sum Gamma x, sum Gamma |r - r_ref|^2)`` about the centre."""
+        r = positions - self.xp.asarray(self.centre)
+        return self.xp.stack([(gammas * r[:, 1]).sum(), -(gammas * r[:, 0]).sum(),
+                              (gammas * (r**2).sum(axis=1)).sum()])
+
+    # --- the pieces of a step ------------------------------------------------------
+
+    def convective_velocity(self, positions, gammas, targets=None):
+        """Free stream plus Biot-Savart at ``targets`` (the elements by default), fp64."""
+        if len(gammas) == 0:
+            n = len(positions) if targets is None else len(targets)
+            return self.xp.broadcast_to(self.u_inf, (n, 2)).copy()
+        s = self.settings
+        v = velocity(positions, gammas, self.core, targets, method=s.method,
+                     backend=self.backend, precision=s.precision, theta=s.theta)
+        return v.astype(np.float64) + self.u_inf
+
+    def diffusive_velocity(self, positions, gammas):
+        """The viscous vortex domains' velocities of the elements, fp64."""
+        limit = self.settings.diffusion_limit * self.speed
+        if len(gammas) <= diffusion.NEIGHBOURS:
+            return self.xp.zeros_like(positions)
+        if self.backend.name == "numpy":
+            return diffusion.diffusive_velocity(positions, gammas, self.nu,
+                                                diffusion.domain_radii(positions,
+                                                                       self.radius_floor),
+                                                self.body, limit)
+        be, dtype = self.backend, self.dtype
+        p = self.xp.ascontiguousarray(positions.astype(dtype))
+        g = self.xp.ascontiguousarray(gammas.astype(dtype))
+        radii = device.domain_radii(be, p, self.radius_floor)
+        i1, i2 = device.wake_sums(be, p, g, radii)
+        i0, i3 = device.surface_sums(be, p, radii, self.panels)
+        return diffusion.combine(i0, i1, i2, i3, radii, self.nu, limit).astype(np.float64)
+
+    def _add_sheet_velocity(self, targets, intensity, out) -> None:
+        if len(targets) == 0:
+            return
+        if self.backend.name == "numpy":
+            out += self.sheet.velocity(intensity, targets, self.core)
+        else:
+            device.add_sheet_velocity(self.backend, self.xp.ascontiguousarray(targets),
+                                      intensity, self.panels64, out, self.core)
+
+    def _absorbed(self, start, end):
+        if self.backend.name == "numpy":
+            return restructure.absorbed(start, end, self.body)
+        return device.absorbed(self.backend, self.xp.ascontiguousarray(start),
+                               self.xp.ascontiguousarray(end), self.panels64)
+
+    def merge_radii(self, positions):
+        """Each element's merging radius: larger away from the body."""
+        r = self.xp.sqrt(((positions - self.xp.asarray(self.centre)) ** 2).sum(axis=1))
+        beyond = self.xp.maximum(r / self.reference_length - 1.0, 0.0)
+        return self.merge_radius * (1.0 + self.settings.merge_growth * beyond)
+
+    def _merge(self, positions, gammas):
+        radii = self.merge_radii(positions)
+        if self.backend.name == "numpy":
+            partner = restructure.partners(positions, gammas, radii)
+        else:
+            partner = device.partners(self.backend, self.xp.ascontiguousarray(positions),
+                                      self.xp.ascontiguousarray(gammas),
+                                      self.xp.ascontiguousarray(radii))
+        return restructure.apply_merges(positions, gammas, partner)
+
+    # --- the step ------------------------------------------------------------------
+
+    def step(self) -> Loads:
+        """One time step (module docstring); returns its loads."""
+        xp, s = self.xp, self.settings
+        before = self._impulse(self.positions, self.gammas)
+        known = self.convective_velocity(self.positions, self.gammas, self.quadrature_points)
+        intensity = self.sheet.intensities(known, self.gammas.sum())
+        born = xp.repeat(intensity, s.per_panel) * self.birth_share
+        n_wake = len(self.gammas)
+        positions = xp.concatenate([self.positions, self.births])
+        gammas = xp.concatenate([self.gammas, born])
+        convective = xp.empty_like(positions)
+        # the wake: free stream, the other free elements, and the sheet as panels
+        convective[:n_wake] = self.convective_velocity(self.positions, self.gammas)
+        self._add_sheet_velocity(self.positions, intensity, convective[:n_wake])
+        # the new elements slide along the wall at half the sheet's slip: the mean of the
+        # velocities on its two sides (zero inside the body)
+        convective[n_wake:] = 0.5 * (xp.repeat(intensity, s.per_panel)[:, None]
+                                     * self.birth_tangents)
+        moved = positions + s.dt * (convective + self.diffusive_velocity(positions, gammas))
+        inside = self._absorbed(positions, moved)
+        keep = ~inside
+        positions, gammas = moved[keep], gammas[keep]
+        after = self._impulse(positions, gammas)
+        n_kept = len(gammas)
+        positions, gammas = self._merge(positions, gammas)
+        n_merged = n_kept - len(gammas)
+        gone = restructure.far(positions, xp.asarray(self.centre),
+                               s.far_distance * self.reference_length)
+        self.positions, self.gammas = positions[~gone], gammas[~gone]
+        self.time += s.dt
+        self.iteration += 1
+        change = self.backend.to_host((after - before) / s.dt)
+        scale = 0.5 * self.speed**2 * self.reference_length
+        loads = Loads(time=self.time, cx=float(-change[0] / scale), cy=float(-change[1] / scale),
+                      cm=float(0.5 * change[2] / (scale * self.reference_length)),
+                      elements=self.n_elements, born=len(born), absorbed=int(inside.sum()),
+                      merged=n_merged, dropped=int(gone.sum()),
+                      circulation=float(self.gammas.sum()))
+        if not (math.isfinite(loads.cx) and math.isfinite(loads.cy)):
+            raise SolverDivergedError(f"vortex step {self.iteration}: the loads are not "
+                                      f"finite (cx {loads.cx}, cy {loads.cy})")
+        return loads

@@ -1,0 +1,189 @@
+"""The vortex method's restructuring, time loop and case files."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpusolver.backends import get_backend
+from gpusolver.backends.host import compiler
+from gpusolver.cli import main
+from gpusolver.errors import ConfigError
+from gpusolver.io.case import load_case
+from gpusolver.io.vortex_case import VortexCase
+from gpusolver.solvers.vortex import device, restructure
+from gpusolver.solvers.vortex.body import circle, rounded_plate
+from gpusolver.solvers.vortex.sheet import VortexSheet
+from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
+
+needs_compiler = pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+
+
+def test_moves_into_or_through_the_body_are_absorbed_and_others_not():
+    plate = rounded_plate(200, 1.0, 0.02)
+    start = np.array([[0.5, 0.1], [0.5, 0.1], [0.5, 0.1], [0.5, 0.1], [2.0, 2.0]])
+    end = np.array([[0.5, -0.1],   # through the thin plate in one move
+                    [0.5, 0.0],    # ends inside
+                    [0.6, 0.05],   # stays above
+                    [0.5, 0.0101],  # just above the surface
+                    [2.0, -2.0]])  # passes far beyond its tip
+    assert restructure.absorbed(start, end, plate).tolist() == [True, True, False, False,
+                                                                False]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_merging_keeps_circulation_and_impulse_and_leaves_no_close_pair_of_a_sign(seed):
+    rng = np.random.default_rng(seed)
+    positions = rng.uniform(0, 1, (200, 2))
+    gammas = rng.choice([-1.0, 1.0], 200) * rng.uniform(0.5, 1.5, 200)
+    radii = np.full(200, 0.05)
+    merged_positions, merged_gammas = positions, gammas
+    for _ in range(30):  # pairs that compete wait a round
+        merged_positions, merged_gammas = restructure.apply_merges(
+            merged_positions, merged_gammas,
+            restructure.partners(merged_positions, merged_gammas, radii[:len(merged_gammas)]))
+    for sign in (1, -1):
+        mine = np.sign(gammas) == sign
+        merged = np.sign(merged_gammas) == sign
+        assert merged_gammas[merged].sum() == pytest.approx(gammas[mine].sum())
+        assert (merged_gammas[merged, None] * merged_positions[merged]).sum(axis=0) == \
+            pytest.approx((gammas[mine, None] * positions[mine]).sum(axis=0))
+    partner = restructure.partners(merged_positions, merged_gammas,
+                                   radii[:len(merged_gammas)])
+    assert np.all(partner < 0)
+
+
+def test_competing_pairs_wait():
+    # 0 -> 1 -> 2: 1 seeks 2, so (0, 1) waits and (1, 2) merges; 3 and 4 both claim 5:
+    # the lower wins
+    partner = np.array([1, 2, -1, 5, 5, -1])
+    assert restructure.accepted(partner).tolist() == [False, True, False, True, False, False]
+
+
+@needs_compiler
+def test_the_restructuring_kernels_equal_the_numpy_rules():
+    rng = np.random.default_rng(3)
+    print("seed 3")
+    backend = get_backend("numpy")
+    body = circle(64, 0.5)
+    start = rng.normal(0, 0.7, (400, 2))
+    end = start + rng.normal(0, 0.2, (400, 2))
+    arrays = device.BodyArrays(backend, body, np.float64)
+    assert np.array_equal(device.absorbed(backend, start, end, arrays),
+                          restructure.absorbed(start, end, body))
+    gammas = rng.normal(size=400)
+    radii = rng.uniform(0.02, 0.1, 400)
+    assert np.array_equal(device.partners(backend, start, gammas, radii),
+                          restructure.partners(start, gammas, radii))
+    intensity = rng.normal(size=64)
+    out = np.zeros((400, 2))
+    device.add_sheet_velocity(backend, end, intensity, arrays, out, 0.01)
+    assert np.allclose(out, VortexSheet(body).velocity(intensity, end, 0.01), atol=1e-13)
+
+
+def _solver(**overrides):
+    options = {"reynolds": 100.0, "dt": 0.02} | overrides
+    return VortexSolver(circle(60, 0.5), VortexSettings(**options), backend="numpy")
+
+
+def test_a_step_conserves_circulation_and_keeps_the_wake_out_of_the_body():
+    solver = _solver()
+    for _ in range(15):
+        loads = solver.step()
+        # the free vortices and the next sheet add to zero: the wake holds only what the
+        # wall absorbed in the last step (made up by the next sheet)
+        positions = solver.positions
+        assert np.all(np.hypot(*positions.T) > 0.5 * np.cos(np.pi / 60) - 1e-12)
+    assert loads.elements == solver.n_elements > 60
+    sheet = solver.sheet.intensities(
+        solver.convective_velocity(solver.positions, solver.gammas,
+                                   solver.quadrature_points), solver.gammas.sum())
+    total = solver.gammas.sum() + (sheet * solver.body.lengths).sum()
+    assert abs(total) < 1e-12
+
+
+def test_the_first_step_sheds_the_potential_flows_slip():
+    # from rest, the sheet is the potential flow's slip -2 U sin(theta), and the new
+    # elements carry it; the symmetric start has no lift
+    solver = _solver()
+    loads = solver.step()
+    theta = np.arctan2(*solver.body.midpoints[:, ::-1].T)
+    intensity = solver.gammas[:60] / solver.body.lengths  # none absorbed at the first step
+    assert np.allclose(intensity, -2 * np.sin(theta), atol=0.02)
+    assert abs(loads.cy) < 1e-10
+
+
+def test_bad_vortex_settings_are_refused():
+    with pytest.raises(ConfigError, match="dt must be positive"):
+        VortexSettings(reynolds=100, dt=0)
+    with pytest.raises(ConfigError, match="unknown velocity method"):
+        VortexSettings(reynolds=100, dt=0.1, method="fmm")
+    with pytest.raises(ConfigError, match="free stream must not be zero"):
+        VortexSettings(reynolds=100, dt=0.1, free_stream=(0.0, 0.0))
+
+
+CASE = """
+[solver]
+method = "vortex"
+
+[body]
+shape = "circle"
+panels = 40
+
+[flow]
+reynolds = 100
+
+[vortex]
+dt = 0.05
+
+[run]
+backend = "numpy"
+steps = 6
+
+[output]
+directory = "out"
+checkpoint_every = 3
+snapshot_every = 3
+"""
+
+
+def test_a_vortex_case_runs_writes_its_outputs_and_restarts_exactly(tmp_path, capsys):
+    case = tmp_path / "case.toml"
+    case.write_text(CASE)
+    assert main(["run", str(case), "--quiet"]) == 0
+    out = tmp_path / "out"
+    rows = (out / "loads.csv").read_text().splitlines()
+    assert rows[0].startswith("time,cx,cy,cm,elements") and len(rows) == 7
+    assert (out / "wake_0000003.vtu").exists() and (out / "wake_0000006.vtu").exists()
+    # six steps at once equal three, then three more from the checkpoint of step 3
+    whole = np.load(out / "checkpoint.npz")["positions"]
+    case.write_text(CASE.replace("steps = 6", "steps = 3"))
+    assert main(["run", str(case), "--quiet"]) == 0
+    case.write_text(CASE.replace("steps = 6", 'steps = 3\nrestart = "out/checkpoint.npz"'))
+    assert main(["run", str(case), "--quiet"]) == 0
+    assert np.array_equal(np.load(out / "checkpoint.npz")["positions"], whole)
+    assert len((out / "loads.csv").read_text().splitlines()) == 7
+    assert "6 steps" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change, message", [
+    ('shape = "circle"', "unknown value 'square'"),
+    ("panels = 40\n", "needs panels"),
+    ("reynolds = 100", "reynolds is required"),
+    ("[vortex]", "unknown section"),
+])
+def test_bad_vortex_cases_are_refused_with_one_line(tmp_path, change, message):
+    replacement = {'shape = "circle"': 'shape = "square"', "panels = 40\n": "",
+                   "reynolds = 100": "", "[vortex]": "[vortex]\n[mesh]\nfile = 'x'\n[vortex2]"}
+    case = tmp_path / "case.toml"
+    case.write_text(CASE.replace(change, replacement[change]))
+    with pytest.raises(ConfigError, match=message):
+        load_case(case)
+
+
+def test_a_vortex_case_loads_as_such(tmp_path):
+    case = tmp_path / "case.toml"
+    case.write_text(CASE)
+    loaded = load_case(case)
+    assert isinstance(loaded, VortexCase) and loaded.body.n_panels == 40
