@@ -57,7 +57,7 @@ def test_the_diffusive_velocity_scales_with_viscosity_and_not_with_circulation()
 def test_each_sign_diffuses_on_its_own():
     # a positive blob beside a negative one: each spreads as if the other were absent
     positions, gammas = _gaussian_blob(0.04, 0.2)
-    shifted = positions + [5.0, 0.0]
+    shifted = positions + np.array([5.0, 0.0])
     both = diffusive_velocity(np.vstack([positions, shifted]),
                               np.concatenate([gammas, -gammas]), 0.01,
                               domain_radii(np.vstack([positions, shifted])))
