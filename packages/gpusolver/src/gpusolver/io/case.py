@@ -405,15 +405,7 @@ def case_reference() -> str:
              "Paths are relative to the case file. An unknown section, key, value or marker",
              "stops the run before any work, naming the valid ones; numbers must be finite.",
              ""]
-    for section, keys in SCHEMA.items():
-        lines += [f"## [{section}]", "", "| key | type | default | allowed | meaning |",
-                  "| --- | --- | --- | --- | --- |"]
-        for name, key in keys.items():
-            default = "required" if key.required else ("" if key.default is None
-                                                       else f"`{key.default}`")
-            lines.append(f"| `{name}` | {_type_name(key)} | {default} | {_allowed(key)} | "
-                         f"{key.help} |")
-        lines.append("")
+    lines += _schema_tables(SCHEMA)
     lines += ["## [boundaries]", "",
               "One entry per mesh marker: `marker = \"condition\"`, or a table",
               "`marker = { type = \"condition\", option = value }`.", "",
@@ -426,4 +418,23 @@ def case_reference() -> str:
               "```toml", STEADY_EXAMPLE.strip(), "```", "",
               "Explicit, restarted from a checkpoint:", "", "```toml",
               EXPLICIT_EXAMPLE.strip(), "```", ""]
+    from gpusolver.io.vortex_case import VORTEX_SCHEMA
+    lines += ["# Vortex cases (`[solver] method = \"vortex\"`)", "",
+              "No mesh and no [boundaries]: a body contour and these sections.", ""]
+    lines += _schema_tables(VORTEX_SCHEMA, level="##")
     return "\n".join(lines)
+
+
+def _schema_tables(schema: dict, level: str = "##") -> list[str]:
+    """A markdown table per section of ``schema``."""
+    lines = []
+    for section_name, keys in schema.items():
+        lines += [f"{level} [{section_name}]", "", "| key | type | default | allowed | meaning |",
+                  "| --- | --- | --- | --- | --- |"]
+        for name, key in keys.items():
+            default = "required" if key.required else ("" if key.default is None
+                                                       else f"`{key.default}`")
+            lines.append(f"| `{name}` | {_type_name(key)} | {default} | {_allowed(key)} | "
+                         f"{key.help} |")
+        lines.append("")
+    return lines

@@ -1,7 +1,9 @@
 """The 2D vortex element method (issue 15).
 
-So far: Biot-Savart velocities by direct summation and by a Barnes-Hut tree (NumPy
-references and CUDA kernels; the public entry point is :func:`gpusolver.vortex.velocity`),
-bodies (:mod:`.body`), the vortex sheet's intensity on them (:mod:`.sheet`) and the
-diffusive velocities of the viscous vortex domains away from bodies (:mod:`.diffusion`).
+Biot-Savart velocities by direct summation and by a Barnes-Hut tree (NumPy references and
+CUDA kernels; the public entry point is :func:`gpusolver.vortex.velocity`), bodies
+(:mod:`.body`), the vortex sheet on them (:mod:`.sheet`), the viscous vortex domains'
+diffusive velocities with the body's surface terms (:mod:`.diffusion`), the wake's
+restructuring (:mod:`.restructure`), their kernel launches (:mod:`.device`) and the time
+loop (:mod:`.solver`).
 """
