@@ -11,6 +11,7 @@ from gpusolver.cli import main
 from gpusolver.errors import ConfigError
 from gpusolver.io.case import load_case
 from gpusolver.io.vortex_case import VortexCase
+from gpusolver.run_vortex import run_vortex_case
 from gpusolver.solvers.vortex import device, restructure
 from gpusolver.solvers.vortex.body import circle, rounded_plate
 from gpusolver.solvers.vortex.sheet import VortexSheet
@@ -232,3 +233,33 @@ def test_gpu_steps_follow_the_numpy_steps():
         assert a.elements == b.elements and a.absorbed == b.absorbed
         assert a.cx == pytest.approx(b.cx, rel=1e-9, abs=1e-9)
     assert np.allclose(gpu.positions.get(), cpu.positions, atol=1e-12)
+
+
+def test_more_bad_vortex_settings_are_refused():
+    with pytest.raises(ConfigError, match="per_panel must be a positive integer"):
+        VortexSettings(reynolds=100, dt=0.1, per_panel=0)
+    with pytest.raises(ConfigError, match="reference_length must be positive"):
+        VortexSettings(reynolds=100, dt=0.1, reference_length=-1.0)
+    with pytest.raises(ConfigError, match="unknown precision"):
+        VortexSettings(reynolds=100, dt=0.1, precision="fp16")
+
+
+def test_a_mesh_body_needs_its_file_and_marker(tmp_path):
+    case = tmp_path / "case.toml"
+    case.write_text(CASE.replace('shape = "circle"', 'shape = "mesh"'))
+    with pytest.raises(ConfigError, match="needs file and marker"):
+        load_case(case)
+
+
+def test_a_restart_from_another_body_or_file_is_refused(tmp_path):
+    case = tmp_path / "case.toml"
+    case.write_text(CASE)
+    assert main(["run", str(case), "--quiet"]) == 0
+    case.write_text(CASE.replace("panels = 40", "panels = 50").replace(
+        "steps = 6", 'steps = 1\nrestart = "out/checkpoint.npz"'))
+    with pytest.raises(ConfigError, match="another body"):
+        run_vortex_case(load_case(case), progress=False)
+    (tmp_path / "junk.npz").write_bytes(b"not a checkpoint")
+    case.write_text(CASE.replace("steps = 6", 'steps = 1\nrestart = "junk.npz"'))
+    with pytest.raises(ConfigError, match="not a vortex checkpoint"):
+        run_vortex_case(load_case(case), progress=False)

@@ -18,7 +18,7 @@ from gpusolver.solvers.vortex.solver import Loads, VortexSolver
 from meshorder.atomic import atomic_path, check_writable
 
 #: Columns of loads.csv.
-LOAD_COLUMNS = [f.name for f in dataclasses.fields(Loads) if f.name != "extra"]
+LOAD_COLUMNS = [f.name for f in dataclasses.fields(Loads)]
 #: Checkpoint format version.
 CHECKPOINT_VERSION = 1
 

@@ -52,7 +52,6 @@ class BodyArrays:
 
     def __init__(self, backend: Backend, body: Body, dtype):
         xp = backend.xp
-        self.body = body
         self.n_panels = np.int32(body.n_panels)
 
         def put(array):

@@ -26,7 +26,7 @@ the ``numpy`` backend is the reference (fp64).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -131,7 +131,6 @@ class Loads:
     merged: int
     dropped: int
     circulation: float
-    extra: dict = field(default_factory=dict)
 
 
 class VortexSolver:
@@ -159,7 +158,7 @@ class VortexSolver:
         self.core = settings.core or panel
         self.merge_radius = settings.merge_radius or 0.3 * panel
         self.radius_floor = settings.radius_floor or 0.2 * panel
-        self.centre = body.vertices.mean(axis=0)
+        self.centre = xp.asarray(body.vertices.mean(axis=0))
         self.sheet = VortexSheet(body)
         self.quadrature_points = xp.asarray(self.sheet.quadrature_points)
         self.dtype = np.dtype(PRECISIONS[settings.precision])
@@ -195,7 +194,7 @@ class VortexSolver:
 
     def _impulse(self, positions, gammas):
         """``(sum Gamma y, -sum Gamma x, sum Gamma |r - r_ref|^2)`` about the centre."""
-        r = positions - self.xp.asarray(self.centre)
+        r = positions - self.centre
         return self.xp.stack([(gammas * r[:, 1]).sum(), -(gammas * r[:, 0]).sum(),
                               (gammas * (r**2).sum(axis=1)).sum()])
 
@@ -246,7 +245,7 @@ class VortexSolver:
 
     def merge_radii(self, positions):
         """Each element's merging radius: larger away from the body."""
-        r = self.xp.sqrt(((positions - self.xp.asarray(self.centre)) ** 2).sum(axis=1))
+        r = self.xp.sqrt(((positions - self.centre) ** 2).sum(axis=1))
         beyond = self.xp.maximum(r / self.reference_length - 1.0, 0.0)
         return self.merge_radius * (1.0 + self.settings.merge_growth * beyond)
 
@@ -268,7 +267,8 @@ class VortexSolver:
         before = self._impulse(self.positions, self.gammas)
         known = self.convective_velocity(self.positions, self.gammas, self.quadrature_points)
         intensity = self.sheet.intensities(known, self.gammas.sum())
-        born = xp.repeat(intensity, s.per_panel) * self.birth_share
+        per_element = xp.repeat(intensity, s.per_panel)
+        born = per_element * self.birth_share
         n_wake = len(self.gammas)
         positions = xp.concatenate([self.positions, self.births])
         gammas = xp.concatenate([self.gammas, born])
@@ -278,7 +278,7 @@ class VortexSolver:
         self._add_sheet_velocity(self.positions, intensity, convective[:n_wake])
         # the new elements slide along the wall at half the sheet's slip: the mean of the
         # velocities on its two sides (zero inside the body)
-        convective[n_wake:] = 0.5 * (xp.repeat(intensity, s.per_panel)[:, None]
+        convective[n_wake:] = 0.5 * (per_element[:, None]
                                      * self.birth_tangents)
         moved = positions + s.dt * (convective + self.diffusive_velocity(positions, gammas))
         inside = self._absorbed(positions, moved)
@@ -288,7 +288,7 @@ class VortexSolver:
         n_kept = len(gammas)
         positions, gammas = self._merge(positions, gammas)
         n_merged = n_kept - len(gammas)
-        gone = restructure.far(positions, xp.asarray(self.centre),
+        gone = restructure.far(positions, self.centre,
                                s.far_distance * self.reference_length)
         self.positions, self.gammas = positions[~gone], gammas[~gone]
         self.time += s.dt
