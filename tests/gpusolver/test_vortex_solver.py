@@ -14,7 +14,7 @@ from gpusolver.io.vortex_case import VortexCase
 from gpusolver.run_vortex import run_vortex_case
 from gpusolver.solvers.vortex import device, restructure
 from gpusolver.solvers.vortex.body import circle, rounded_plate
-from gpusolver.solvers.vortex.sheet import VortexSheet
+from gpusolver.solvers.vortex.sheet import VortexSheet, mean_tangential
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
 
 needs_compiler = pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
@@ -81,6 +81,8 @@ def test_the_restructuring_kernels_equal_the_numpy_rules():
     out = np.zeros((400, 2))
     device.add_sheet_velocity(backend, end, intensity, arrays, out, 0.01)
     assert np.allclose(out, VortexSheet(body).velocity(intensity, end, 0.01), atol=1e-13)
+    assert np.allclose(device.mean_tangential(backend, end, gammas, arrays),
+                       mean_tangential(end, gammas, body), rtol=1e-12, atol=1e-12)
 
 
 def _solver(**overrides):
@@ -97,9 +99,7 @@ def test_a_step_conserves_circulation_and_keeps_the_wake_out_of_the_body():
         positions = solver.positions
         assert np.all(np.hypot(*positions.T) > 0.5 * np.cos(np.pi / 60) - 1e-12)
     assert loads.elements == solver.n_elements > 60
-    sheet = solver.sheet.intensities(
-        solver.convective_velocity(solver.positions, solver.gammas,
-                                   solver.quadrature_points), solver.gammas.sum())
+    sheet = solver.sheet_intensity()
     total = solver.gammas.sum() + (sheet * solver.body.lengths).sum()
     assert abs(total) < 1e-12
 
@@ -221,6 +221,9 @@ def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance):
     assert np.array_equal(device.partners(backend, xp.asarray(positions), xp.asarray(gammas),
                                           xp.asarray(merge)).get(),
                           restructure.partners(positions, gammas, merge))
+    assert np.allclose(device.mean_tangential(backend, xp.asarray(positions), xp.asarray(gammas),
+                                              arrays).get(),
+                       mean_tangential(positions, gammas, body), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.gpu

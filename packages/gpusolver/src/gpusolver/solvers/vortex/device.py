@@ -108,3 +108,20 @@ def add_sheet_velocity(backend: Backend, targets, gamma, panels: BodyArrays, vel
         grid(n, BLOCK), (BLOCK,),
         (np.int32(n), targets, panels.n_panels, panels.vertices64, gamma,
          np.float64(smoothing**2), velocity))
+
+
+#: Elements per thread of :func:`mean_tangential`.
+TANGENTIAL_CHUNK = 256
+
+
+def mean_tangential(backend: Backend, positions, gammas, panels: BodyArrays):
+    """:func:`.sheet.mean_tangential` by the kernel (fp64)."""
+    n = len(positions)
+    along = backend.xp.zeros(int(panels.n_panels), dtype=np.float64)
+    threads = int(panels.n_panels) * -(-n // TANGENTIAL_CHUNK)
+    if threads:
+        _kernel(backend, "mean_tangential_kernel")(
+            grid(threads, BLOCK), (BLOCK,),
+            (np.int32(n), positions, gammas, panels.n_panels, panels.vertices64,
+             np.int32(TANGENTIAL_CHUNK), along))
+    return along

@@ -13,16 +13,25 @@ no principal-value tangential velocity along itself, so the diagonal is ``-1/2``
 ``V_known`` the free stream plus every free vortex. The circulation is conserved,
 ``sum_j gamma_j L_j = -(circulation of the free vortices)``; with it the ``n + 1``
 equations take one more unknown, added to every panel equation, and are solvable. The
-matrix depends on the body alone: it is built and LU-factored once.
+matrix depends on the body alone: it is built and inverted once.
 
 A straight panel from ``a`` to ``b`` of unit intensity induces, in complex form,
 
     u - i v = -exp(-i alpha) / (2 pi i) Log((z - b) / (z - a)),
 
-the principal branch of the ratio, whose only cut is the panel itself. The averages over
-``K_i`` are Gauss-Legendre sums; on the two panels that share a vertex with ``K_i`` the
-points are graded towards it (``t = u^2``), where the integrand has a logarithmic
-singularity.
+the principal branch of the ratio, whose only cut is the panel itself. The matrix's
+averages over ``K_i`` are Gauss-Legendre sums; on the two panels that share a vertex with
+``K_i`` the points are graded towards it (``t = u^2``), where the integrand has a
+logarithmic singularity.
+
+The free vortices' part of the average is exact (:func:`mean_tangential`): a point vortex
+``Gamma`` at ``z0`` turns ``int_{K_i} V . tau_i dl = Gamma theta / (2 pi)``, ``theta`` the
+angle that the panel subtends at ``z0``, ``arg((b - z0) / (a - z0))``. The vortices are
+taken as points here, as in VM2D, not with their smoothed cores: the known field is then
+harmonic inside the body, so zero mean slip on every panel leaves the inside at rest. With
+smoothed cores overlapping a thin body (a plate of a few panel lengths' thickness) the data
+are not harmonic there, and the nearly free mode of such a body, flow straight through
+its faces, is excited until the step blows up.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ from gpusolver.solvers.vortex.body import Body
 POINTS_PER_PANEL = 8
 #: Receiving panels per block of the matrix assembly (bounds its temporaries).
 ROWS_PER_BLOCK = 64
+#: Elements per chunk of :func:`mean_tangential` (bounds its temporaries).
+CHUNK = 2048
 
 
 def panel_velocity(points: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -66,13 +77,8 @@ class VortexSheet:
     ----------
     body : Body
     points_per_panel : int
-        Gauss-Legendre points of each panel's average.
+        Gauss-Legendre points of each panel's average in the matrix.
 
-    Attributes
-    ----------
-    quadrature_points : numpy.ndarray
-        ``(n_panels * points_per_panel, 2)`` points at which :meth:`intensities` needs the
-        known velocity, panel by panel.
     """
 
     def __init__(self, body: Body, points_per_panel: int = POINTS_PER_PANEL):
@@ -83,8 +89,6 @@ class VortexSheet:
         nodes, weights = np.polynomial.legendre.leggauss(points_per_panel)
         self._t, self._w = (nodes + 1) / 2, weights / 2
         a, b = _complex(body.vertices), _complex(body.ends)
-        points = a[:, None] + self._t[None, :] * (b - a)[:, None]
-        self.quadrature_points = np.column_stack([points.real.ravel(), points.imag.ravel()])
         n = body.n_panels
         self.matrix = np.zeros((n + 1, n + 1))
         self.matrix[:n, :n] = self._tangential_averages(a, b)
@@ -117,35 +121,32 @@ class VortexSheet:
         averages[np.arange(n), np.arange(n)] = -0.5
         return averages
 
-    def intensities(self, known_velocity, free_circulation):
+    def intensities(self, along, free_circulation):
         """Panel intensities ``gamma`` ``(n_panels,)``, on the arrays' device (NumPy or
         CuPy).
 
         Parameters
         ----------
-        known_velocity : array
-            ``(n_panels * points_per_panel, 2)``: the free stream plus the velocity of
-            every free vortex at :attr:`quadrature_points`.
+        along : array
+            ``(n_panels,)``: each panel's mean tangential velocity of the free stream and
+            every free vortex (:func:`mean_tangential`).
         free_circulation : float or 0-d array
             Total circulation of the free vortices.
         """
-        xp = array_module(known_velocity)
+        xp = array_module(along)
         n = self.body.n_panels
-        if known_velocity.shape != self.quadrature_points.shape:
-            raise ConfigError(f"known_velocity must be {self.quadrature_points.shape} (the "
-                              f"quadrature points), got {known_velocity.shape}")
-        inverse, tangents, weights = self._operators(xp)
-        known = known_velocity.astype(np.float64, copy=False).reshape(n, -1, 2)
-        along = (known * tangents[:, None, :]).sum(axis=2)
-        rhs = xp.concatenate([-(along @ weights),
+        if along.shape != (n,):
+            raise ConfigError(f"along must be ({n},) (one mean per panel), got "
+                              f"{along.shape}")
+        inverse = self._inverse(xp)
+        rhs = xp.concatenate([-along.astype(np.float64, copy=False),
                               -xp.reshape(xp.asarray(free_circulation, dtype=np.float64), (1,))])
         return (inverse @ rhs)[:n]
 
-    def _operators(self, xp):
-        """The inverse, the panels' tangents and the quadrature weights as ``xp`` arrays."""
+    def _inverse(self, xp):
+        """The inverse as an ``xp`` array (copied to the device once)."""
         if xp not in self._device:
-            self._device[xp] = tuple(xp.asarray(a) for a in
-                                     (self.inverse, self.body.tangents, self._w))
+            self._device[xp] = xp.asarray(self.inverse)
         return self._device[xp]
 
     def velocity(self, gamma: np.ndarray, targets: np.ndarray,
@@ -169,6 +170,30 @@ class VortexSheet:
         u = ((ty * log_ratio - tx * angle) * gamma).sum(axis=1)
         v = (-(tx * log_ratio + ty * angle) * gamma).sum(axis=1)
         return np.column_stack([u, v]) / (2 * math.pi)
+
+
+def mean_tangential(positions: np.ndarray, gammas: np.ndarray, body: Body) -> np.ndarray:
+    """``(n_panels,)`` each panel's mean tangential velocity induced by point vortices of
+    circulations ``gammas`` at ``positions`` ``(N, 2)``: ``sum Gamma theta / (2 pi L)``
+    (module docstring), elements in chunks.
+
+    Examples
+    --------
+    A unit vortex at the centre of a square turns each side at a quarter of its
+    circulation, over the side's length 2:
+
+    >>> square = Body(np.array([[1.0, -1.0], [1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0]]))
+    >>> mean_tangential(np.zeros((1, 2)), np.ones(1), square).round(6).tolist()
+    [0.125, 0.125, 0.125, 0.125]
+    """
+    out = np.zeros(body.n_panels)
+    for first in range(0, len(positions), CHUNK):
+        z = positions[first:first + CHUNK, None, :]
+        to_a, to_b = body.vertices[None] - z, body.ends[None] - z
+        theta = np.arctan2(to_a[..., 0] * to_b[..., 1] - to_a[..., 1] * to_b[..., 0],
+                           (to_a * to_b).sum(axis=-1))
+        out += gammas[first:first + CHUNK] @ theta
+    return out / (2 * math.pi * body.lengths)
 
 
 def _complex(points: np.ndarray) -> np.ndarray:

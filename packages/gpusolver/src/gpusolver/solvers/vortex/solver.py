@@ -2,10 +2,11 @@
 
 Each step (explicit Euler, as in the paper):
 
-1. **Generation.** The free stream and the wake's velocity at the sheet's quadrature
-   points give the sheet's intensities (:class:`.sheet.VortexSheet`, its inverse matrix
-   made once); the sheet is shed as ``per_panel`` new elements per panel, on the panel a
-   hair into the flow, each carrying its share of the panel's circulation.
+1. **Generation.** The free stream's and the wake's mean tangential velocity on each
+   panel (exact for point vortices, :func:`.sheet.mean_tangential`) give the sheet's
+   intensities (:class:`.sheet.VortexSheet`, its inverse matrix made once); the sheet
+   is shed as ``per_panel`` new elements per panel, on the panel a hair into the flow,
+   each carrying its share of the panel's circulation.
 2. **Velocities.** Convective: free stream plus Biot-Savart of every element (direct sum
    or tree, in the run's precision). Diffusive: the viscous vortex domains' sums, with
    the body's surface terms (:mod:`.diffusion`).
@@ -35,7 +36,7 @@ from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.solvers.vortex import device, diffusion, restructure
 from gpusolver.solvers.vortex.biot_savart import METHODS, velocity
 from gpusolver.solvers.vortex.body import Body
-from gpusolver.solvers.vortex.sheet import VortexSheet
+from gpusolver.solvers.vortex.sheet import VortexSheet, mean_tangential
 
 #: New elements start this fraction of a mean panel length off their panel.
 BIRTH_OFFSET = 1e-3
@@ -160,9 +161,10 @@ class VortexSolver:
         self.radius_floor = settings.radius_floor or 0.2 * panel
         self.centre = xp.asarray(body.vertices.mean(axis=0))
         self.sheet = VortexSheet(body)
-        self.quadrature_points = xp.asarray(self.sheet.quadrature_points)
         self.dtype = np.dtype(PRECISIONS[settings.precision])
         self.u_inf = xp.asarray(settings.free_stream, dtype=np.float64)
+        self.stream_along = xp.asarray(body.tangents @ np.asarray(settings.free_stream,
+                                                                  dtype=np.float64))
         per = settings.per_panel
         t = (np.arange(per) + 0.5) / per
         births = (body.vertices[:, None, :] + (body.ends - body.vertices)[:, None, :]
@@ -228,6 +230,15 @@ class VortexSolver:
         i0, i3 = device.surface_sums(be, p, radii, self.panels)
         return diffusion.combine(i0, i1, i2, i3, radii, self.nu, limit).astype(np.float64)
 
+    def sheet_intensity(self):
+        """The sheet that cancels the wall's slip of the present wake, ``(n_panels,)``."""
+        if self.backend.name == "numpy":
+            along = mean_tangential(self.positions, self.gammas, self.body)
+        else:
+            along = device.mean_tangential(self.backend, self.positions, self.gammas,
+                                           self.panels64)
+        return self.sheet.intensities(self.stream_along + along, self.gammas.sum())
+
     def _add_sheet_velocity(self, targets, intensity, out) -> None:
         if len(targets) == 0:
             return
@@ -259,14 +270,23 @@ class VortexSolver:
                                       self.xp.ascontiguousarray(radii))
         return restructure.apply_merges(positions, gammas, partner)
 
+    def flow_velocity(self, points):
+        """``(m, 2)`` fluid velocity now at ``points`` (in the flow): the free stream, the
+        wake and the sheet that the wall would carry now (solved for the present wake,
+        so the wall's slip is cancelled), fp64, on the backend's device."""
+        points = self.xp.ascontiguousarray(self.xp.asarray(points, dtype=np.float64))
+        intensity = self.sheet_intensity()
+        out = self.convective_velocity(self.positions, self.gammas, points)
+        self._add_sheet_velocity(points, intensity, out)
+        return out
+
     # --- the step ------------------------------------------------------------------
 
     def step(self) -> Loads:
         """One time step (module docstring); returns its loads."""
         xp, s = self.xp, self.settings
         before = self._impulse(self.positions, self.gammas)
-        known = self.convective_velocity(self.positions, self.gammas, self.quadrature_points)
-        intensity = self.sheet.intensities(known, self.gammas.sum())
+        intensity = self.sheet_intensity()
         per_element = xp.repeat(intensity, s.per_panel)
         born = per_element * self.birth_share
         n_wake = len(self.gammas)

@@ -201,3 +201,29 @@ __global__ void sheet_velocity_kernel(int n, const double* __restrict__ targets,
     velocity[2 * i] += u * 0.15915494309189535;
     velocity[2 * i + 1] += v * 0.15915494309189535;
 }
+
+// along[p] += sum over a chunk of elements of gamma theta / (2 pi L_p): each panel's mean
+// tangential velocity of point vortices (sheet.py, mean_tangential). Thread t takes panel
+// t % n_panels and elements [chunk * (t / n_panels), + chunk): the threads of a warp read
+// the same elements. fp64; along must start at zero.
+__global__ void mean_tangential_kernel(int n, const double* __restrict__ positions,
+                                       const double* __restrict__ gammas, int n_panels,
+                                       const double* __restrict__ vertices, int chunk,
+                                       double* __restrict__ along) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int p = (int)(t % n_panels);
+    const long long first = (t / n_panels) * chunk;
+    if (first >= n) return;
+    const int q = p + 1 < n_panels ? p + 1 : 0;
+    const double ax = vertices[2 * p], ay = vertices[2 * p + 1];
+    const double bx = vertices[2 * q], by = vertices[2 * q + 1];
+    const long long last = first + chunk < n ? first + chunk : n;
+    double sum = 0;
+    for (long long j = first; j < last; ++j) {
+        const double x = positions[2 * j], y = positions[2 * j + 1];
+        const double tax = ax - x, tay = ay - y, tbx = bx - x, tby = by - y;
+        sum += gammas[j] * atan2(tax * tby - tay * tbx, tax * tbx + tay * tby);
+    }
+    const double length = sqrt((bx - ax) * (bx - ax) + (by - ay) * (by - ay));
+    atomicAdd(&along[p], sum * 0.15915494309189535 / length);
+}
