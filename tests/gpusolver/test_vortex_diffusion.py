@@ -10,7 +10,7 @@ from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError
 from gpusolver.solvers.vortex import device
-from gpusolver.solvers.vortex.body import circle, naca_airfoil
+from gpusolver.solvers.vortex.body import Body, circle, naca_airfoil
 from gpusolver.solvers.vortex.diffusion import (
     diffusive_velocity,
     domain_radii,
@@ -43,7 +43,53 @@ def test_a_gaussian_spreads_at_the_exact_diffusive_velocity_as_the_spacing_shrin
         outward = (w[core] * positions[core]).sum(axis=1)
         assert np.all(outward[np.abs(positions[core]).sum(axis=1) > 0] > 0)
     print(f"errors {errors}")
-    assert errors[1] < 0.6 * errors[0] and errors[1] < 0.12
+    assert errors[1] < 0.8 * errors[0] and errors[1] < 0.06
+
+
+def _spread(positions, gammas, nu, dt, steps, body=None, axis=None, measured=None):
+    """Move the elements by their diffusive velocities for ``steps``; the growth of the
+    circulation-weighted second moment (of coordinate ``axis``, or of ``|r|^2``) of the
+    ``measured`` elements (all by default), and the final positions."""
+    measured = np.ones(len(gammas), dtype=bool) if measured is None else measured
+
+    def moment(p):
+        squared = (p**2).sum(axis=1) if axis is None else p[:, axis] ** 2
+        return (gammas * squared)[measured].sum() / gammas[measured].sum()
+
+    start = moment(positions)
+    for _ in range(steps):
+        positions = positions + dt * diffusive_velocity(positions, gammas, nu,
+                                                        domain_radii(positions), body)
+    return moment(positions) - start, positions
+
+
+def test_a_gaussian_spreads_at_the_viscosity():
+    # the second moment of a diffusing patch grows at exactly 4 nu t in the plane
+    positions, gammas = _gaussian_blob(0.01, 0.07)
+    keep = gammas > 1e-4 * gammas.max()
+    growth, _ = _spread(positions[keep], gammas[keep], 1e-3, 0.05, 20)
+    print(f"growth / (4 nu t) = {growth / 4e-3:.3f}")
+    assert growth == pytest.approx(4e-3, rel=0.03)
+
+
+def test_a_half_gaussian_on_a_wall_spreads_at_the_viscosity_and_stays_out():
+    # vorticity exp(-y^2 / 2 sigma^2) over a long wall (the top face y = 0 of a box), its
+    # first row a tenth of a spacing off the wall: with no flux through the wall, <y^2>
+    # grows at 2 nu t (measured away from the patch's ends) and no element crosses it
+    h = 0.01
+    x = np.arange(-1.0, 1.0 + h / 2, h)
+    body = Body(np.concatenate([np.column_stack([x, np.full_like(x, -0.2)]),
+                                np.column_stack([x[::-1], np.zeros_like(x)])]))
+    grid = np.stack(np.meshgrid(np.arange(-0.4, 0.4 + h / 2, h),
+                                np.arange(0.1 * h, 0.3, h)), -1).reshape(-1, 2)
+    gammas = np.exp(-grid[:, 1] ** 2 / (2 * 0.05**2)) * h * h
+    keep = gammas > 1e-4 * gammas.max()
+    positions, gammas = grid[keep], gammas[keep]
+    growth, moved = _spread(positions, gammas, 1e-3, 0.05, 20, body, axis=1,
+                            measured=np.abs(positions[:, 0]) < 0.2)
+    print(f"growth / (2 nu t) = {growth / 2e-3:.3f}, lowest element {moved[:, 1].min():.4f}")
+    assert growth == pytest.approx(2e-3, rel=0.03)
+    assert moved[:, 1].min() > 0
 
 
 def test_the_diffusive_velocity_scales_with_viscosity_and_not_with_circulation():

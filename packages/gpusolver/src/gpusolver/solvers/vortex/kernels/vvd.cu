@@ -50,13 +50,12 @@ __global__ void wake_sums_kernel(int n, const real* __restrict__ positions,
     for (int j = 0; j < n; ++j) {
         const real dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
         const real r = sqrt(dx * dx + dy * dy);
-        if (r >= reach || !(g * gammas[j] > 0)) continue;  // each sign diffuses on its own
+        // each sign diffuses on its own; the element itself (r = 0) stays out
+        if (r >= reach || !(r > 0) || !(g * gammas[j] > 0)) continue;
         const real weight = gammas[j] * exp(-r * inverse);
         s1 += weight;
-        if (r > 0) {
-            sx += weight * dx / r;
-            sy += weight * dy / r;
-        }
+        sx += weight * dx / r;
+        sy += weight * dy / r;
     }
     i1[i] = s1;
     i2[2 * i] = sx;
@@ -80,20 +79,23 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
     const real eps = radius[i], reach = cutoff * eps;
     const real pi = real(3.141592653589793);
     real body = 0, fx = 0, fy = 0;
+    bool on_one = false;
     for (int j = 0; j < n_panels; ++j) {
         const real tx = tangents[2 * j], ty = tangents[2 * j + 1];
         const real nx = normals[2 * j], ny = normals[2 * j + 1], length = lengths[j];
         const real ax = vertices[2 * j], ay = vertices[2 * j + 1];
         const real qx = x - (ax + real(0.5) * length * tx), qy = y - (ay + real(0.5) * length * ty);
         const real along = qx * tx + qy * ty, across = fabs(qx * nx + qy * ny);
-        if (across < on_panel * length && fabs(along) < real(0.5) * length) {
-            // on the panel: its exact line integral and half the kernel's area
-            i0[i] = pi * eps * eps;
+        if (!on_one && across < on_panel * length && fabs(along) < real(0.5) * length) {
+            // on the (first such) panel: its terms' limits, the exact line integral and
+            // half the kernel's area
+            on_one = true;
             const real line =
                 2 * eps * (1 - exp(-length / (2 * eps)) * cosh(along / eps));
-            i3[2 * i] = nx * line;
-            i3[2 * i + 1] = ny * line;
-            return;
+            fx += nx * line;
+            fy += ny * line;
+            body += pi * eps * eps;
+            continue;
         }
         int pieces = 1;
         if (across <= near_panel * length && fabs(along) <= near_panel * length) {
