@@ -1,7 +1,7 @@
 """Impulsively started cylinder by the vortex method: drag, lift and Strouhal number.
 
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
-[--until 150] [--budget 400] [--backend cupy] [--csv loads.csv]``. Diameter 1, speed 1.
+[--until 150] [--budget 400] [--far 20] [--backend cupy] [--csv loads.csv]``. Diameter 1, speed 1.
 Prints every 500 steps, and at the end the mean drag coefficient, the lift's amplitude
 and the Strouhal number (from the lift's zero crossings) over the last half of the run.
 """
@@ -51,11 +51,14 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=400.0)
     parser.add_argument("--backend", default="cupy")
     parser.add_argument("--precision", default="fp32")
+    parser.add_argument("--far", type=float, default=20.0,
+                        help="drop elements beyond this many diameters")
     parser.add_argument("--csv", default="loads.csv")
     args = parser.parse_args()
     solver = VortexSolver(circle(args.panels, 0.5),
                           VortexSettings(reynolds=args.reynolds, dt=args.dt,
-                                         precision=args.precision), backend=args.backend)
+                                         precision=args.precision, far_distance=args.far),
+                          backend=args.backend)
     rows, start = [], time.perf_counter()
     while solver.time < args.until and time.perf_counter() - start < args.budget:
         loads = solver.step()
