@@ -115,6 +115,20 @@ def test_the_first_step_sheds_the_potential_flows_slip():
     assert abs(loads.cy) < 1e-10
 
 
+def test_from_rest_the_probed_flow_is_the_potential_flow_past_the_cylinder():
+    # no wake yet: the sheet alone turns the stream around the body, and the probe adds it
+    solver = VortexSolver(circle(400, 0.5), VortexSettings(reynolds=100.0, dt=0.02),
+                          backend="numpy")
+    angle = np.linspace(0.1, 3.0, 7)
+    radius = np.linspace(0.6, 2.0, 7)
+    points = np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
+    ratio = (0.5 / radius) ** 2  # potential flow: u_r = (1 - R^2/r^2) cos, u_t = -(1 + ..) sin
+    u_r, u_t = (1 - ratio) * np.cos(angle), -(1 + ratio) * np.sin(angle)
+    exact = np.column_stack([u_r * np.cos(angle) - u_t * np.sin(angle),
+                             u_r * np.sin(angle) + u_t * np.cos(angle)])
+    assert np.allclose(solver.flow_velocity(points), exact, atol=2e-3)
+
+
 def test_bad_vortex_settings_are_refused():
     with pytest.raises(ConfigError, match="dt must be positive"):
         VortexSettings(reynolds=100, dt=0)
