@@ -19,9 +19,9 @@ Each step (explicit Euler, as in the paper):
    vorticity already in the flow leaves the impulse unchanged (the volume integral of
    ``V x Omega`` reduces to the wall, where ``V = 0``), so ``dI/dt`` is the impulse
    the wall puts into the flow: the step's new elements at their birth points less the
-   absorbed ones where they left (as VM2D computes it). The elements' own discrete
-   motion, which the exact flow would not count, stays out of the loads: with it the
-   lift jumped by about 2 from step to step on a cylinder.
+   absorbed ones where they left (as VM2D computes it); the elements' own discrete
+   motion, which the exact flow would not count, stays out. The loads of single steps
+   are noisy (the sheet answers elements jittering next to the wall): average them.
 
 On the ``cupy`` backend every array stays on the GPU and the sums and restructuring run
 as CUDA kernels (``kernels/vvd.cu``, ``kernels/biot_savart.cu``, ``kernels/tree.cu``);
