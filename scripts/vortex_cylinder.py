@@ -1,13 +1,19 @@
 """Impulsively started cylinder by the vortex method: drag, lift and Strouhal number.
 
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
-[--until 150] [--budget 400] [--far 20] [--backend cupy] [--csv loads.csv]``. Diameter 1, speed 1.
+[--until 150] [--budget 400] [--far 20] [--diffusion-limit 1.5] [--merge-growth 1]
+[--probe 2.5,0]
+[--checkpoint run.npz] [--backend cupy] [--csv loads.csv]``. Diameter 1, speed 1.
 Prints every 500 steps, and at the end the mean drag coefficient, the lift's amplitude
-and the Strouhal number (from the lift's zero crossings) over the last half of the run.
+and the Strouhal number over the last half of the run, from the lift's zero crossings and
+from those of the cross-stream velocity at a probe in the wake (a hot wire: free of the
+impulse loads' step-to-step noise). ``--checkpoint`` lets a long run go on over several
+calls.
 """
 
 import argparse
 import csv
+import os
 import time
 
 import numpy as np
@@ -53,31 +59,61 @@ def main() -> None:
     parser.add_argument("--precision", default="fp32")
     parser.add_argument("--far", type=float, default=20.0,
                         help="drop elements beyond this many diameters")
+    parser.add_argument("--diffusion-limit", type=float, default=1.5,
+                        help="largest diffusive speed over the free stream's")
+    parser.add_argument("--merge-growth", type=float, default=1.0,
+                        help="the merging radius's growth per diameter from the body")
+    parser.add_argument("--probe", default="2.5,0.0",
+                        help="x,y of the point (diameters from the centre) whose cross-stream "
+                             "velocity is recorded every --probe-every steps")
+    parser.add_argument("--probe-every", type=int, default=5)
+    parser.add_argument("--checkpoint", default=None,
+                        help="npz to continue from when it exists, and to leave at the end")
     parser.add_argument("--csv", default="loads.csv")
     args = parser.parse_args()
     solver = VortexSolver(circle(args.panels, 0.5),
                           VortexSettings(reynolds=args.reynolds, dt=args.dt,
-                                         precision=args.precision, far_distance=args.far),
+                                         precision=args.precision, far_distance=args.far,
+                                         diffusion_limit=args.diffusion_limit,
+                                         merge_growth=args.merge_growth),
                           backend=args.backend)
-    rows, start = [], time.perf_counter()
-    while solver.time < args.until and time.perf_counter() - start < args.budget:
+    probe = np.array([[float(v) for v in args.probe.split(",")]])
+    rows = []
+    if args.checkpoint and os.path.exists(args.checkpoint):
+        saved = np.load(args.checkpoint)
+        solver.set_state(saved["positions"], saved["gammas"], float(saved["time"]),
+                         int(saved["iteration"]), float(saved["far_circulation"]))
+        rows = [tuple(row) for row in saved["rows"]]
+    start = time.perf_counter()
+    while solver.time < args.until - 0.5 * args.dt and time.perf_counter() - start < args.budget:
         loads = solver.step()
-        rows.append((loads.time, loads.cx, loads.cy, loads.elements, loads.absorbed))
+        v = (float(solver.backend.to_host(solver.flow_velocity(probe))[0, 1])
+             if solver.iteration % args.probe_every == 0 else np.nan)
+        rows.append((loads.time, loads.cx, loads.cy, loads.elements, loads.absorbed, v))
         if solver.iteration % 500 == 0:
             recent = np.array(rows[-500:])
             print(f"t {loads.time:.1f} N {loads.elements} cx {recent[:, 1].mean():.3f} "
                   f"cy {recent[:, 2].mean():+.3f} absorbed {recent[:, 4].mean():.0f} "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
     data = np.array(rows)
+    if args.checkpoint:
+        np.savez(args.checkpoint, positions=solver.backend.to_host(solver.positions),
+                 gammas=solver.backend.to_host(solver.gammas), time=solver.time,
+                 iteration=solver.iteration,
+                 far_circulation=float(solver.far_circulation), rows=data)
     with open(args.csv, "w", newline="") as f:
-        csv.writer(f).writerows([("time", "cx", "cy", "elements", "absorbed"), *rows])
+        csv.writer(f).writerows([("time", "cx", "cy", "elements", "absorbed", "probe_v"),
+                                 *rows])
     half = data[:, 0] > data[-1, 0] / 2
     st, spread = strouhal(data[half, 0], data[half, 2])
-    print(f"Re {args.reynolds:g}: t {data[-1, 0]:.1f}, {len(data)} steps in "
-          f"{time.perf_counter() - start:.0f} s; over the last half: mean CD "
+    sampled = half & np.isfinite(data[:, 5])
+    st_probe, spread_probe = strouhal(data[sampled, 0], data[sampled, 5])
+    print(f"Re {args.reynolds:g}: t {data[-1, 0]:.1f}, {len(data)} steps, "
+          f"{time.perf_counter() - start:.0f} s this run; over the last half: mean CD "
           f"{data[half, 1].mean():.3f}, CL amplitude "
           f"{0.5 * np.ptp(smoothed(data[half, 0], data[half, 2])[1]):.3f}, "
-          f"St {st:.4f} (+- {spread:.4f})")
+          f"St {st:.4f} (+- {spread:.4f}) from the lift, {st_probe:.4f} "
+          f"(+- {spread_probe:.4f}) from the probe")
 
 
 if __name__ == "__main__":

@@ -151,7 +151,10 @@ def test_an_element_on_a_wall_is_pushed_into_the_flow_at_2_nu_over_pi_eps():
 
 
 @needs_compiler
-def test_the_kernels_equal_the_numpy_sums():
+@pytest.mark.parametrize("chunk", [device.CHUNK, device.BLOCK])
+def test_the_kernels_equal_the_numpy_sums(chunk, monkeypatch):
+    # one chunk of sources, or three (their partial sums and nearest distances merged)
+    monkeypatch.setattr(device, "CHUNK", chunk)
     rng = np.random.default_rng(7)
     print("seed 7")
     body = naca_airfoil("0012", 80)

@@ -63,7 +63,9 @@ def test_competing_pairs_wait():
 
 
 @needs_compiler
-def test_the_restructuring_kernels_equal_the_numpy_rules():
+@pytest.mark.parametrize("chunk", [device.CHUNK, device.BLOCK])
+def test_the_restructuring_kernels_equal_the_numpy_rules(chunk, monkeypatch):
+    monkeypatch.setattr(device, "CHUNK", chunk)  # partners over one chunk or four
     rng = np.random.default_rng(3)
     print("seed 3")
     backend = get_backend("numpy")
@@ -102,6 +104,18 @@ def test_a_step_conserves_circulation_and_keeps_the_wake_out_of_the_body():
     sheet = solver.sheet_intensity()
     total = solver.gammas.sum() + (sheet * solver.body.lengths).sum()
     assert abs(total) < 1e-12
+
+
+def test_a_vortex_leaving_the_far_field_puts_no_circulation_around_the_body():
+    # a vortex of circulation 1 beyond the far distance is dropped; it stays counted in
+    # the flow, so the sheet and the free elements still add to minus it (not to zero,
+    # which would wrap its circulation around the body: a lift of 2 Gamma / (U D))
+    solver = _solver()
+    solver.set_state(np.array([[30.0, 0.0]]), np.array([1.0]), 0.0, 0)
+    solver.step()
+    assert solver.far_circulation == 1.0
+    sheet = solver.sheet_intensity()
+    assert solver.gammas.sum() + (sheet * solver.body.lengths).sum() == pytest.approx(-1.0)
 
 
 def test_the_first_step_sheds_the_potential_flows_slip():
@@ -205,8 +219,10 @@ def test_a_vortex_case_loads_as_such(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [device.CHUNK, device.BLOCK])
 @pytest.mark.parametrize("precision, tolerance", [("fp64", 1e-12), ("fp32", 1e-5)])
-def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance):
+def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance, chunk, monkeypatch):
+    monkeypatch.setattr(device, "CHUNK", chunk)  # sources in one chunk, or in four
     from gpusolver.solvers.vortex import diffusion
     backend = get_backend("cupy")
     xp = backend.xp
@@ -227,6 +243,12 @@ def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance):
                           *diffusion.surface_sums(positions, radii, body)), strict=True):
         assert np.allclose(got.get(), want, rtol=tolerance, atol=tolerance * np.abs(want).max())
     end = positions + rng.normal(0, 0.05, positions.shape)
+    intensity = rng.normal(size=body.n_panels)
+    sheet = xp.zeros((500, 2))  # fp64, added to in the panels' precision
+    device.add_sheet_velocity(backend, xp.asarray(end), xp.asarray(intensity),
+                              device.BodyArrays(backend, body, dtype), sheet, 0.01)
+    want = VortexSheet(body).velocity(intensity, end, 0.01)
+    assert np.allclose(sheet.get(), want, rtol=tolerance, atol=tolerance * np.abs(want).max())
     arrays = device.BodyArrays(backend, body, np.float64)
     assert np.array_equal(device.absorbed(backend, xp.asarray(positions), xp.asarray(end),
                                           arrays).get(),

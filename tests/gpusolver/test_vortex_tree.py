@@ -12,7 +12,15 @@ from gpusolver.backends.host import compiler
 from gpusolver.bench.vortex import cloud
 from gpusolver.errors import ConfigError
 from gpusolver.solvers.vortex.biot_savart import direct_velocity
-from gpusolver.solvers.vortex.tree import LEAF_SIZE, build_tree, kernel_tree_velocity, tree_velocity
+from gpusolver.solvers.vortex.tree import (
+    COEFFICIENT_CHUNK,
+    LEAF_SIZE,
+    build_tree,
+    coefficients,
+    kernel_coefficients,
+    kernel_tree_velocity,
+    tree_velocity,
+)
 from gpusolver.vortex import velocity
 
 
@@ -117,6 +125,27 @@ KERNEL_BACKENDS = [
     pytest.param("numpy", marks=pytest.mark.skipif(compiler() is None,
                                                    reason="no C++ compiler")),
     pytest.param("cupy", marks=pytest.mark.gpu)]
+
+
+@pytest.mark.parametrize("backend", KERNEL_BACKENDS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_coefficient_kernel_equals_the_array_code(backend, seed):
+    """Boxes of 1 to 600 entries, many cut by the kernel's chunks of entries: the same
+    coefficients as the array code to 1e-12 of the largest."""
+    rng = np.random.default_rng(seed)
+    print(f"seed {seed}")
+    sizes = rng.integers(1, 600, 40)
+    box = np.repeat(np.arange(40), sizes)
+    assert len(box) > 10 * COEFFICIENT_CHUNK
+    z = rng.normal(size=300) + 1j * rng.normal(size=300)
+    gamma = rng.normal(size=300)
+    source = rng.integers(0, 300, len(box))
+    centre = rng.normal(size=40) * 0.1 + 1j * rng.normal(size=40) * 0.1
+    host = get_backend(backend)
+    arrays = [host.asarray(a) for a in (z, gamma, source, box, centre)]
+    want = coefficients(get_backend("numpy"), z, gamma, source, box, centre, 12)
+    got = host.to_host(kernel_coefficients(host, *arrays, 12))
+    assert np.abs(got - want).max() < 1e-12 * np.abs(want).max()
 
 
 @pytest.mark.parametrize("backend", KERNEL_BACKENDS)

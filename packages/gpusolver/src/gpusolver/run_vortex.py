@@ -20,7 +20,7 @@ from meshorder.atomic import atomic_path, check_writable
 #: Columns of loads.csv.
 LOAD_COLUMNS = [f.name for f in dataclasses.fields(Loads)]
 #: Checkpoint format version.
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,9 @@ def _digest(solver: VortexSolver) -> str:
 
 
 def save_vortex_checkpoint(path: Path, solver: VortexSolver) -> None:
-    """The wake, time and step, written atomically."""
+    """The wake, time, step and far wake's circulation, written atomically."""
     meta = {"version": CHECKPOINT_VERSION, "time": solver.time, "iteration": solver.iteration,
-            "body": _digest(solver)}
+            "far_circulation": float(solver.far_circulation), "body": _digest(solver)}
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, positions=solver.backend.to_host(solver.positions),
                  gammas=solver.backend.to_host(solver.gammas), meta=np.array(json.dumps(meta)))
@@ -62,7 +62,8 @@ def load_vortex_checkpoint(path: Path, solver: VortexSolver) -> None:
         raise ConfigError(f"restart file {path}: not a vortex checkpoint ({error})") from None
     if meta.get("version") != CHECKPOINT_VERSION or meta.get("body") != _digest(solver):
         raise ConfigError(f"restart file {path}: written for another body or version")
-    solver.set_state(positions, gammas, meta["time"], meta["iteration"])
+    solver.set_state(positions, gammas, meta["time"], meta["iteration"],
+                     meta["far_circulation"])
 
 
 def write_wake(path: Path, solver: VortexSolver) -> None:

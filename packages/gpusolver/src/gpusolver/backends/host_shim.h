@@ -31,8 +31,9 @@ inline T atomicAdd(T* address, T value) {
     return old;
 }
 
-inline int atomicMin(int* address, int value) {
-    const int old = *address;
+template <typename T>
+inline T atomicMin(T* address, T value) {
+    const T old = *address;
     *address = std::min(old, value);
     return old;
 }

@@ -14,8 +14,9 @@ state and its corrected gradient. The corrections are lifting operators: for eac
 condition's ghost state, so that on a no-slip wall it is the wall's velocity). The element
 takes the sum ``R`` of its faces' liftings; each face's flux is the mean of the two sides'
 ``F_v(U, grad U + eta r_f) . n`` (on a boundary the ghost state with the inside's
-gradient), ``eta`` the number of the element's faces, the smallest that keeps the scheme
-stable on every element (Brezzi et al.). No heat is conducted through an adiabatic wall's
+gradient), ``eta`` the number of the element's faces plus one: the theory (Brezzi et al.;
+Arnold, Brezzi, Cockburn and Marini 2002) proves the scheme stable for a penalty above the
+number of faces, and the number itself sits on that bound. No heat is conducted through an adiabatic wall's
 faces: the inside's temperature gradient there is not the wall's, and conducting it
 drains or feeds the wall cells until their pressure falls below zero (a cylinder at Re 100
 did, after two convective times). The gradient is that of the conserved variables, turned
@@ -54,9 +55,9 @@ class BR2:
         faces_of = np.empty(layout.n_elements)
         for group in layout.groups:
             faces_of[group.elements] = len(CORNERS[group.shape])
-        #: The penalty of each face's left and right element: its number of faces.
-        self.eta_left = faces_of[layout.left]
-        self.eta_right = faces_of[layout.right[:layout.n_interior]]
+        #: The penalty of each face's left and right element: its number of faces plus one.
+        self.eta_left = faces_of[layout.left] + 1
+        self.eta_right = faces_of[layout.right[:layout.n_interior]] + 1
         #: Per element group, the modes' physical gradients at its quadrature points.
         self.gradients = [g.weighted_gradients / g.weights for g in layout.groups]
 

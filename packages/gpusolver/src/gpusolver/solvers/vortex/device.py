@@ -16,7 +16,7 @@ from gpusolver.solvers.vortex import diffusion
 from gpusolver.solvers.vortex.body import Body
 
 SOURCE = "kernels/vvd.cu"
-#: Threads per block.
+#: Threads per block (the kernels' TILE: the element-against-element sums need it).
 BLOCK = 128
 
 
@@ -25,13 +25,28 @@ def _kernel(backend: Backend, name: str, dtype=None):
     return backend.kernels(__package__, SOURCE, (expression,))[expression]
 
 
+#: Sources per chunk of the element-against-element kernels (a multiple of BLOCK).
+CHUNK = 2048
+
+
+def _chunked(n: int) -> tuple[tuple[int], int]:
+    """The grid of an element-against-element kernel over ``n`` elements, and its chunks."""
+    chunks = max(1, -(-n // CHUNK))
+    return (grid(n, BLOCK)[0] * chunks,), chunks
+
+
 def domain_radii(backend: Backend, positions, floor: float):
-    """:func:`.diffusion.domain_radii` by the kernel."""
+    """:func:`.diffusion.domain_radii` by the kernels (each chunk's three nearest, then
+    their merge)."""
     n = len(positions)
     real = positions.dtype.type
+    blocks, chunks = _chunked(n)
+    nearest = backend.xp.empty((chunks, n, 3), dtype=positions.dtype)
     out = backend.xp.empty(n, dtype=positions.dtype)
+    _kernel(backend, "nearest_three_kernel", positions.dtype)(
+        blocks, (BLOCK,), (np.int32(n), np.int32(CHUNK), positions, nearest))
     _kernel(backend, "domain_radii_kernel", positions.dtype)(
-        grid(n, BLOCK), (BLOCK,), (np.int32(n), positions, real(floor), out))
+        grid(n, BLOCK), (BLOCK,), (np.int32(n), np.int32(chunks), nearest, real(floor), out))
     return out
 
 
@@ -39,11 +54,12 @@ def wake_sums(backend: Backend, positions, gammas, radii):
     """:func:`.diffusion.wake_sums` by the kernel."""
     n = len(positions)
     xp, real = backend.xp, positions.dtype.type
-    i1 = xp.empty(n, dtype=positions.dtype)
-    i2 = xp.empty((n, 2), dtype=positions.dtype)
+    i1 = xp.zeros(n, dtype=positions.dtype)
+    i2 = xp.zeros((n, 2), dtype=positions.dtype)
     _kernel(backend, "wake_sums_kernel", positions.dtype)(
-        grid(n, BLOCK), (BLOCK,),
-        (np.int32(n), positions, gammas, radii, real(diffusion.CUTOFF), i1, i2))
+        _chunked(n)[0], (BLOCK,),
+        (np.int32(n), np.int32(CHUNK), positions, gammas, radii, real(diffusion.CUTOFF), i1,
+         i2))
     return i1, i2
 
 
@@ -93,21 +109,28 @@ def absorbed(backend: Backend, start, end, panels: BodyArrays):
 def partners(backend: Backend, positions, gammas, radii):
     """:func:`.restructure.partners` by the kernel (fp64)."""
     n = len(positions)
-    out = backend.xp.empty(n, dtype=np.int64)
+    xp = backend.xp
+    out = xp.full(n, n, dtype=np.int64)  # n: none found
     _kernel(backend, "partners_kernel")(
-        grid(n, BLOCK), (BLOCK,), (np.int32(n), positions, gammas, radii, out))
-    return out
+        _chunked(n)[0], (BLOCK,), (np.int32(n), np.int32(CHUNK), positions, gammas, radii, out))
+    return xp.where(out == n, -1, out)
 
 
 def add_sheet_velocity(backend: Backend, targets, gamma, panels: BodyArrays, velocity,
                        smoothing: float) -> None:
     """``velocity += `` the sheet's velocity at ``targets`` (:meth:`.sheet.VortexSheet.velocity`
-    by the kernel; fp64)."""
+    by the kernel), computed in the precision of ``panels``."""
     n = len(targets)
-    _kernel(backend, "sheet_velocity_kernel")(
+    xp = backend.xp
+    dtype = panels.vertices.dtype
+    out = velocity if velocity.dtype == dtype else xp.zeros((n, 2), dtype=dtype)
+    _kernel(backend, "sheet_velocity_kernel", dtype)(
         grid(n, BLOCK), (BLOCK,),
-        (np.int32(n), targets, panels.n_panels, panels.vertices64, gamma,
-         np.float64(smoothing**2), velocity))
+        (np.int32(n), xp.ascontiguousarray(targets.astype(dtype, copy=False)),
+         panels.n_panels, panels.vertices, xp.ascontiguousarray(gamma.astype(dtype, copy=False)),
+         dtype.type(smoothing**2), out))
+    if out is not velocity:
+        velocity += out
 
 
 #: Elements per thread of :func:`mean_tangential`.

@@ -13,7 +13,10 @@ Each step (explicit Euler, as in the paper):
 3. **Move** every element by ``(V + W) dt``.
 4. **Restructuring** (:mod:`.restructure`): elements whose move crossed the body are
    taken out, close same-sign pairs merged (the merging radius grows with the distance
-   from the body), the far wake dropped.
+   from the body), the far wake dropped. A dropped element's circulation stays counted
+   in the flow (``far_circulation``): were it handed to the body's sheet, as the total's
+   conservation alone would do, each vortex of the street leaving the far field would put
+   its circulation around the body, and the lift would swing with it.
 5. **Loads** from the vortex impulse: ``F = -rho dI/dt`` with ``I = sum Gamma (y, -x)``
    and ``M = rho / 2 d/dt sum Gamma |r - r_ref|^2``. Around a body with no slip the
    vorticity already in the flow leaves the impulse unchanged (the volume integral of
@@ -182,6 +185,10 @@ class VortexSolver:
                              else device.BodyArrays(self.backend, body, np.float64))
         self.positions = xp.zeros((0, 2))
         self.gammas = xp.zeros(0)
+        #: Circulation of the elements dropped beyond ``far_distance``: still in the flow,
+        #: far away, so the body does not take it up (the sheet's total answers the
+        #: free elements' and this).
+        self.far_circulation = 0.0
         self.time = 0.0
         self.iteration = 0
 
@@ -192,11 +199,13 @@ class VortexSolver:
         """Free elements now."""
         return len(self.gammas)
 
-    def set_state(self, positions, gammas, time: float, iteration: int) -> None:
+    def set_state(self, positions, gammas, time: float, iteration: int,
+                  far_circulation: float = 0.0) -> None:
         """Replace the wake (a restart)."""
         self.positions = self.xp.asarray(positions, dtype=np.float64).reshape(-1, 2)
         self.gammas = self.xp.asarray(gammas, dtype=np.float64).reshape(-1)
         self.time, self.iteration = float(time), int(iteration)
+        self.far_circulation = float(far_circulation)
 
     def _impulse(self, positions, gammas):
         """``(sum Gamma y, -sum Gamma x, sum Gamma |r - r_ref|^2)`` about the centre."""
@@ -241,7 +250,8 @@ class VortexSolver:
         else:
             along = device.mean_tangential(self.backend, self.positions, self.gammas,
                                            self.panels64)
-        return self.sheet.intensities(self.stream_along + along, self.gammas.sum())
+        return self.sheet.intensities(self.stream_along + along,
+                                      self.gammas.sum() + self.far_circulation)
 
     def _add_sheet_velocity(self, targets, intensity, out) -> None:
         if len(targets) == 0:
@@ -250,7 +260,7 @@ class VortexSolver:
             out += self.sheet.velocity(intensity, targets, self.core)
         else:
             device.add_sheet_velocity(self.backend, self.xp.ascontiguousarray(targets),
-                                      intensity, self.panels64, out, self.core)
+                                      intensity, self.panels, out, self.core)
 
     def _absorbed(self, start, end):
         if self.backend.name == "numpy":
@@ -314,6 +324,7 @@ class VortexSolver:
         n_merged = n_kept - len(gammas)
         gone = restructure.far(positions, self.centre,
                                s.far_distance * self.reference_length)
+        self.far_circulation = self.far_circulation + gammas[gone].sum()
         self.positions, self.gammas = positions[~gone], gammas[~gone]
         self.time += s.dt
         self.iteration += 1

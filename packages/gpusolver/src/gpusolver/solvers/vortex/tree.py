@@ -170,17 +170,54 @@ def _assemble(backend: Backend, z, gamma, levels, members, terms: int, lo,
         child_count[offsets[k]:offsets[k + 1]] = ones
     source = xp.concatenate([active for active, _ in members])
     box = xp.concatenate([int(offsets[k]) + box_of for k, (_, box_of) in enumerate(members)])
-    offset = z[source] - centre[box]
     radius = xp.zeros(n_boxes)
-    backend.scatter["max"](radius, box, xp.abs(offset))
-    coefficients = xp.empty((n_boxes, terms), dtype=complex)
+    backend.scatter["max"](radius, box, xp.abs(z[source] - centre[box]))
+    make = coefficients if backend.name == "numpy" else kernel_coefficients
+    return Tree(z, gamma, centre, radius, first, count, child_first, child_count,
+                make(backend, z, gamma, source, box, centre, terms), lo, size)
+
+
+def coefficients(backend: Backend, z, gamma, source, box, centre, terms: int):
+    """``(n_boxes, terms)`` complex ``a_m = sum_k gamma_k (z_k - c)^m`` of every box, from
+    the ``(source, box)`` entries that list each source once per box holding it (array
+    code: the NumPy reference of :func:`kernel_coefficients`)."""
+    xp = backend.xp
+    n_boxes = len(centre)
+    offset = z[source] - centre[box]
+    out = xp.empty((n_boxes, terms), dtype=complex)
     power = gamma[source].astype(complex)
     for m in range(terms):
-        coefficients[:, m] = (xp.bincount(box, power.real, n_boxes)
-                              + 1j * xp.bincount(box, power.imag, n_boxes))
+        out[:, m] = (xp.bincount(box, power.real, n_boxes)
+                     + 1j * xp.bincount(box, power.imag, n_boxes))
         power = power * offset
-    return Tree(z, gamma, centre, radius, first, count, child_first, child_count, coefficients,
-                lo, size)
+    return out
+
+
+#: Entries per thread of :func:`kernel_coefficients`.
+COEFFICIENT_CHUNK = 256
+
+
+def kernel_coefficients(backend: Backend, z, gamma, source, box, centre, terms: int):
+    """:func:`coefficients` by ``tree_coefficients_kernel`` of ``kernels/tree.cu`` (CUDA on
+    CuPy, compiled for the CPU on NumPy): one thread per run of entries, summing in
+    registers, fp64."""
+    from gpusolver.backends.cuda import grid
+
+    xp = backend.xp
+    name = f"tree_coefficients_kernel<{terms}>"
+    kernel = backend.kernels(__package__, "kernels/tree.cu", (name,))[name]
+    out = xp.zeros((len(centre), terms, 2))
+
+    def pairs(values):
+        return xp.ascontiguousarray(xp.stack([values.real, values.imag], axis=-1))
+
+    n = len(source)
+    block = 128
+    kernel(grid(-(-n // COEFFICIENT_CHUNK), block), (block,),
+           (np.int64(n), np.int32(COEFFICIENT_CHUNK), xp.ascontiguousarray(source, np.int64),
+            xp.ascontiguousarray(box, np.int64), pairs(z), xp.ascontiguousarray(gamma, float),
+            pairs(centre), out))
+    return out[..., 0] + 1j * out[..., 1]
 
 
 def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:

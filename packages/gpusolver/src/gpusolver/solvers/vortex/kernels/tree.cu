@@ -10,7 +10,8 @@
 // threads of a warp walk nearly the same boxes. Complex numbers are (re, im) pairs;
 // coefficients [(box * TERMS + m) * 2 + part]. The sum S = sum_k gamma_k / (z - z_k) gives
 // u - i v = S / (2 pi i): u = Im S / (2 pi), v = Re S / (2 pi). fp32 and fp64 from one
-// source; the tree itself is built by the NumPy code.
+// source; the tree itself is built by tree.py's array code, its coefficients on the GPU by
+// tree_coefficients_kernel below.
 
 // Boxes a thread may hold on its stack: three open siblings per level below the root, and
 // the root (16 levels).
@@ -64,4 +65,54 @@ __global__ void __launch_bounds__(128) tree_velocity_kernel(
     }
     velocity[2 * t] = sum_im * scale;
     velocity[2 * t + 1] = sum_re * scale;
+}
+
+// The boxes' multipole coefficients a_m = sum_k gamma_k (z_k - c)^m (tree.py, _assemble)
+// from the (source, box) entries, each source listed once per box that holds it and each
+// box's entries consecutive: thread t sums entries [chunk t, chunk (t + 1)) in registers and
+// adds a box's partial sums to coefficients (zero on entry) with atomics when the box
+// changes, so only boxes cut by a chunk's ends take more than one. fp64; complex numbers
+// as (re, im) pairs, coefficients [(box * TERMS + m) * 2 + part].
+template <int TERMS>
+__device__ __forceinline__ void flush_coefficients(long long box, double* a_re, double* a_im,
+                                                   double* __restrict__ coefficients) {
+    for (int m = 0; m < TERMS; ++m) {
+        atomicAdd(&coefficients[(box * TERMS + m) * 2], a_re[m]);
+        atomicAdd(&coefficients[(box * TERMS + m) * 2 + 1], a_im[m]);
+        a_re[m] = a_im[m] = 0;
+    }
+}
+
+template <int TERMS>
+__global__ void tree_coefficients_kernel(long long n_entries, int chunk,
+                                         const long long* __restrict__ source,
+                                         const long long* __restrict__ box,
+                                         const double* __restrict__ positions,
+                                         const double* __restrict__ gammas,
+                                         const double* __restrict__ centre,
+                                         double* __restrict__ coefficients) {
+    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * chunk;
+    if (first >= n_entries) return;
+    const long long last = first + chunk < n_entries ? first + chunk : n_entries;
+    double a_re[TERMS], a_im[TERMS];
+    for (int m = 0; m < TERMS; ++m) a_re[m] = a_im[m] = 0;
+    long long current = box[first];
+    for (long long e = first; e < last; ++e) {
+        if (box[e] != current) {
+            flush_coefficients<TERMS>(current, a_re, a_im, coefficients);
+            current = box[e];
+        }
+        const long long k = source[e];
+        const double dx = positions[2 * k] - centre[2 * current];
+        const double dy = positions[2 * k + 1] - centre[2 * current + 1];
+        double p_re = gammas[k], p_im = 0;  // gamma (z - c)^m
+        for (int m = 0; m < TERMS; ++m) {
+            a_re[m] += p_re;
+            a_im[m] += p_im;
+            const double re = p_re * dx - p_im * dy;
+            p_im = p_re * dy + p_im * dx;
+            p_re = re;
+        }
+    }
+    flush_coefficients<TERMS>(current, a_re, a_im, coefficients);
 }

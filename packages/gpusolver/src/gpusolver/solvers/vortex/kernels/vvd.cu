@@ -1,10 +1,65 @@
 // The viscous vortex domains method's sums and the wake's restructuring, the device twins
 // of gpusolver/solvers/vortex/diffusion.py and restructure.py (their docstrings hold the
-// formulas and rules). One thread per element; sources are read from global memory (the
-// caches hold them), so that the same code compiles for the CPU in CI.
+// formulas and rules). One thread per element.
+//
+// The element-against-element kernels split the sources into chunks of `chunk` (a multiple
+// of TILE): block b takes the TILE elements of target block b % target_blocks against the
+// sources of chunk b / target_blocks, so that a wake of N elements keeps the GPU busy with
+// N / TILE times N / chunk blocks (one block per target block would leave each thread
+// N sources in a row). The chunks' partial results meet by atomics or in a second kernel.
+// The sources pass through for_each_source: on the GPU a tile of TILE at a time from shared
+// memory, so launch them with blocks of TILE threads; compiled for the CPU in CI, each
+// thread reads them directly.
 //
 // Positions are (x, y) pairs. Sums and geometry in `real` (fp32 or fp64); the
 // restructuring kernels in double, as the paper asks.
+
+#define TILE 128
+
+// This block's elements and source chunk: i (the thread's element) and [first, last).
+struct ChunkedBlock {
+    int i, first, last;
+};
+
+__device__ __forceinline__ ChunkedBlock chunked_block(int n, int chunk) {
+    const int target_blocks = (n + TILE - 1) / TILE;
+    const int source_chunk = blockIdx.x / target_blocks;
+    ChunkedBlock block;
+    block.i = (blockIdx.x % target_blocks) * TILE + threadIdx.x;
+    block.first = source_chunk * chunk;
+    block.last = n - block.first < chunk ? n : block.first + chunk;
+    return block;
+}
+
+// visit(j, x_j, y_j, gamma_j) for the sources j = first .. last - 1 in order, until it
+// returns false (this thread then stops; on the GPU the block goes on loading tiles while
+// any of its threads still visits). Every thread of the block must call it, those without
+// an element of their own too. gammas may be null (gamma_j is then 0).
+template <typename real, typename Visit>
+__device__ __forceinline__ void for_each_source(int first, int last,
+                                                const real* __restrict__ positions,
+                                                const real* __restrict__ gammas, Visit visit) {
+#ifdef __CUDACC__
+    __shared__ real tile_x[TILE], tile_y[TILE], tile_g[TILE];
+    bool going = true;
+    for (int start = first; start < last; start += TILE) {
+        const int s = start + threadIdx.x;
+        if (s < last) {
+            tile_x[threadIdx.x] = positions[2 * s];
+            tile_y[threadIdx.x] = positions[2 * s + 1];
+            tile_g[threadIdx.x] = gammas ? gammas[s] : real(0);
+        }
+        __syncthreads();
+        const int count = last - start < TILE ? last - start : TILE;
+        for (int k = 0; going && k < count; ++k)
+            going = visit(start + k, tile_x[k], tile_y[k], tile_g[k]);
+        if (!__syncthreads_or(going)) break;
+    }
+#else
+    for (int j = first; j < last; ++j)
+        if (!visit(j, positions[2 * j], positions[2 * j + 1], gammas ? gammas[j] : real(0))) break;
+#endif
+}
 
 template <typename real>
 __device__ __forceinline__ void keep_three_smallest(real d2, real& e0, real& e1, real& e2) {
@@ -20,46 +75,75 @@ __device__ __forceinline__ void keep_three_smallest(real d2, real& e0, real& e1,
     }
 }
 
-// radius[i]: root mean square distance to the three nearest other elements, at least floor
+// nearest[(chunk * n + i) * 3 + k]: the three smallest squared distances from element i to
+// the other elements of a source chunk
 template <typename real>
-__global__ void domain_radii_kernel(int n, const real* __restrict__ positions, real floor,
-                                    real* __restrict__ radius) {
+__global__ void __launch_bounds__(TILE) nearest_three_kernel(int n, int chunk,
+                                                             const real* __restrict__ positions,
+                                                             real* __restrict__ nearest) {
+    const ChunkedBlock block = chunked_block(n, chunk);
+    const int i = block.i;
+    const real x = i < n ? positions[2 * i] : real(0), y = i < n ? positions[2 * i + 1] : real(0);
+    real e0 = real(1e30), e1 = real(1e30), e2 = real(1e30);
+    for_each_source<real>(block.first, block.last, positions, nullptr,
+                          [&](int j, real sx, real sy, real) {
+        const real dx = x - sx, dy = y - sy, d2 = dx * dx + dy * dy;
+        if (d2 < e2 && j != i) keep_three_smallest(d2, e0, e1, e2);
+        return true;
+    });
+    if (i >= n) return;
+    real* out = nearest + ((long long)(block.first / chunk) * n + i) * 3;
+    out[0] = e0;
+    out[1] = e1;
+    out[2] = e2;
+}
+
+// radius[i]: root mean square distance to the three nearest other elements (over the
+// chunks' nearest_three), at least floor
+template <typename real>
+__global__ void domain_radii_kernel(int n, int chunks, const real* __restrict__ nearest,
+                                    real floor, real* __restrict__ radius) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const real x = positions[2 * i], y = positions[2 * i + 1];
     real e0 = real(1e30), e1 = real(1e30), e2 = real(1e30);
-    for (int j = 0; j < n; ++j) {
-        if (j == i) continue;
-        const real dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
-        keep_three_smallest(dx * dx + dy * dy, e0, e1, e2);
-    }
+    for (int c = 0; c < chunks; ++c)
+        for (int k = 0; k < 3; ++k) keep_three_smallest(nearest[((long long)c * n + i) * 3 + k], e0, e1, e2);
     radius[i] = fmax(sqrt((e0 + e1 + e2) / real(3)), floor);
 }
 
-// I1 and I2 of every element over the elements of its sign within cutoff radii
+// I1 and I2 of every element over the elements of its sign within cutoff radii, added to
+// i1 and i2 (zero on entry) chunk by chunk
 template <typename real>
-__global__ void wake_sums_kernel(int n, const real* __restrict__ positions,
-                                 const real* __restrict__ gammas,
-                                 const real* __restrict__ radius, real cutoff,
-                                 real* __restrict__ i1, real* __restrict__ i2) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const real x = positions[2 * i], y = positions[2 * i + 1];
-    const real inverse = real(1) / radius[i], reach = cutoff * radius[i], g = gammas[i];
+__global__ void __launch_bounds__(TILE) wake_sums_kernel(int n, int chunk,
+                                                         const real* __restrict__ positions,
+                                                         const real* __restrict__ gammas,
+                                                         const real* __restrict__ radius, real cutoff,
+                                                         real* __restrict__ i1, real* __restrict__ i2) {
+    const ChunkedBlock block = chunked_block(n, chunk);
+    const int i = block.i;
+    const bool mine = i < n;
+    const real x = mine ? positions[2 * i] : real(0), y = mine ? positions[2 * i + 1] : real(0);
+    const real inverse = mine ? real(1) / radius[i] : real(0);
+    const real reach = mine ? cutoff * radius[i] : real(0), g = mine ? gammas[i] : real(0);
+    const real reach2 = reach * reach;
     real s1 = 0, sx = 0, sy = 0;
-    for (int j = 0; j < n; ++j) {
-        const real dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
-        const real r = sqrt(dx * dx + dy * dy);
+    for_each_source<real>(block.first, block.last, positions, gammas,
+                          [&](int, real px, real py, real gj) {
+        const real dx = x - px, dy = y - py, r2 = dx * dx + dy * dy;
         // each sign diffuses on its own; the element itself (r = 0) stays out
-        if (r >= reach || !(r > 0) || !(g * gammas[j] > 0)) continue;
-        const real weight = gammas[j] * exp(-r * inverse);
-        s1 += weight;
-        sx += weight * dx / r;
-        sy += weight * dy / r;
-    }
-    i1[i] = s1;
-    i2[2 * i] = sx;
-    i2[2 * i + 1] = sy;
+        if (r2 < reach2 && r2 > 0 && g * gj > 0) {
+            const real r = sqrt(r2);
+            const real weight = gj * exp(-r * inverse);
+            s1 += weight;
+            sx += weight * dx / r;
+            sy += weight * dy / r;
+        }
+        return true;
+    });
+    if (!mine || s1 == 0) return;
+    atomicAdd(&i1[i], s1);
+    atomicAdd(&i2[2 * i], sx);
+    atomicAdd(&i2[2 * i + 1], sy);
 }
 
 // I0 and I3 of every element over the body's panels (diffusion.surface_sums)
@@ -153,55 +237,63 @@ __global__ void absorbed_kernel(int n, const double* __restrict__ start,
     flag[i] = crossed || inside;
 }
 
-// partner[i]: the lowest j > i of the same sign closer than radius[i], or -1
-__global__ void partners_kernel(int n, const double* __restrict__ positions,
-                                const double* __restrict__ gammas,
-                                const double* __restrict__ radius, long long* __restrict__ partner) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const double x = positions[2 * i], y = positions[2 * i + 1], g = gammas[i];
-    const double reach2 = radius[i] * radius[i];
+// partner[i]: the lowest j > i of the same sign closer than radius[i] (each chunk's lowest
+// by atomicMin into partner, which holds n on entry: none found)
+__global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
+                                                        const double* __restrict__ positions,
+                                                        const double* __restrict__ gammas,
+                                                        const double* __restrict__ radius,
+                                                        long long* __restrict__ partner) {
+    const ChunkedBlock block = chunked_block(n, chunk);
+    const int i = block.i;
+    // the sources j > i: none in this chunk for a block that starts after it
+    const int block_start = i - threadIdx.x;
+    if (block.last <= block_start + 1) return;
+    const bool mine = i < n;
+    const double x = mine ? positions[2 * i] : 0, y = mine ? positions[2 * i + 1] : 0;
+    const double g = mine ? gammas[i] : 0, reach2 = mine ? radius[i] * radius[i] : 0;
     long long found = -1;
-    for (int j = i + 1; j < n; ++j) {
-        const double dx = x - positions[2 * j], dy = y - positions[2 * j + 1];
-        if (dx * dx + dy * dy < reach2 && g * gammas[j] > 0) {
-            found = j;
-            break;
-        }
-    }
-    partner[i] = found;
+    const int first = block.first > block_start ? block.first : block_start;
+    for_each_source<double>(first, block.last, positions, gammas,
+                            [&](int j, double sx, double sy, double gj) {
+        const double dx = x - sx, dy = y - sy;
+        if (j > i && dx * dx + dy * dy < reach2 && g * gj > 0) found = j;
+        return found < 0 && mine;
+    });
+    if (mine && found >= 0) atomicMin(&partner[i], found);
 }
 
 // velocity[i] += the sheet's: panels of piecewise-constant intensity gamma (sheet.py,
 // VortexSheet.velocity), u - i v = -conj(tau) / (2 pi i) Log((z - b) / (z - a)) per unit
 // intensity, the distances in the logarithm at least sqrt(floor)
-__global__ void sheet_velocity_kernel(int n, const double* __restrict__ targets, int n_panels,
-                                      const double* __restrict__ vertices,
-                                      const double* __restrict__ gamma, double floor,
-                                      double* __restrict__ velocity) {
+template <typename real>
+__global__ void sheet_velocity_kernel(int n, const real* __restrict__ targets, int n_panels,
+                                      const real* __restrict__ vertices,
+                                      const real* __restrict__ gamma, real floor,
+                                      real* __restrict__ velocity) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const double x = targets[2 * i], y = targets[2 * i + 1];
-    double u = 0, v = 0;
+    const real x = targets[2 * i], y = targets[2 * i + 1];
+    real u = 0, v = 0;
     for (int j = 0; j < n_panels; ++j) {
         const int k = j + 1 < n_panels ? j + 1 : 0;
-        const double ax = x - vertices[2 * j], ay = y - vertices[2 * j + 1];
-        const double bx = x - vertices[2 * k], by = y - vertices[2 * k + 1];
-        const double ex = vertices[2 * k] - vertices[2 * j];
-        const double ey = vertices[2 * k + 1] - vertices[2 * j + 1];
-        const double length = sqrt(ex * ex + ey * ey);
+        const real ax = x - vertices[2 * j], ay = y - vertices[2 * j + 1];
+        const real bx = x - vertices[2 * k], by = y - vertices[2 * k + 1];
+        const real ex = vertices[2 * k] - vertices[2 * j];
+        const real ey = vertices[2 * k + 1] - vertices[2 * j + 1];
+        const real length = sqrt(ex * ex + ey * ey);
         // Log((z - b) / (z - a)) = log(|z - b| / |z - a|) + i arg, arg of (z - b) conj(z - a)
-        const double log_ratio =
-            0.5 * log(fmax(bx * bx + by * by, floor) / fmax(ax * ax + ay * ay, floor));
-        const double angle = atan2(by * ax - bx * ay, bx * ax + by * ay);
+        const real log_ratio =
+            real(0.5) * log(fmax(bx * bx + by * by, floor) / fmax(ax * ax + ay * ay, floor));
+        const real angle = atan2(by * ax - bx * ay, bx * ax + by * ay);
         // -conj(tau) / (2 pi i) = i conj(tau) / (2 pi) = (ty + i tx) / (2 pi)
-        const double tx = ex / length, ty = ey / length;
-        const double wr = ty * log_ratio - tx * angle, wi = tx * log_ratio + ty * angle;
+        const real tx = ex / length, ty = ey / length;
+        const real wr = ty * log_ratio - tx * angle, wi = tx * log_ratio + ty * angle;
         u += gamma[j] * wr;
         v -= gamma[j] * wi;
     }
-    velocity[2 * i] += u * 0.15915494309189535;
-    velocity[2 * i + 1] += v * 0.15915494309189535;
+    velocity[2 * i] += u * real(0.15915494309189535);
+    velocity[2 * i + 1] += v * real(0.15915494309189535);
 }
 
 // along[p] += sum over a chunk of elements of gamma theta / (2 pi L_p): each panel's mean
