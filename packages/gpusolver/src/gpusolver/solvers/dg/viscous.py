@@ -16,11 +16,11 @@ takes the sum ``R`` of its faces' liftings; each face's flux is the mean of the 
 ``F_v(U, grad U + eta r_f) . n`` (on a boundary the ghost state with the inside's
 gradient), ``eta`` the number of the element's faces plus one: the theory (Brezzi et al.;
 Arnold, Brezzi, Cockburn and Marini 2002) proves the scheme stable for a penalty above the
-number of faces, and the number itself sits on that bound. No heat is conducted through an adiabatic wall's
-faces: the inside's temperature gradient there is not the wall's, and conducting it
-drains or feeds the wall cells until their pressure falls below zero (a cylinder at Re 100
-did, after two convective times). The gradient is that of the conserved variables, turned
-into velocity and temperature gradients at each point.
+number of faces, and the number itself sits on that bound. No heat is conducted through
+an adiabatic wall's faces: the inside's temperature gradient there is not the wall's, and
+conducting it drains or feeds the wall cells until their pressure falls below zero (a
+cylinder at Re 100 did, after two convective times). The gradient is that of the
+conserved variables, turned into velocity and temperature gradients at each point.
 """
 
 from __future__ import annotations
