@@ -193,6 +193,13 @@ def coefficients(backend: Backend, z, gamma, source, box, centre, terms: int):
     return out
 
 
+def _pairs(values):
+    """Complex ``values`` as C-contiguous (re, im) pairs along a last axis, as the kernels
+    take them."""
+    xp = array_module(values)
+    return xp.ascontiguousarray(xp.stack([values.real, values.imag], axis=-1))
+
+
 #: Entries per thread of :func:`kernel_coefficients`.
 COEFFICIENT_CHUNK = 256
 
@@ -207,16 +214,12 @@ def kernel_coefficients(backend: Backend, z, gamma, source, box, centre, terms: 
     name = f"tree_coefficients_kernel<{terms}>"
     kernel = backend.kernels(__package__, "kernels/tree.cu", (name,))[name]
     out = xp.zeros((len(centre), terms, 2))
-
-    def pairs(values):
-        return xp.ascontiguousarray(xp.stack([values.real, values.imag], axis=-1))
-
     n = len(source)
     block = 128
     kernel(grid(-(-n // COEFFICIENT_CHUNK), block), (block,),
            (np.int64(n), np.int32(COEFFICIENT_CHUNK), xp.ascontiguousarray(source, np.int64),
-            xp.ascontiguousarray(box, np.int64), pairs(z), xp.ascontiguousarray(gamma, float),
-            pairs(centre), out))
+            xp.ascontiguousarray(box, np.int64), _pairs(z), xp.ascontiguousarray(gamma, float),
+            _pairs(centre), out))
     return out[..., 0] + 1j * out[..., 1]
 
 
@@ -308,14 +311,11 @@ def kernel_tree_velocity(backend: Backend, tree: Tree, targets, eps: float, thet
     def cast(array, kind=dtype):
         return xp.ascontiguousarray(array.astype(kind))
 
-    def pairs(values):
-        return xp.stack([values.real, values.imag], axis=-1)
-
     int32 = np.int32
-    arguments = (cast(targets[order]), cast(pairs(tree.centre)), cast(tree.radius),
+    arguments = (cast(targets[order]), cast(_pairs(tree.centre)), cast(tree.radius),
                  cast(tree.first, int32), cast(tree.count, int32),
                  cast(tree.child_first, int32), cast(tree.child_count, int32),
-                 cast(pairs(tree.coefficients)), cast(pairs(tree.positions)),
+                 cast(_pairs(tree.coefficients)), cast(_pairs(tree.positions)),
                  cast(tree.gammas))
     real = np.dtype(dtype).type
     out = xp.empty((len(targets), 2), dtype=dtype)
