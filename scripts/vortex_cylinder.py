@@ -8,16 +8,18 @@ Prints every 500 steps, and at the end the mean drag coefficient, the lift's amp
 and the Strouhal number over the last half of the run, from the lift's zero crossings and
 from those of the cross-stream velocity at a probe in the wake (a hot wire: free of the
 impulse loads' step-to-step noise). ``--checkpoint`` lets a long run go on over several
-calls.
+calls (it needs the same ``--csv``, which holds the loads so far).
 """
 
 import argparse
 import csv
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
+from gpusolver.run_vortex import load_vortex_checkpoint, save_vortex_checkpoint
 from gpusolver.solvers.vortex.body import circle
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
 
@@ -79,11 +81,10 @@ def main() -> None:
                           backend=args.backend)
     probe = np.array([[float(v) for v in args.probe.split(",")]])
     rows = []
-    if args.checkpoint and os.path.exists(args.checkpoint):
-        saved = np.load(args.checkpoint)
-        solver.set_state(saved["positions"], saved["gammas"], float(saved["time"]),
-                         int(saved["iteration"]), float(saved["far_circulation"]))
-        rows = [tuple(row) for row in saved["rows"]]
+    if args.checkpoint and os.path.exists(args.checkpoint):  # the loads so far in --csv
+        load_vortex_checkpoint(Path(args.checkpoint), solver)
+        rows = [tuple(row) for row in np.atleast_2d(np.loadtxt(args.csv, delimiter=",",
+                                                                skiprows=1))]
     start = time.perf_counter()
     while solver.time < args.until - 0.5 * args.dt and time.perf_counter() - start < args.budget:
         loads = solver.step()
@@ -97,10 +98,7 @@ def main() -> None:
                   f"{time.perf_counter() - start:.0f} s", flush=True)
     data = np.array(rows)
     if args.checkpoint:
-        np.savez(args.checkpoint, positions=solver.backend.to_host(solver.positions),
-                 gammas=solver.backend.to_host(solver.gammas), time=solver.time,
-                 iteration=solver.iteration,
-                 far_circulation=float(solver.far_circulation), rows=data)
+        save_vortex_checkpoint(Path(args.checkpoint), solver)
     with open(args.csv, "w", newline="") as f:
         csv.writer(f).writerows([("time", "cx", "cy", "elements", "absorbed", "probe_v"),
                                  *rows])

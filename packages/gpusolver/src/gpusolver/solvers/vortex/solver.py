@@ -259,8 +259,8 @@ class VortexSolver:
         if self.backend.name == "numpy":
             out += self.sheet.velocity(intensity, targets, self.core)
         else:
-            device.add_sheet_velocity(self.backend, self.xp.ascontiguousarray(targets),
-                                      intensity, self.panels, out, self.core)
+            device.add_sheet_velocity(self.backend, targets, intensity, self.panels, out,
+                                      self.core)
 
     def _absorbed(self, start, end):
         if self.backend.name == "numpy":
