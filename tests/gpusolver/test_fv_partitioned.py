@@ -10,7 +10,7 @@ from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES
-from meshorder import Topology, read_mesh
+from meshorder import PlanError, Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
@@ -20,6 +20,11 @@ BOX = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-
        "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
 
 
+def every_part(plan):
+    """Every part of ``plan``, for one process computing them all."""
+    return [plan.part(p) for p in range(plan.n_parts)]
+
+
 def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy"):
     print(f"seed {seed}")
     topology = Topology(mesh)
@@ -27,8 +32,8 @@ def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy"):
     scheme = Scheme("roe", 2, "least-squares", "venkatakrishnan")
     whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
                    plan=plan, backend=backend, topology=topology)
-    parts = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, cfl=0.8,
-                              topology=topology, backend=backend)
+    parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme, cfl=0.8,
+                              backend=backend)
     w = whole.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, w.shape)
     whole.set_primitive(w)
@@ -78,10 +83,9 @@ def test_fused_lusgs_on_parts_equals_its_array_code(backend, sweeps):
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=3), topology=topology)
     gas, scheme = Gas(dim=2, mach=0.6, aoa_deg=2.0), Scheme("roe", 2)
-    common = dict(scheme=scheme, integrator="lusgs", cfl=20.0, cfl_max=200.0, sweeps=sweeps,
-                  topology=topology)
-    reference = PartitionedSolver(mesh, gas, AIRFOIL, plan, **common)
-    fused = PartitionedSolver(mesh, gas, AIRFOIL, plan, **common,
+    common = dict(scheme=scheme, integrator="lusgs", cfl=20.0, cfl_max=200.0, sweeps=sweeps)
+    reference = PartitionedSolver(every_part(plan), gas, AIRFOIL, **common)
+    fused = PartitionedSolver(every_part(plan), gas, AIRFOIL, **common,
                               backend="numpy" if backend == "host" else "cupy")
     if backend == "host":
         fused.fuse()
@@ -106,9 +110,8 @@ def test_parts_lusgs_backs_off_then_names_a_cell_that_stays_bad(kernels):
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
-    parts = PartitionedSolver(mesh, Gas(dim=2, mach=0.6), AIRFOIL, plan,
-                              scheme=Scheme("roe", 1), integrator="lusgs", cfl=20.0,
-                              topology=topology)
+    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL,
+                              scheme=Scheme("roe", 1), integrator="lusgs", cfl=20.0)
     if kernels == "host":
         parts.fuse()
     u = parts.conserved()
@@ -161,8 +164,8 @@ def test_lusgs_on_one_part_is_the_single_mesh_lusgs():
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
     gas, scheme = Gas(dim=2, mach=0.5, aoa_deg=3.0), Scheme(order=1)
-    parts = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, integrator="lusgs",
-                              cfl=30.0, topology=topology)
+    parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme,
+                              integrator="lusgs", cfl=30.0)
     layout, d, lusgs = parts.layouts[0], parts.discretisations[0], parts.lusgs[0]
     n_own = layout.n_own
     assert set(np.asarray(lusgs.forward[0].cells).tolist()) <= set(range(n_own))
@@ -187,8 +190,8 @@ def test_lusgs_on_parts_converges_to_the_one_part_steady_state():
     w[1] *= 1 + 0.3 * np.sin(3 * whole.centroids()[0])
     whole.set_primitive(w)
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
-    parts = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, integrator="lusgs",
-                              cfl=50.0, cfl_max=1e4, topology=topology)
+    parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme,
+                              integrator="lusgs", cfl=50.0, cfl_max=1e4)
     parts.set_conserved(whole.conserved())
     steps = [steps_to_fall(whole, 1e-8, 800), steps_to_fall(parts, 1e-8, 800)]
     print(f"2 parts: {steps[1]} steps against {steps[0]} on one")
@@ -200,8 +203,8 @@ def test_lusgs_on_parts_names_a_state_that_stays_bad_after_every_back_off():
     mesh = grid_mesh(9, 7, "triangle")
     boundaries = {m: "farfield" for m in ("left", "right", "bottom", "top")}
     plan = make_plan(mesh, PlanOptions(partitions=2))
-    parts = PartitionedSolver(mesh, Gas(dim=2, mach=0.5), boundaries, plan, integrator="lusgs",
-                              cfl=10.0, scheme=Scheme(order=1))
+    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), boundaries,
+                              integrator="lusgs", cfl=10.0, scheme=Scheme(order=1))
     u = parts.conserved().copy()
     u[-1, 5] = -1.0  # negative energy: no CFL number makes that cell valid
     parts.set_conserved(u)
@@ -212,16 +215,15 @@ def test_lusgs_on_parts_names_a_state_that_stays_bad_after_every_back_off():
 
 def test_a_plan_without_parts_is_refused():
     mesh = read_mesh(DATA / "naca0012_tri.msh")
-    with pytest.raises(ConfigError, match="--partitions"):
-        PartitionedSolver(mesh, Gas(dim=2, mach=0.5), AIRFOIL, make_plan(mesh))
+    with pytest.raises(PlanError, match="--partitions"):
+        make_plan(mesh).part(0)
 
 
 def test_unknown_sweeps_on_parts_are_refused():
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     with pytest.raises(ConfigError, match="unknown sweeps 'diagonal'"):
-        PartitionedSolver(mesh, Gas(dim=2, mach=0.5), AIRFOIL,
-                          make_plan(mesh, PlanOptions(partitions=2)), integrator="lusgs",
-                          sweeps="diagonal")
+        PartitionedSolver(every_part(make_plan(mesh, PlanOptions(partitions=2))),
+                          Gas(dim=2, mach=0.5), AIRFOIL, integrator="lusgs", sweeps="diagonal")
 
 
 @pytest.mark.parametrize("boundaries, integrator, message", [
@@ -233,7 +235,8 @@ def test_what_parts_cannot_run_yet_is_refused(boundaries, integrator, message):
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     plan = make_plan(mesh, PlanOptions(partitions=2))
     with pytest.raises(ConfigError, match=message):
-        PartitionedSolver(mesh, Gas(dim=2, mach=0.5), boundaries, plan, integrator=integrator)
+        PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), boundaries,
+                          integrator=integrator)
 
 
 MPI_DRIVER = """
@@ -262,10 +265,10 @@ steps = dict(integrator=integrator, cfl=0.8 if integrator == "rk4" else 20.0,
              cfl_max=None if integrator == "rk4" else 1e3)
 if integrator == "lusgs":  # the reference: the same parts in one process
     start = whole.conserved()
-    whole = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, topology=topology,
-                              **steps)
+    whole = PartitionedSolver([plan.part(p) for p in range(comm.size)], gas, boundaries,
+                              scheme=scheme, **steps)
     whole.set_conserved(start)
-parts = PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, topology=topology,
+parts = PartitionedSolver([plan.part(comm.rank)], gas, boundaries, scheme=scheme,
                           transport=functools.partial(MpiHost, comm), **steps)
 if fused:  # the GPU's kernels compiled for the CPU, the exchange overlapped
     parts.fuse()
@@ -348,13 +351,14 @@ def _mpiexec() -> str:
     return mpiexec
 
 
-def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0, run=""):
+def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0, run="",
+                   mesh=DATA / "naca0012_tri.msh"):
     import subprocess
     import sys
 
     mpiexec = _mpiexec()
     case = tmp_path / f"{name}.toml"
-    case.write_text(CASE.format(mesh=DATA / "naca0012_tri.msh", iterations=iterations,
+    case.write_text(CASE.format(mesh=mesh, iterations=iterations,
                                 restart=restart, out=name, run=run or 'backend = "numpy"'))
     command = [sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"]
     if ranks > 1:
@@ -385,6 +389,44 @@ def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
 
 
+def test_ranks_never_read_the_mesh_and_write_the_solution_in_pieces(tmp_path):
+    """With a plan, each rank reads its part of it only: the case's mesh file may be
+    anything. The pieces of ``solution.pvtu`` hold every cell once, with the one-rank
+    values; forces and the wall's Cp are the one-rank run's."""
+    import re
+
+    import meshio
+
+    from meshorder.cli import main as meshorder_main
+
+    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
+                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _, one = _gpusolver_run(tmp_path, "one", 1, 3)
+    (tmp_path / "broken.msh").write_text("not a mesh\n")
+    _, two = _gpusolver_run(tmp_path, "two", 2, 3, mesh=tmp_path / "broken.msh")
+    np.testing.assert_allclose(two[:, 3:], one[:, 3:], rtol=2e-8)  # 9 digits in the file
+    pieces = re.findall(r'Source="([^"]+)"', (tmp_path / "two" / "solution.pvtu").read_text())
+    assert pieces == ["solution_0.vtu", "solution_1.vtu"]
+
+    def rows(vtu):  # (centroid x, y, density, pressure) per cell, sorted
+        cells = np.concatenate([block.data for block in vtu.cells])
+        data = [np.concatenate(vtu.cell_data[name]) for name in ("density", "pressure")]
+        table = np.column_stack([vtu.points[cells].mean(axis=1)[:, :2], *data])
+        return table[np.lexsort(table[:, 1::-1].T)]
+
+    whole = rows(meshio.read(tmp_path / "one" / "solution.vtu"))
+    parts = [rows(meshio.read(tmp_path / "two" / piece)) for piece in pieces]
+    assert sum(len(part) for part in parts) == len(whole)
+    joined = np.concatenate(parts)
+    np.testing.assert_allclose(joined[np.lexsort(joined[:, 1::-1].T)], whole, rtol=1e-12)
+    for name in ("forces.csv", "cp_airfoil.csv"):
+        expected = np.loadtxt(tmp_path / "one" / name, delimiter=",", skiprows=1,
+                              usecols=range(1, 4) if name == "forces.csv" else None)
+        got = np.loadtxt(tmp_path / "two" / name, delimiter=",", skiprows=1,
+                         usecols=range(1, 4) if name == "forces.csv" else None)
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("transport", ["mpi-host", "nccl"])
 def test_gpusolver_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
@@ -407,15 +449,17 @@ def test_gpusolver_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
 
 
 def test_part_faces_come_deep_then_own_then_interface_then_halo():
-    from gpusolver.layout.geometry import build_geometry
-    from gpusolver.layout.parts import part_layout
+    from gpusolver.layout.parts import layout_of_part
 
     mesh = read_mesh(DATA / "naca0012_tri.msh")
-    topology = Topology(mesh)
-    plan = make_plan(mesh, PlanOptions(partitions=3), topology=topology)
-    host = build_geometry(mesh, topology, plan)
-    for first, end in zip(plan.part_offsets[:-1], plan.part_offsets[1:], strict=True):
-        layout = part_layout(host, int(first), int(end))
+    plan = make_plan(mesh, PlanOptions(partitions=3))
+    for part, (first, end) in enumerate(zip(plan.part_offsets[:-1], plan.part_offsets[1:],
+                                            strict=True)):
+        layout = layout_of_part(plan.part(part))
+        np.testing.assert_array_equal(np.sort(layout.cells[:layout.n_own]),
+                                      np.arange(first, end))
+        np.testing.assert_array_equal(layout.geometry.cell_order,
+                                      plan.cell_order[layout.cells])
         g, n_own, n_deep = layout.geometry, layout.n_own, layout.n_deep
         left, right = g.left[:g.n_interior], g.right[:g.n_interior]
         own_sides = (left < n_own).astype(int) + (right < n_own)
@@ -452,10 +496,12 @@ def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, messa
     assert message in printed
 
 
-def test_mpi_host_needs_one_rank_per_part():
+def test_a_rank_holds_its_own_part_and_loopback_every_part():
     from types import SimpleNamespace
 
-    from gpusolver.parallel import Halo, MpiHost
+    from gpusolver.parallel import Halo, Loopback, MpiHost
 
-    with pytest.raises(ValueError, match="3 ranks for 2 parts"):
-        MpiHost(SimpleNamespace(size=3, rank=0), [Halo({}, {}), Halo({}, {})])
+    with pytest.raises(ValueError, match=r"rank 0 holds part 0, not \[1\]"):
+        MpiHost(SimpleNamespace(size=3, rank=0), {1: Halo({}, {})})
+    with pytest.raises(ValueError, match=r"loopback holds every part, not parts \[0, 2\]"):
+        Loopback({0: Halo({}, {}), 2: Halo({}, {})})

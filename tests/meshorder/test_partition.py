@@ -35,12 +35,16 @@ def check_partition(graph, split, cell_order=None) -> None:
         for group in (slice(first, first + split.n_interior[p]),
                       slice(first + split.n_interior[p], end)):
             assert (np.diff(rank[split.order[group]]) > 0).all()  # the given order kept
+    def neighbours(cells: set) -> set:
+        return {int(other) for cell in cells
+                for other in graph.indices[graph.indptr[cell]:graph.indptr[cell + 1]]}
+
     expected: dict = {}
-    for cell in range(n):
-        for other in graph.indices[graph.indptr[cell]:graph.indptr[cell + 1]]:
-            p, q = part[new[cell]], part[new[other]]
-            if p != q:
-                expected.setdefault((int(p), int(q)), set()).add(int(new[cell]))
+    for q in range(split.n_parts):
+        own = {int(cell) for cell in range(n) if part[new[cell]] == q}
+        layer1 = neighbours(own) - own
+        for cell in (layer1 | neighbours(layer1)) - own:  # HALO_LAYERS = 2
+            expected.setdefault((int(part[new[cell]]), q), set()).add(int(new[cell]))
     assert set(split.send) == set(expected)
     for (p, q), cells in split.send.items():
         assert cells.tolist() == sorted(expected[p, q])
@@ -177,3 +181,74 @@ def test_a_part_left_empty_by_metis_is_refused(monkeypatch):
     monkeypatch.setattr(partition, "clusters", lambda g, n, seed: np.zeros(g.n, np.int64))
     with pytest.raises(PartitionError, match="METIS left part 1 of 2 empty"):
         partition_cells(graph, 2)
+
+
+@pytest.mark.parametrize("mesh", [grid_mesh(9, 7, "triangle"), box_mesh(5, 4, 3)],
+                         ids=["triangles", "tetrahedra"])
+def test_each_part_mesh_holds_its_cells_its_halo_and_their_facets(mesh):
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    topology = Topology(mesh)
+    plan = make_plan(mesh, PlanOptions(partitions=3), topology=topology)
+    split = plan.partition()
+    facet_markers = mesh.all_facet_markers()
+    for p, part in enumerate(plan.parts):
+        expected = np.concatenate([np.arange(split.offsets[p], split.offsets[p + 1]),
+                                   split.halo(p)])
+        assert sorted(part.cells.tolist()) == sorted(expected.tolist())
+        np.testing.assert_array_equal(part.file_cells, plan.cell_order[part.cells])
+        # every cell keeps its corners (as coordinates)
+        corners = [part.mesh.points[b.nodes] for b in part.mesh.cells]
+        original = mesh.points[np.concatenate([b.nodes for b in mesh.cells])[part.file_cells]]
+        np.testing.assert_array_equal(np.concatenate(corners), original)
+        # the facets: those of the original mesh on the boundary faces of these cells
+        boundary = topology.face_cells[:, 1] < 0
+        inside = np.isin(topology.face_cells[:, 0], part.file_cells)
+        np.testing.assert_array_equal(part.facet_ids,
+                                      np.sort(topology.face_facet[boundary & inside]))
+        np.testing.assert_array_equal(part.mesh.all_facet_markers(),
+                                      facet_markers[part.facet_ids])
+        # faces without a facet bound the halo's outer layer only
+        sub = Topology(part.mesh)
+        unmarked = (sub.face_cells[:, 1] < 0) & (sub.face_facet < 0)
+        outer = np.isin(part.cells[sub.face_cells[unmarked, 0]], split.halo(p))
+        assert outer.all()
+
+
+def test_a_rank_reads_its_part_of_the_plan_file_and_nothing_of_the_whole_mesh(tmp_path,
+                                                                             monkeypatch):
+    from meshorder.pipeline import PlanOptions, make_plan
+    from meshorder.plan import PART_PREFIX, read_plan_part
+
+    plan = make_plan(box_mesh(5, 4, 3), PlanOptions(partitions=3))
+    plan.save(tmp_path / "plan.npz")
+    read = []
+    getitem = np.lib.npyio.NpzFile.__getitem__
+    monkeypatch.setattr(np.lib.npyio.NpzFile, "__getitem__",
+                        lambda self, key: read.append(key) or getitem(self, key))
+    part = read_plan_part(tmp_path / "plan.npz", 1)
+    own = [key for key in read if key.startswith(f"{PART_PREFIX}1.")]
+    assert own and set(read) - set(own) <= {"meta", "part_offsets", "part_interior",
+                                            "send_pairs", "send_offsets", "send_cells"}
+    expected = plan.part(1)
+    assert part.mesh.mesh.digest() == expected.mesh.mesh.digest()
+    for name in ("cells", "file_cells", "point_ids", "facet_ids"):
+        np.testing.assert_array_equal(getattr(part.mesh, name), getattr(expected.mesh, name))
+    assert part.n_parts == 3 and part.n_cells == plan.n_cells
+    assert part.mesh_digest == plan.mesh_digest
+    assert part.boundary_markers == expected.boundary_markers
+    assert {key: cells.tolist() for key, cells in part.send.items()} == {
+        key: cells.tolist() for key, cells in expected.send.items()}
+
+
+def test_asking_a_plan_for_a_part_it_does_not_have_is_refused(tmp_path):
+    from meshorder.errors import PlanError
+    from meshorder.pipeline import PlanOptions, make_plan
+    from meshorder.plan import read_plan_part
+
+    make_plan(grid_mesh(4, 4)).save(tmp_path / "whole.npz")
+    make_plan(grid_mesh(4, 4), PlanOptions(partitions=2)).save(tmp_path / "two.npz")
+    with pytest.raises(PlanError, match="whole.npz: the plan has no parts"):
+        read_plan_part(tmp_path / "whole.npz", 0)
+    with pytest.raises(PlanError, match="two.npz: the plan has 2 parts, not a part 2"):
+        read_plan_part(tmp_path / "two.npz", 2)

@@ -55,23 +55,26 @@ class Halo:
     send: dict[int, np.ndarray]
 
 
-def halo_lists(layouts, offsets: np.ndarray) -> list[Halo]:
-    """The :class:`Halo` of every part, from the parts' layouts (:mod:`gpusolver.layout.parts`)
-    and the plan's part offsets (own cells of part ``p``: global ``[offsets[p], offsets[p+1])``,
-    local ``0..``)."""
-    owner_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    receive: list[dict] = [{} for _ in layouts]
-    send: list[dict] = [{} for _ in layouts]
-    for p, layout in enumerate(layouts):
-        halo = layout.cells[layout.n_own:]
-        owners = owner_of[halo]
-        for q in np.unique(owners):
-            members = np.flatnonzero(owners == q)  # increasing global number: the order
-            receive[p][int(q)] = layout.n_own + members
-            # the owner's local position of each global cell (own cells keep plan order
-            # only up to the interior-first sort, so look them up)
-            send[int(q)][p] = layouts[q].local_of(halo[members])
-    return [Halo(r, s) for r, s in zip(receive, send, strict=True)]
+def halo_lists(layouts: dict, send: dict[tuple[int, int], np.ndarray]) -> dict[int, Halo]:
+    """The :class:`Halo` of each part of ``layouts`` (part -> its layout,
+    :mod:`gpusolver.layout.parts`), from the plan's halo lists ``send`` (``(p, q)``: the
+    global numbers of the cells of ``p`` in the halo of ``q``, in the order sent).
+
+    Raises
+    ------
+    ValueError
+        If a layout's halo cells are not those the plan's lists send it.
+    """
+    halos = {}
+    for p, layout in layouts.items():
+        receive = {q: layout.local_of(cells) for (q, r), cells in send.items() if r == p}
+        received = np.sort(np.concatenate([np.zeros(0, np.int64), *receive.values()]))
+        if not np.array_equal(received, np.arange(layout.n_own, len(layout.cells))):
+            raise ValueError(f"part {p}: its halo is not the plan's (a plan of another "
+                             "meshorder version?)")
+        halos[p] = Halo(receive, {q: layout.local_of(cells)
+                                  for (r, q), cells in send.items() if r == p})
+    return halos
 
 
 class Packing:
@@ -159,24 +162,26 @@ class Loopback:
     #: The one process writes the outputs.
     is_root = True
 
-    def __init__(self, halos: list[Halo]):
+    def __init__(self, halos: dict[int, Halo]):
+        if sorted(halos) != list(range(len(halos))):
+            raise ValueError(f"loopback holds every part, not parts {sorted(halos)}")
         self.halos = halos
         self.n_parts = len(halos)
-
-    def local_parts(self, n_parts: int) -> list[int]:
-        """The parts this process computes: all of them."""
-        return list(range(n_parts))
 
     def exchange(self, states: list, meanwhile: Callable[[], None] | None = None) -> None:
         """Fill every part's halo cells from their owners (after ``meanwhile()``)."""
         _call(meanwhile)
-        for p, halo in enumerate(self.halos):
+        for p, halo in self.halos.items():
             for q, positions in halo.receive.items():
                 states[p][:, positions] = states[q][:, self.halos[q].send[p]]
 
     def sum(self, array: np.ndarray) -> np.ndarray:
         """The sum over all parts: here, the array itself."""
         return array
+
+    def gather(self, item) -> list:
+        """Every process's ``item``, in rank order: here, the one."""
+        return [item]
 
 
 def mpi_world():
@@ -204,9 +209,9 @@ def use_local_gpu(comm) -> int:
 class _Ranks:
     """What the transports of one part per MPI rank share: the part, root, sums."""
 
-    def __init__(self, comm, halos: list[Halo]):
-        if comm.size != len(halos):
-            raise ValueError(f"{comm.size} ranks for {len(halos)} parts")
+    def __init__(self, comm, halos: dict[int, Halo]):
+        if list(halos) != [comm.rank]:
+            raise ValueError(f"rank {comm.rank} holds part {comm.rank}, not {list(halos)}")
         self.comm, self.halo = comm, halos[comm.rank]
         self.n_parts = comm.size
         #: Rank 0 writes the outputs.
@@ -215,9 +220,9 @@ class _Ranks:
         self._streams: _Streams | None = None
         self._requests: list = []
 
-    def local_parts(self, n_parts: int) -> list[int]:
-        """This rank's part."""
-        return [self.comm.rank]
+    def gather(self, item) -> list | None:
+        """Every rank's ``item`` (pickled), in rank order, on the root; None elsewhere."""
+        return self.comm.gather(item, root=0)
 
     def sum(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of ``array`` (on the host) over all ranks."""
@@ -290,7 +295,7 @@ class Nccl(_Ranks):
     communication stream, with no host staging (the unique id broadcast by MPI)."""
 
 
-    def __init__(self, comm, halos: list[Halo]):
+    def __init__(self, comm, halos: dict[int, Halo]):
         super().__init__(comm, halos)
         from cupy.cuda import nccl
 
@@ -321,7 +326,7 @@ class Nccl(_Ranks):
         streams.join()
 
 
-def make_transport(name: str, comm) -> Callable[[list[Halo]], _Ranks]:
+def make_transport(name: str, comm) -> Callable[[dict[int, Halo]], _Ranks]:
     """The factory (halos -> transport) of the transport ``name`` over ``comm``."""
     kinds = {"mpi-host": MpiHost, "nccl": Nccl}
     return lambda halos: kinds[name](comm, halos)

@@ -18,6 +18,7 @@ from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
 from gpusolver.io.output import (
     write_forces,
     write_high_order_solution,
+    write_partitioned_solution,
     write_solution,
     write_surface_pressure,
 )
@@ -30,6 +31,7 @@ from gpusolver.solvers.fv.solver import Solver
 from meshorder import Topology, read_mesh
 from meshorder.atomic import check_writable
 from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.plan import read_plan_part
 
 
 @dataclass(frozen=True)
@@ -59,25 +61,27 @@ class RunResult:
 def build_solver(case: Case) -> Solver | PartitionedSolver | DGSolver:
     """Read the mesh (and plan), check the markers, and set up the solver.
 
-    Under ``mpiexec`` with several ranks: the partitioned solver, one part per rank (the
-    case's plan must have that many parts; without a plan one is made).
+    Under ``mpiexec`` with several ranks: the partitioned solver, one part per rank; with
+    the case's plan (which must have that many parts), each rank reads only its part of
+    the plan and never the mesh; without a plan, each rank reads the mesh and makes one.
     """
-    mesh = read_mesh(case.mesh_file)
-    topology = Topology(mesh)
-    present = np.unique(topology.face_marker[topology.face_marker >= 0])
-    check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
-    plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
     comm = mpi_world()
-    if case.method == "dg":
-        solver = _dg_solver(case, mesh, topology, plan, comm)
-    elif comm is not None:
-        solver = _partitioned_solver(case, mesh, topology, plan, comm)
+    if comm is not None and case.method != "dg":
+        solver = _partitioned_solver(case, comm)
     else:
-        solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
-                        stepping=case.stepping, plan=plan, strategy=case.run["strategy"],
-                        backend=case.run["backend"], precision=case.run["precision"],
-                        reference_area=case.reference_area, topology=topology,
-                        kernels=case.run["kernels"])
+        mesh = read_mesh(case.mesh_file)
+        topology = Topology(mesh)
+        present = np.unique(topology.face_marker[topology.face_marker >= 0])
+        check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
+        plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
+        if case.method == "dg":
+            solver = _dg_solver(case, mesh, topology, plan, comm)
+        else:
+            solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
+                            stepping=case.stepping, plan=plan, strategy=case.run["strategy"],
+                            backend=case.run["backend"], precision=case.run["precision"],
+                            reference_area=case.reference_area, topology=topology,
+                            kernels=case.run["kernels"])
     if case.restart:
         load_checkpoint(case.restart, solver)
     return solver
@@ -100,18 +104,23 @@ def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
                     shock_capturing=case.shock_capturing, backend=run["backend"])
 
 
-def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSolver:
+def _partitioned_solver(case: Case, comm) -> PartitionedSolver:
     stepping = case.stepping
     if (not stepping.local_time_step or stepping.integrator not in (*TABLEAUX, "lusgs")
             or stepping.multigrid):
         raise ConfigError(f"runs on several ranks take explicit or LU-SGS local steps "
                           f"without multigrid for now ({', '.join(TABLEAUX)} or lusgs, with "
                           f"local_time_step = true)")
-    if plan is None:
-        plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
-    if plan.n_parts != comm.size:
-        raise ConfigError(f"the plan has {plan.n_parts} part(s) but the run has {comm.size} "
-                          f"ranks; make it with `meshorder reorder --partitions {comm.size}`")
+    if case.plan_file:
+        part = read_plan_part(case.plan_file, comm.rank)
+        if part.n_parts != comm.size:
+            raise ConfigError(f"the plan has {part.n_parts} part(s) but the run has "
+                              f"{comm.size} ranks; make it with `meshorder reorder "
+                              f"--partitions {comm.size}`")
+    else:
+        mesh = read_mesh(case.mesh_file)
+        part = make_plan(mesh, PlanOptions(partitions=comm.size)).part(comm.rank)
+    check_markers(part.boundary_markers, case.boundaries)
     run = case.run
     backend = "cupy" if run["backend"] == "auto" and cupy_available() else run["backend"]
     if run["transport"] == "nccl" and backend != "cupy":
@@ -120,12 +129,11 @@ def _partitioned_solver(case: Case, mesh, topology, plan, comm) -> PartitionedSo
     if backend == "cupy":
         use_local_gpu(comm)
     return PartitionedSolver(
-        mesh, case.gas_for(mesh.dim), case.boundaries, plan, scheme=case.scheme,
+        [part], case.gas_for(part.mesh.mesh.dim), case.boundaries, scheme=case.scheme,
         integrator=stepping.integrator, cfl=stepping.cfl, cfl_max=stepping.cfl_max,
         sweeps=stepping.sweeps, backend=backend, precision=run["precision"],
-        reference_area=case.reference_area, topology=topology,
-        transport=make_transport(run["transport"], comm), kernels=run["kernels"],
-        overlap=run["overlap"])
+        reference_area=case.reference_area, transport=make_transport(run["transport"], comm),
+        kernels=run["kernels"], overlap=run["overlap"])
 
 
 def _take_steps(solver: Solver | PartitionedSolver | DGSolver, steps: int) -> np.ndarray:
@@ -206,11 +214,15 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
         bar.close()
     write_checkpoint()
     files = [out / "history.csv", checkpoint]
-    if solver.has_loads and root:  # at least one step taken in this process
-        write_forces(out / "forces.csv", solver)
-        cp_files = write_surface_pressure(out, solver)
-        write_solution(out / "solution.vtu", solver)
-        files += [out / "forces.csv", *cp_files, out / "solution.vtu"]
+    if solver.has_loads:  # at least one step taken in this process
+        if isinstance(solver, PartitionedSolver):  # each process its pieces
+            files += write_partitioned_solution(out / "solution.pvtu", solver)
+        elif root:
+            write_solution(out / "solution.vtu", solver)
+            files.append(out / "solution.vtu")
+        if root:
+            write_forces(out / "forces.csv", solver)
+            files += [out / "forces.csv", *write_surface_pressure(out, solver)]
         if isinstance(solver, DGSolver):
             write_high_order_solution(out / "solution_high_order.vtu", solver)
             files.append(out / "solution_high_order.vtu")

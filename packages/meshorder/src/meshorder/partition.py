@@ -7,9 +7,11 @@ parts. The new cell order puts the parts one after another; inside a part its
 (rcm, hilbert, ...), so every ordering applies inside each part. A part computes its
 interior cells while its halo is in flight; its boundary cells wait for the halo.
 
-Halos: for each pair of neighbouring parts ``p`` and ``q``, ``send[p][q]`` lists the
-boundary cells of ``p`` adjacent to ``q`` (new numbering, increasing), and part ``q``
-receives exactly that list as its halo from ``p``.
+Halos: a part's halo is every cell of another part within :data:`HALO_LAYERS` faces of
+its own cells (the second-order finite-volume residual of a cell reads the gradients of
+its neighbours, which read theirs). For each pair of neighbouring parts ``p`` and ``q``,
+``send[p, q]`` lists the cells of ``p`` in the halo of ``q`` (new numbering,
+increasing), and part ``q`` receives exactly that list from ``p``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import numpy as np
 from .errors import MeshorderError
 from .orderings.metis import clusters
 from .topology import CSR
+
+#: Layers of neighbouring cells in a part's halo.
+HALO_LAYERS = 2
 
 
 class PartitionError(MeshorderError, ValueError):
@@ -41,7 +46,7 @@ class Partition:
         ``(n_parts,)``: the part's first ``n_interior[p]`` cells have no neighbour in
         another part.
     send : dict of (int, int) to numpy.ndarray
-        ``send[p, q]``: new numbers of the cells of ``p`` that part ``q`` needs,
+        ``send[p, q]``: new numbers of the cells of ``p`` in the halo of part ``q``,
         increasing; ``q`` receives them in this order.
     """
 
@@ -66,6 +71,11 @@ class Partition:
     def receive(self, part: int, neighbour: int) -> np.ndarray:
         """New numbers of the halo cells ``part`` receives from ``neighbour``."""
         return self.send[neighbour, part]
+
+    def halo(self, part: int) -> np.ndarray:
+        """New numbers of every halo cell of ``part``, increasing."""
+        received = [self.receive(part, q) for q in self.neighbours(part)]
+        return np.sort(np.concatenate([np.zeros(0, np.int64), *received]))
 
     def metrics(self, graph: CSR) -> dict[str, float | int | list[int]]:
         """Edge cut, load imbalance, halo cells and neighbours per part.
@@ -111,8 +121,8 @@ def partition_cells(graph: CSR, n_parts: int, cell_order: np.ndarray | None = No
     --------
     >>> path = CSR.from_pairs(np.arange(5), np.arange(1, 6), 6)
     >>> split = partition_cells(path, 2)
-    >>> split.offsets.tolist(), split.n_interior.tolist(), len(split.send)
-    ([0, 3, 6], [2, 2], 2)
+    >>> split.offsets.tolist(), split.n_interior.tolist(), split.halo(0).tolist()
+    ([0, 3, 6], [2, 2], [4, 5])
     """
     n = graph.n
     if n_parts < 1 or n_parts > n:
@@ -134,11 +144,25 @@ def partition_cells(graph: CSR, n_parts: int, cell_order: np.ndarray | None = No
     n_interior = np.bincount(part[~boundary], minlength=n_parts).astype(np.int64)
     new = np.empty(n, dtype=np.int64)
     new[order] = np.arange(n)
-    # (sending part, receiving part, new cell) of every cell adjacent across, once each
-    key = np.unique(np.stack([part[rows[across]], part[graph.indices[across]],
-                              new[rows[across]]], axis=1), axis=0)
+    # (receiving part, cell) of every halo cell, one layer of faces at a time
+    halo = np.unique(np.stack([part[rows[across]], graph.indices[across]], axis=1), axis=0)
+    for _ in range(HALO_LAYERS - 1):
+        further = _across_faces(graph, halo)
+        halo = np.unique(np.concatenate([halo, further[part[further[:, 1]] != further[:, 0]]]),
+                         axis=0)
+    # (sending part, receiving part, new cell), grouped by pair, cells increasing
+    key = np.unique(np.stack([part[halo[:, 1]], halo[:, 0], new[halo[:, 1]]], axis=1), axis=0)
     pairs, starts = np.unique(key[:, :2], axis=0, return_index=True)
     ends = np.append(starts[1:], len(key))[:len(starts)]
     send = {(int(p), int(q)): key[a:b, 2].copy()
             for (p, q), a, b in zip(pairs, starts, ends, strict=True)}
     return Partition(order, offsets, n_interior, send)
+
+
+def _across_faces(graph: CSR, pairs: np.ndarray) -> np.ndarray:
+    """``(part, neighbour)`` for every ``(part, cell)`` row of ``pairs`` and every
+    neighbour of the cell in ``graph``."""
+    degrees = graph.degrees()[pairs[:, 1]]
+    firsts = np.repeat(graph.indptr[pairs[:, 1]], degrees)
+    step = np.arange(len(firsts)) - np.repeat(np.cumsum(degrees) - degrees, degrees)
+    return np.stack([np.repeat(pairs[:, 0], degrees), graph.indices[firsts + step]], axis=1)

@@ -17,6 +17,7 @@ from .hyperplanes import colour_levels, renumber_by_level, sweep_levels
 from .mesh import Mesh
 from .metrics import layout_metrics, matrix_metrics, renumber_graph, sectors_per_warp
 from .orderings import OrderingInput, get_ordering
+from .part_mesh import PartMesh, part_mesh
 from .partition import Partition, PartitionError, partition_cells
 from .permutation import check_permutation, inverse
 from .plan import Plan
@@ -143,7 +144,8 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     if options.partitions > 1 and options.renumber_by_level:
         raise PartitionError("partitions and renumbering by level exclude each other (the "
                              "halo lists use the partitioned numbering)")
-    steps = Steps(total=7 + (options.partitions > 1) + (options.multigrid > 0), show=progress)
+    steps = Steps(total=7 + 2 * (options.partitions > 1) + (options.multigrid > 0),
+                  show=progress)
     try:
         return _make_plan(mesh, options, topology, cell_order, steps)
     finally:
@@ -220,11 +222,17 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     with steps.step("metrics"):
         metrics |= layout_metrics(new_graph, face_cells)
         metrics["native"] = layout_metrics(graph, topology.face_cells)
+    parts: tuple[PartMesh, ...] = ()
+    if options.partitions > 1:
+        with steps.step("part meshes"):
+            parts = tuple(part_mesh(mesh, topology, cell_order, split, p)
+                          for p in range(split.n_parts))
     metrics["timings"] = steps.timings
     plan = Plan(mesh_digest=mesh.digest(), parameters=options.as_dict(), metrics=metrics,
                 marker_names=dict(topology.marker_names), cell_order=cell_order,
                 node_order=node_order, face_order=face_order, face_cells=face_cells,
-                face_marker=face_marker, created_by=f"meshorder {__version__}", **arrays)
+                face_marker=face_marker, created_by=f"meshorder {__version__}", parts=parts,
+                **arrays)
     plan.validate()
     return plan
 

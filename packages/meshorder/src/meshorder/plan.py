@@ -20,6 +20,7 @@ import numpy as np
 from .atomic import atomic_path
 from .blocks import BLOCK_ARRAYS, BLOCK_DTYPES, FaceBlocks
 from .errors import PlanError
+from .part_mesh import PartMesh
 from .partition import Partition
 from .permutation import check_permutation, group_of, stable_argsort
 
@@ -99,6 +100,9 @@ class Plan:
         (see :meth:`partition`).
     coarse_cells, coarse_offsets : numpy.ndarray
         Multigrid levels (``[0]`` and empty: none), see :meth:`coarse_levels`.
+    parts : tuple of PartMesh
+        With partitions: every part's mesh (own and halo cells), what one rank reads
+        (:func:`read_plan_part`); empty otherwise.
     """
 
     mesh_digest: str
@@ -134,6 +138,7 @@ class Plan:
     send_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
     coarse_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
     coarse_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    parts: tuple[PartMesh, ...] = ()
     format_version: int = FORMAT_VERSION
     created_by: str = ""
 
@@ -183,10 +188,17 @@ class Plan:
         """The plan's partition (new numbering: ``order`` is the identity), or None."""
         if len(self.part_offsets) <= 1:
             return None
-        send = {(int(p), int(q)): self.send_cells[a:b]
-                for (p, q), a, b in zip(self.send_pairs, self.send_offsets[:-1],
-                                        self.send_offsets[1:], strict=True)}
+        send = _send_lists(self.send_pairs, self.send_offsets, self.send_cells)
         return Partition(np.arange(self.n_cells), self.part_offsets, self.part_interior, send)
+
+    def part(self, part: int) -> PlanPart:
+        """What the rank of ``part`` needs (as :func:`read_plan_part` reads it)."""
+        split = self.partition()
+        if split is None or not self.parts:
+            raise PlanError("the plan has no parts; make it with "
+                            "`meshorder reorder --partitions N`")
+        return PlanPart(self.mesh_digest, self.marker_names, list(self.boundary_ranges()),
+                        split.offsets, split.send, self.parts[part])
 
     def check_mesh(self, digest: str, source: str = "the mesh") -> None:
         """Raise :class:`PlanError` unless the plan was made for the mesh with ``digest``."""
@@ -209,6 +221,9 @@ class Plan:
             "marker_names": {str(k): v for k, v in self.marker_names.items()},
             "groups": {name: len(getattr(self, offsets)) - 1
                        for name, (_, offsets) in GROUPINGS.items()},
+            "boundary_markers": list(self.boundary_ranges()),
+            "parts": [{"cells": [b.type for b in part.mesh.cells],
+                       "facets": [b.type for b in part.mesh.facets]} for part in self.parts],
         }
         grouped = {f for pair in GROUPINGS.values() for f in pair}
         arrays = {name: _narrow(getattr(self, name)) for name in ARRAY_FIELDS
@@ -216,6 +231,9 @@ class Plan:
         for name, (order, offsets) in GROUPINGS.items():
             arrays[f"{name}_group"] = _narrow(group_of(getattr(self, order),
                                                        getattr(self, offsets)))
+        for part in self.parts:
+            arrays |= {_part_key(part.part, name): _narrow(array) if array.dtype.kind == "i"
+                       else array for name, array in part.arrays().items()}
         write = np.savez_compressed if compress else np.savez
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:
             write(handle, meta=np.array(json.dumps(meta)), **arrays)
@@ -231,18 +249,18 @@ class Plan:
         """
         try:
             with np.load(path, allow_pickle=False) as data:
-                contents = {name: data[name] for name in data.files}
+                contents = {name: data[name] for name in data.files
+                            if not name.startswith(PART_PREFIX)}
+                meta = _meta(path, data)
+                parts = tuple(_read_part(path, data, meta, p)
+                              for p in range(len(meta.get("parts", []))))
+        except PlanError:
+            raise
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             reason = "truncated or corrupted?" if not isinstance(exc, OSError) else exc
             raise PlanError(f"{path}: not a meshorder plan ({reason})") from None
-        try:
-            meta = json.loads(str(contents.pop("meta")))
-        except (KeyError, json.JSONDecodeError):
-            raise PlanError(f"{path}: not a meshorder plan (no metadata)") from None
-        version = meta.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise PlanError(f"{path}: plan format {version!r} is newer than this meshorder "
-                            f"reads ({FORMAT_VERSION}); upgrade meshorder")
+        contents.pop("meta")
+        version = meta["format_version"]
         if version >= 2:
             contents = _ungroup(contents, meta.get("groups", {}))
         contents = _optional_defaults() | contents
@@ -253,7 +271,7 @@ class Plan:
             mesh_digest=meta["mesh_digest"], parameters=meta["parameters"],
             metrics=meta["metrics"],
             marker_names={int(k): v for k, v in meta["marker_names"].items()},
-            format_version=version, created_by=meta.get("created_by", ""),
+            format_version=version, created_by=meta.get("created_by", ""), parts=parts,
             **{name: np.asarray(contents[name], dtype=np.int64) for name in ARRAY_FIELDS},
         )
         try:
@@ -323,10 +341,118 @@ class Plan:
             raise PlanError("halo lists do not match the parts")
         if len(self.send_cells) and (self.send_cells.min() < 0 or self.send_cells.max() >= n):
             raise PlanError(f"halo lists hold cells outside 0..{n - 1}")
+        if self.parts and [part.part for part in self.parts] != list(range(n_parts)):
+            raise PlanError(f"the plan holds {len(self.parts)} part meshes for {n_parts} parts")
 
     def replace(self, **changes: object) -> Plan:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class PlanPart:
+    """What one rank of a partitioned run reads of a plan: the partition and its part.
+
+    Attributes
+    ----------
+    mesh_digest : str
+        :meth:`meshorder.Mesh.digest` of the whole mesh.
+    marker_names : dict of int to str
+        Boundary marker names.
+    boundary_markers : list of str
+        The markers on the whole mesh's boundary faces.
+    offsets : numpy.ndarray
+        ``(n_parts + 1,)``: part ``p`` owns plan cells ``[offsets[p], offsets[p + 1])``.
+    send : dict of (int, int) to numpy.ndarray
+        The halo lists (:attr:`meshorder.partition.Partition.send`).
+    mesh : PartMesh
+        This rank's part.
+    """
+
+    mesh_digest: str
+    marker_names: dict[int, str]
+    boundary_markers: list[str]
+    offsets: np.ndarray
+    send: dict[tuple[int, int], np.ndarray]
+    mesh: PartMesh
+
+    @property
+    def n_parts(self) -> int:
+        """Number of parts in the plan."""
+        return len(self.offsets) - 1
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells of the whole mesh."""
+        return int(self.offsets[-1])
+
+
+#: The prefix of the arrays of the parts in a plan file (``part.<p>.<name>``).
+PART_PREFIX = "part."
+
+
+def _part_key(part: int, name: str) -> str:
+    return f"{PART_PREFIX}{part}.{name}"
+
+
+def read_plan_part(path: str | Path, part: int) -> PlanPart:
+    """Read, of the plan at ``path``, the partition and the mesh of ``part`` only.
+
+    Raises
+    ------
+    PlanError
+        If the file is not a plan, has no parts, or no part ``part``.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = _meta(path, data)
+            if not meta.get("parts"):
+                raise PlanError(f"{path}: the plan has no parts; make it with "
+                                "`meshorder reorder --partitions N`")
+            if not 0 <= part < len(meta["parts"]):
+                raise PlanError(f"{path}: the plan has {len(meta['parts'])} parts, "
+                                f"not a part {part}")
+            arrays = {name: np.asarray(data[name], np.int64) for name in PARTITION_ARRAYS}
+            mesh = _read_part(path, data, meta, part)
+    except PlanError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        reason = "truncated or corrupted?" if not isinstance(exc, OSError) else exc
+        raise PlanError(f"{path}: not a meshorder plan ({reason})") from None
+    except KeyError as exc:
+        raise PlanError(f"{path}: plan lacks {exc}") from None
+    send = _send_lists(arrays["send_pairs"], arrays["send_offsets"], arrays["send_cells"])
+    return PlanPart(meta["mesh_digest"], {int(k): v for k, v in meta["marker_names"].items()},
+                    list(meta["boundary_markers"]), arrays["part_offsets"], send, mesh)
+
+
+def _send_lists(pairs: np.ndarray, offsets: np.ndarray, cells: np.ndarray) -> dict:
+    """The halo lists by (sending part, receiving part), from their flat arrays."""
+    return {(int(p), int(q)): cells[a:b]
+            for (p, q), a, b in zip(pairs.reshape(-1, 2), offsets[:-1], offsets[1:], strict=True)}
+
+
+def _meta(path: str | Path, data) -> dict:
+    """The metadata of an open plan file, its format checked."""
+    try:
+        meta = json.loads(str(data["meta"]))
+    except (KeyError, json.JSONDecodeError):
+        raise PlanError(f"{path}: not a meshorder plan (no metadata)") from None
+    version = meta.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise PlanError(f"{path}: plan format {version!r} is newer than this meshorder "
+                        f"reads ({FORMAT_VERSION}); upgrade meshorder")
+    return meta
+
+
+def _read_part(path: str | Path, data, meta: dict, part: int) -> PartMesh:
+    """Part ``part`` of an open plan file."""
+    prefix = _part_key(part, "")
+    arrays = {name[len(prefix):]: data[name] for name in data.files if name.startswith(prefix)}
+    types = meta["parts"][part]
+    return PartMesh.from_arrays(part, arrays, types["cells"], types["facets"],
+                                {int(k): v for k, v in meta["marker_names"].items()},
+                                f"{path} (part {part})")
 
 
 def _optional_defaults() -> dict[str, np.ndarray]:

@@ -106,7 +106,8 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
     parts = None
     for name in transports:
         if parts is None:
-            parts = _parts(mesh, topology, plan, precision, make_transport(name, comm))
+            parts = _parts(mesh, topology, plan, precision, make_transport(name, comm),
+                           comm.rank)
         else:
             parts.use_transport(make_transport(name, comm))
         layout = parts.layouts[0]
@@ -128,7 +129,7 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                 rows.append(row)
                 log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in row.items()))
-    parts.use_transport(lambda halos: Alone(len(halos)))
+    parts.use_transport(lambda halos: Alone(comm.size))
     parts.set_conserved(start)
     alone = comm.allreduce(seconds_per_call(parts.step, repeats, _Self(), backend), op=MPI.MAX)
     one = rows[0] if comm.rank == 0 else {}
@@ -139,11 +140,11 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
     return rows
 
 
-def _parts(mesh, topology, plan, precision: str, transport) -> PartitionedSolver:
-    """The benchmark solver (:func:`bench_flow`) on the parts of ``plan``."""
+def _parts(mesh, topology, plan, precision: str, transport, rank: int) -> PartitionedSolver:
+    """The benchmark solver (:func:`bench_flow`) on part ``rank`` of ``plan``."""
     gas, boundaries, scheme = bench_flow(mesh, topology)
-    return PartitionedSolver(mesh, gas, boundaries, plan, scheme=scheme, integrator="rk4",
-                             cfl=1.0, backend="cupy", precision=precision, topology=topology,
+    return PartitionedSolver([plan.part(rank)], gas, boundaries, scheme=scheme,
+                             integrator="rk4", cfl=1.0, backend="cupy", precision=precision,
                              transport=transport)
 
 

@@ -27,7 +27,7 @@ CHECKPOINT_VERSION = 1
 def save_checkpoint(path: Path, solver: Solver) -> None:
     """Exact state (file cell order, precision) and iteration, time, circulation, mesh digest."""
     meta = {"version": CHECKPOINT_VERSION, "iteration": solver.iteration, "time": solver.time,
-            "mesh_digest": solver.mesh.digest(), "dtype": solver.dtype.name,
+            "mesh_digest": solver.mesh_digest, "dtype": solver.dtype.name,
             "circulation": solver.circulation, "cfl": solver.cfl,
             "first_residual": solver.first_residual}
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
@@ -54,7 +54,7 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
     if meta.get("version") != CHECKPOINT_VERSION:
         raise ConfigError(f"checkpoint {path}: version {meta.get('version')}, "
                           f"expected {CHECKPOINT_VERSION}")
-    if meta["mesh_digest"] != solver.mesh.digest():
+    if meta["mesh_digest"] != solver.mesh_digest:
         raise ConfigError(f"checkpoint {path} was written for another mesh")
     expected = solver.conserved().shape  # (n_vars, n_cells); DG: (n_vars, n_modes, n_cells)
     if meta["dtype"] != solver.dtype.name or conserved.shape != expected:

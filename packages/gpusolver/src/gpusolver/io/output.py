@@ -40,15 +40,12 @@ def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
     first column, so that a line plot of Cp does not zigzag.
     """
     paths = []
-    host = solver.host
     for name in solver.wall_markers:
         centre, cp = solver.surface_pressure(name)
         columns = [*list("xyz"[:solver.gas.dim]), "cp"]
         rows = np.column_stack([centre.T, cp])
         if solver.gas.dim == 2:
-            first, end = host.markers[name]
-            edges = host.boundary_nodes[first - host.n_interior:end - host.n_interior]
-            order, arc = surface_walk(edges, solver.mesh.points)
+            order, arc = surface_walk(*solver.wall_edges(name))
             columns, rows = ["s", *columns], np.column_stack([arc, rows[order]])
         path = directory / f"cp_{name}.csv"
         with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
@@ -61,19 +58,66 @@ def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
 
 def write_solution(path: Path, solver: Solver) -> None:
     """``solution.vtu`` with cell data density, velocity, pressure, mach (ParaView-ready)."""
-    mesh, gas = solver.mesh, solver.gas
-    w = solver.primitive()
-    velocity = np.zeros((3, mesh.n_cells))
+    mesh = solver.mesh
+    fields = _cell_fields(solver.gas, solver.primitive())
+    _write_vtu(path, mesh, fields, np.arange(mesh.n_cells))
+
+
+def write_partitioned_solution(path: Path, solver) -> list[Path]:
+    """``solution.pvtu`` (by the root) and a ``solution_<part>.vtu`` piece of each part's
+    own cells (by the process computing it): ParaView opens the ``.pvtu`` as one mesh.
+
+    Every process calls it (after :meth:`PartitionedSolver.conserved`, which gathers
+    the state); it returns the files this process wrote.
+    """
+    fields = _cell_fields(solver.gas, solver.primitive())
+    written = []
+    for part, layout in zip(solver.part_meshes, solver.layouts, strict=True):
+        piece = path.with_name(f"{path.stem}_{part.part}.vtu")
+        own = np.isin(part.cells, layout.cells[:layout.n_own])
+        _write_vtu(piece, part.mesh, {name: values[..., part.file_cells[own]]
+                                      for name, values in fields.items()}, np.flatnonzero(own))
+        written.append(piece)
+    if solver.is_root:
+        arrays = "\n".join(f'      <PDataArray type="Float64" Name="{name}" '
+                           f'NumberOfComponents="{3 if name == "velocity" else 1}"/>'
+                           for name in fields)
+        pieces = "\n".join(f'    <Piece Source="{path.stem}_{p}.vtu"/>'
+                           for p in range(solver.n_parts))
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(
+                '<?xml version="1.0"?>\n<VTKFile type="PUnstructuredGrid" version="0.1" '
+                'byte_order="LittleEndian">\n  <PUnstructuredGrid GhostLevel="0">\n'
+                '    <PPoints>\n      <PDataArray type="Float64" NumberOfComponents="3"/>\n'
+                f'    </PPoints>\n    <PCellData>\n{arrays}\n    </PCellData>\n{pieces}\n'
+                '  </PUnstructuredGrid>\n</VTKFile>\n')
+        written.append(path)
+    return written
+
+
+def _cell_fields(gas, w: np.ndarray) -> dict[str, np.ndarray]:
+    """Density, velocity ``(3, n)``, pressure and Mach number from primitive states."""
+    velocity = np.zeros((3, w.shape[1]))
     velocity[:gas.dim] = w[1:-1]
     speed = np.sqrt((w[1:-1] ** 2).sum(axis=0))
-    fields = {"density": w[0], "velocity": velocity.T, "pressure": w[-1],
-              "mach": speed / gas.sound_speed(w)}
+    return {"density": w[0], "velocity": velocity, "pressure": w[-1],
+            "mach": speed / gas.sound_speed(w)}
+
+
+def _write_vtu(path: Path, mesh, fields: dict[str, np.ndarray], cells: np.ndarray) -> None:
+    """``cells`` (increasing) of ``mesh`` with their ``fields`` (one value, or a column of
+    ``(3, n)``, per cell of ``cells``) as a VTU file."""
     offsets = mesh.block_offsets()
-    cells = [(block.type, block.nodes) for block in mesh.cells]
-    cell_data = {name: [values[a:b] for a, b in itertools.pairwise(offsets)]
-                 for name, values in fields.items()}
+    blocks, data = [], {name: [] for name in fields}
+    for block, (a, b) in zip(mesh.cells, itertools.pairwise(offsets), strict=True):
+        first, end = np.searchsorted(cells, [a, b])
+        if end > first:
+            blocks.append((block.type, block.nodes[cells[first:end] - a]))
+            for name, values in fields.items():
+                data[name].append(values[..., first:end].T if values.ndim > 1
+                                  else values[first:end])
     with atomic_path(path) as tmp:
-        meshio.write(tmp, meshio.Mesh(mesh.points, cells, cell_data=cell_data))
+        meshio.write(tmp, meshio.Mesh(mesh.points, blocks, cell_data=data), file_format="vtu")
 
 
 def write_high_order_solution(path: Path, solver) -> None:

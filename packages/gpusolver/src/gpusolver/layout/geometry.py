@@ -136,27 +136,57 @@ def build_geometry(mesh: Mesh, topology: Topology, plan: Plan) -> FVGeometry:
         If the plan was made for another mesh.
     """
     plan.check_mesh(mesh.digest(), mesh.source)
+    return _laid_out(mesh, topology, plan.cell_order, plan.face_order, plan.face_cells,
+                     plan.boundary_ranges())
+
+
+def native_face_order(topology: Topology) -> np.ndarray:
+    """Faces of :func:`native_geometry` (new -> native): interior faces in the topology's
+    order, then boundary faces grouped by marker."""
+    boundary = np.flatnonzero(~topology.interior)
+    boundary = boundary[np.argsort(topology.face_marker[boundary], kind="stable")]
+    return np.concatenate([np.flatnonzero(topology.interior), boundary])
+
+
+def native_geometry(mesh: Mesh, topology: Topology) -> FVGeometry:
+    """The geometry of ``mesh`` in its own cell order, faces in :func:`native_face_order`."""
+    face_order = native_face_order(topology)
+    n_interior = int(np.count_nonzero(topology.interior))
+    boundary = face_order[n_interior:]
+    ids, firsts, counts = np.unique(topology.face_marker[boundary], return_index=True,
+                                    return_counts=True)
+    markers = {topology.marker_names[int(m)]: (n_interior + int(a), n_interior + int(a + c))
+               for m, a, c in zip(ids, firsts, counts, strict=True)}
+    return _laid_out(mesh, topology, np.arange(mesh.n_cells), face_order,
+                     topology.face_cells[face_order], markers)
+
+
+def _laid_out(mesh: Mesh, topology: Topology, cells: np.ndarray, face_order: np.ndarray,
+              face_cells: np.ndarray, markers: dict[str, tuple[int, int]]) -> FVGeometry:
+    """The geometry with cells in ``cells`` order (new -> old), faces in ``face_order``
+    (new -> native; interior first) with their ``face_cells`` in the new numbering and
+    the boundary faces' ``markers`` ranges."""
     dim = mesh.dim
     normal, area = face_geometry(mesh, topology)
     nodes = topology.face_nodes
     valid = nodes >= 0
     corner_sum = np.einsum("fk,fkd->fd", valid, mesh.points[np.maximum(nodes, 0)])
     face_centre = corner_sum / valid.sum(axis=1, keepdims=True)
-    order, cells = plan.face_order, plan.cell_order
+    n_interior = int(np.count_nonzero(face_cells[:, 1] >= 0))
     return FVGeometry(
         dim=dim,
         volume=cell_volumes(mesh)[cells],
         centroid=np.ascontiguousarray(mesh.centroids()[cells, :dim].T),
-        left=plan.face_cells[:, 0].astype(np.int64),
-        right=plan.face_cells[:, 1].astype(np.int64),
-        normal=np.ascontiguousarray(normal[:dim, order]),
-        area=area[order],
-        face_centre=np.ascontiguousarray(face_centre[order, :dim].T),
-        n_interior=plan.n_interior_faces,
-        markers=plan.boundary_ranges(),
+        left=face_cells[:, 0].astype(np.int64),
+        right=face_cells[:, 1].astype(np.int64),
+        normal=np.ascontiguousarray(normal[:dim, face_order]),
+        area=area[face_order],
+        face_centre=np.ascontiguousarray(face_centre[face_order, :dim].T),
+        n_interior=n_interior,
+        markers=markers,
         cell_order=np.asarray(cells),
-        interior_colours=np.array([0, plan.n_interior_faces], dtype=np.int64),
-        boundary_nodes=nodes[order[plan.n_interior_faces:]],
+        interior_colours=np.array([0, n_interior], dtype=np.int64),
+        boundary_nodes=nodes[face_order[n_interior:]],
     )
 
 

@@ -12,6 +12,9 @@ Local cells: the *deep* own cells (no neighbour in the halo) first, then the own
 next to the halo, then the first halo layer, then the second. The gradients of the
 deep cells and the fluxes of faces between two deep cells read no halo state: they are
 computed while the halo is in flight.
+
+A rank builds its part from the part's own mesh in the plan (:func:`layout_of_part`:
+its cells and halo, :class:`meshorder.part_mesh.PartMesh`), never from the whole mesh.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpusolver.layout.geometry import FVGeometry
+from gpusolver.layout.geometry import FVGeometry, native_face_order, native_geometry
+from meshorder import Topology
+from meshorder.plan import PlanPart
 
 
 @dataclass(frozen=True)
@@ -32,7 +37,8 @@ class PartLayout:
     geometry : FVGeometry
         Local cells (own cells first, then the halo) and the faces they need.
     cells : numpy.ndarray
-        Global (plan) number of every local cell.
+        Global (plan) number of every local cell; ``geometry.cell_order`` holds its
+        number in the mesh file.
     n_own : int
         Local cells ``[0, n_own)`` are the part's own.
     n_deep : int
@@ -46,11 +52,11 @@ class PartLayout:
         own cells), ``interface`` (an own cell and a halo cell: one contiguous range)
         and ``halo`` (two halo cells, only for the first layer's gradients); boundary
         faces follow, by marker.
-    boundary_faces : numpy.ndarray
-        For each local boundary face of an own cell, its global face number; the
-        residual's boundary fluxes of these faces are the part's share of the forces.
+    facets : numpy.ndarray
+        For each local boundary face, the number in the mesh file of its facet (-1: none).
     own_boundary : numpy.ndarray
-        Positions, among the local boundary faces, of those of own cells.
+        Positions, among the local boundary faces, of those of own cells: the residual's
+        boundary fluxes of these faces are the part's share of the forces.
     """
 
     geometry: FVGeometry
@@ -59,14 +65,23 @@ class PartLayout:
     n_deep: int
     n_near: int
     face_ranges: dict[str, tuple[int, int]]
-    boundary_faces: np.ndarray
+    facets: np.ndarray
     own_boundary: np.ndarray
 
     def local_of(self, cells: np.ndarray) -> np.ndarray:
-        """Local positions of some of the part's own cells, given by global number."""
-        own = self.cells[:self.n_own]
-        order = np.argsort(own)
-        return order[np.searchsorted(own, cells, sorter=order)]
+        """Local positions of some of the part's cells, given by global number.
+
+        Raises
+        ------
+        ValueError
+            If one of ``cells`` is not the part's.
+        """
+        order = np.argsort(self.cells)
+        positions = order[np.minimum(np.searchsorted(self.cells, cells, sorter=order),
+                                     len(order) - 1)]
+        if not np.array_equal(self.cells[positions], cells):
+            raise ValueError("cells outside the part")
+        return positions
 
 
 def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.ndarray,
@@ -79,10 +94,27 @@ def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.
     return np.unique(across)
 
 
-def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
-    """The layout of the part owning global cells ``[first, end)`` of ``host``."""
+def layout_of_part(part: PlanPart) -> PartLayout:
+    """The layout of the rank's part, from its mesh in the plan alone."""
+    mesh = part.mesh
+    topology = Topology(mesh.mesh)
+    host = native_geometry(mesh.mesh, topology)
+    first, end = part.offsets[mesh.part], part.offsets[mesh.part + 1]
+    own = np.flatnonzero((mesh.cells >= first) & (mesh.cells < end))
+    own = own[np.argsort(mesh.cells[own])]  # the plan's order
+    facet = np.full(host.n_faces - host.n_interior, -1, dtype=np.int64)
+    facet_of = topology.face_facet[native_face_order(topology)[host.n_interior:]]
+    facet[facet_of >= 0] = mesh.facet_ids[facet_of[facet_of >= 0]]
+    layout = part_layout(host, own, facet)
+    return replace(layout, cells=mesh.cells[layout.cells],
+                   geometry=replace(layout.geometry,
+                                    cell_order=mesh.file_cells[layout.cells]))
+
+
+def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLayout:
+    """The layout of the part owning cells ``own`` of ``host`` (kept in that order), whose
+    boundary faces are ``facets`` in the mesh file; ``cells`` in ``host``'s numbering."""
     n, ni = host.n_cells, host.n_interior
-    own = np.arange(first, end)
     layer1 = _neighbours(host.left, host.right, ni, own, n)
     layer2 = _neighbours(host.left, host.right, ni, np.concatenate([own, layer1]), n)
     next_to_halo = np.isin(own, _neighbours(host.left, host.right, ni, layer1, n))
@@ -100,7 +132,7 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
     own_cells[own] = True
     deep_cells = own_cells.copy()
     deep_cells[own[len(own) - int(next_to_halo.sum()):]] = False
-    # deep faces, other own-own faces, interface (own-halo), then halo-halo; plan order
+    # deep faces, other own-own faces, interface (own-halo), then halo-halo; host order
     # inside each
     l, r = host.left[keep_interior], host.right[keep_interior]
     kind = own_cells[l].astype(np.int64) + own_cells[r] + (deep_cells[l] & deep_cells[r])
@@ -112,7 +144,7 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
     boundary = np.arange(ni, host.n_faces)
     keep_boundary = boundary[near[host.left[ni:]]]
     faces = np.concatenate([keep_interior, keep_boundary])
-    # boundary faces keep the plan's grouping by marker: each marker's kept faces are
+    # boundary faces keep the host's grouping by marker: each marker's kept faces are
     # one run of them
     start = len(keep_interior)
     markers = {}
@@ -129,7 +161,7 @@ def part_layout(host: FVGeometry, first: int, end: int) -> PartLayout:
         cell_order=host.cell_order[cells],
         interior_colours=np.array([0, len(keep_interior)], dtype=np.int64),
         boundary_nodes=host.boundary_nodes[keep_boundary - ni])
-    owner = host.left[keep_boundary]
-    own_boundary = np.flatnonzero((owner >= first) & (owner < end))
+    own_boundary = np.flatnonzero(own_cells[host.left[keep_boundary]])
     return PartLayout(geometry, cells, len(own), len(own) - int(next_to_halo.sum()),
-                      len(own) + len(layer1), face_ranges, keep_boundary, own_boundary)
+                      len(own) + len(layer1), face_ranges, facets[keep_boundary - ni],
+                      own_boundary)

@@ -46,24 +46,25 @@ def wall_forces(flux, host: FVGeometry, gas: Gas, markers: list[str],
     pressure is subtracted, so a closed body in uniform flow feels none.
     """
     ni = host.n_interior
-    momentum = {}
+    momentum, normal_area = {}, {}
     for name in markers:
         first, end = host.markers[name]
         momentum[name] = to_host(flux[1:-1, first - ni:end - ni].sum(axis=1, dtype=np.float64))
-    return forces_from_momentum(momentum, host, gas, reference_area)
+        normal_area[name] = (host.normal[:, first:end] * host.area[first:end]).sum(axis=1)
+    return forces_from_momentum(momentum, normal_area, gas, reference_area)
 
 
-def forces_from_momentum(momentum: dict[str, np.ndarray], host: FVGeometry, gas: Gas,
-                         reference_area: float) -> dict[str, Forces]:
-    """Forces on wall markers from the sums of their faces' momentum fluxes (``(dim,)``
-    per marker; several mesh parts add theirs), and ``"total"``; see :func:`wall_forces`."""
+def forces_from_momentum(momentum: dict[str, np.ndarray], normal_area: dict[str, np.ndarray],
+                         gas: Gas, reference_area: float) -> dict[str, Forces]:
+    """Forces on wall markers from the sums of their faces' momentum fluxes and of their
+    normals times areas (``(dim,)`` each per marker; several mesh parts add theirs), and
+    ``"total"``; see :func:`wall_forces`."""
     p_inf = 1.0 / gas.gamma
     q_area = gas.dynamic_pressure * reference_area
     result = {}
     total = np.zeros(gas.dim)
     for name, flux in momentum.items():
-        first, end = host.markers[name]
-        force = flux - p_inf * (host.normal[:, first:end] * host.area[first:end]).sum(axis=1)
+        force = flux - p_inf * normal_area[name]
         total += force
         result[name] = _coefficients(gas, force, q_area)
     result["total"] = _coefficients(gas, total, q_area)
@@ -124,6 +125,12 @@ def surface_walk(edges: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.
             node = b if a == node else a
             edge = next((e for e in by_node[node] if not used[e]), None)
     return np.array(order, dtype=np.int64), np.array(arc)
+
+
+def wall_edges(host: FVGeometry, marker: str) -> np.ndarray:
+    """The mesh nodes ``(m, 2)`` of a 2-D wall marker's faces, in the face order."""
+    first, end = host.markers[marker]
+    return host.boundary_nodes[first - host.n_interior:end - host.n_interior, :2]
 
 
 def surface_pressure(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str

@@ -21,7 +21,6 @@ backend), each stage's exchange overlapped with the parts' interior
 
 from __future__ import annotations
 
-import itertools
 import operator
 
 import numpy as np
@@ -29,8 +28,7 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
-from gpusolver.layout.geometry import build_geometry
-from gpusolver.layout.parts import PartLayout, part_layout
+from gpusolver.layout.parts import PartLayout, layout_of_part
 from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pressure
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
@@ -39,8 +37,7 @@ from gpusolver.solvers.fv.fused import NO_BAD_CELL, FusedResidual
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
-from meshorder import Mesh, Topology
-from meshorder.plan import Plan
+from meshorder.plan import PlanPart
 
 
 class PerPart(list):
@@ -68,13 +65,14 @@ class PartitionedSolver:
 
     Parameters
     ----------
-    mesh : Mesh
+    parts : list of meshorder.plan.PlanPart
+        The parts this process computes (:meth:`meshorder.Plan.part` or
+        :func:`meshorder.plan.read_plan_part`): one under MPI, every part with the
+        ``loopback`` transport. The whole mesh is never needed.
     gas : Gas
     boundaries : dict
         Condition per marker (as for :class:`gpusolver.solvers.fv.Solver`); periodic
         markers are not supported across parts.
-    plan : Plan
-        Made with ``partitions`` > 1.
     scheme : Scheme, optional
     integrator : str
         A name in :data:`gpusolver.integrators.explicit.TABLEAUX`, or ``lusgs``.
@@ -87,7 +85,6 @@ class PartitionedSolver:
         LU-SGS levels inside each part: ``hyperplanes`` or ``colours``.
     backend, precision : str
     reference_area : float
-    topology : Topology, optional
     transport : callable, optional
         Makes the transport from the parts' halo lists: :class:`~gpusolver.parallel.Loopback`
         (default: every part in this process) or one of
@@ -99,16 +96,11 @@ class PartitionedSolver:
         Fused steps: compute each part's interior while its halo is in flight.
     """
 
-    def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, plan: Plan, *,
+    def __init__(self, parts: list[PlanPart], gas: Gas, boundaries: dict, *,
                  scheme: Scheme | None = None, integrator: str = "rk4", cfl: float = 1.0,
                  cfl_max: float | None = None, sweeps: str = "hyperplanes",
                  backend: str = "numpy", precision: str = "fp64", reference_area: float = 1.0,
-                 topology: Topology | None = None, transport=None, kernels: str = "fused",
-                 overlap: bool = True):
-        split = plan.partition()
-        if split is None:
-            raise ConfigError("the plan has no partitions; make it with "
-                              "`meshorder reorder --partitions N`")
+                 transport=None, kernels: str = "fused", overlap: bool = True):
         if integrator not in (*TABLEAUX, "lusgs"):
             raise ConfigError(f"partitioned runs take explicit or LU-SGS steps; "
                               f"time_integrator must be one of {', '.join(TABLEAUX)} or "
@@ -123,18 +115,20 @@ class PartitionedSolver:
                               "across parts yet")
         self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
-        self.mesh, self.gas, self.cfl, self.reference_area = mesh, gas, cfl, reference_area
+        self.gas, self.cfl, self.reference_area = gas, cfl, reference_area
+        #: :meth:`meshorder.Mesh.digest` of the whole mesh (checkpoints carry it).
+        self.mesh_digest = parts[0].mesh_digest
+        #: Number of cells of the whole mesh.
+        self.n_cells = parts[0].n_cells
         self.stages = TABLEAUX.get(integrator)
         self.start_cfl, self.cfl_max = cfl, cfl_max
-        self.host = build_geometry(mesh, topology or Topology(mesh), plan)
-        layouts = [part_layout(self.host, int(a), int(b))
-                   for a, b in itertools.pairwise(split.offsets)]
-        #: Every part's exchange lists.
-        self.halos = halo_lists(layouts, split.offsets)
+        #: The parts this process computes, their meshes and layouts.
+        self.local = [part.mesh.part for part in parts]
+        self.part_meshes = [part.mesh for part in parts]
+        self.layouts = [layout_of_part(part) for part in parts]
+        #: Every local part's exchange lists.
+        self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), parts[0].send)
         self.transport = (transport or Loopback)(self.halos)
-        #: The parts this process computes: their layouts and discretisations.
-        self.local = self.transport.local_parts(len(layouts))
-        self.layouts = [layouts[p] for p in self.local]
         scheme = scheme or Scheme()
         self.discretisations = [
             Discretisation(layout.geometry, gas, scheme,
@@ -161,9 +155,11 @@ class PartitionedSolver:
         #: Per local part and wall marker, the positions among the part's boundary
         #: faces of its own faces of that marker (their momentum fluxes are its loads).
         self._wall_faces = [self._own_wall_faces(layout) for layout in self.layouts]
+        #: Per wall marker, the sum of its faces' normal times area over all parts.
+        self._wall_normal_area = self._normal_areas()
         self._forces: dict[str, Forces] | None = None
         self._boundary_flux: list = []  # per local part, of the last step
-        self._gathered: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._gathered: tuple[int, np.ndarray, dict | None] | None = None
         if all(d.fused is not None for d in self.discretisations):
             self.fuse()
 
@@ -175,13 +171,23 @@ class PartitionedSolver:
                 for d, layout in zip(self.discretisations, self.layouts, strict=True)]
 
     def _own_wall_faces(self, layout: PartLayout) -> dict:
-        faces = layout.boundary_faces[layout.own_boundary]
-        positions = {}
+        geometry, own, positions = layout.geometry, layout.own_boundary, {}
         for name in self.wall_markers:
-            first, end = self.host.markers[name]
-            inside = (faces >= first) & (faces < end)
-            positions[name] = self.backend.asarray(layout.own_boundary[inside])
+            first, end = geometry.markers.get(name, (0, 0))
+            inside = (own >= first - geometry.n_interior) & (own < end - geometry.n_interior)
+            positions[name] = self.backend.asarray(own[inside])
         return positions
+
+    def _normal_areas(self) -> dict[str, np.ndarray]:
+        """Per wall marker, the sum over all parts of its own faces' normal times area."""
+        sums = np.zeros((len(self.wall_markers), self.gas.dim))
+        for layout, walls in zip(self.layouts, self._wall_faces, strict=True):
+            geometry, ni = layout.geometry, layout.geometry.n_interior
+            for k, positions in enumerate(walls.values()):
+                faces = ni + self.backend.to_host(positions)
+                sums[k] += (geometry.normal[:, faces] * geometry.area[faces]).sum(axis=1)
+        sums = self.transport.sum(sums)
+        return dict(zip(self.wall_markers, sums, strict=True))
 
     def fuse(self) -> None:
         """Take steps in the fused kernels (on the numpy backend compiled for the CPU:
@@ -221,9 +227,8 @@ class PartitionedSolver:
     def set_conserved(self, u: np.ndarray) -> None:
         """Set the state from conserved values of every cell in the file's cell order."""
         self._gathered = None
-        plan_order = np.asarray(u)[:, self.host.cell_order]
-        self.states = [self.backend.asarray(plan_order[:, layout.cells], self.dtype)
-                       for layout in self.layouts]
+        self.states = [self.backend.asarray(np.asarray(u)[:, layout.geometry.cell_order],
+                                            self.dtype) for layout in self.layouts]
 
     @property
     def is_root(self) -> bool:
@@ -233,21 +238,20 @@ class PartitionedSolver:
     def conserved(self) -> np.ndarray:
         """Conserved state of every cell, in the file's cell order.
 
-        Gathered from all parts by a global sum, once per iteration, with the boundary
-        fluxes of the last step (for :meth:`surface_pressure`): under MPI every rank
-        calls it at the same point, after which the root writes the outputs.
+        Gathered from all parts by a global sum, once per iteration, with the walls'
+        pressure coefficients of the last step (gathered on the root, for
+        :meth:`surface_pressure`): under MPI every rank calls it at the same point, after
+        which the root writes the outputs.
         """
         if self._gathered is not None and self._gathered[0] == self.iteration:
             return self._gathered[1]
-        plan_order = np.zeros((self.gas.n_vars, self.host.n_cells))
+        out = np.zeros((self.gas.n_vars, self.n_cells))
         for layout, state in zip(self.layouts, self.states, strict=True):
-            plan_order[:, layout.cells[:layout.n_own]] = self.backend.to_host(
+            out[:, layout.geometry.cell_order[:layout.n_own]] = self.backend.to_host(
                 state[:, :layout.n_own])
-        plan_order = self.transport.sum(plan_order)  # each cell from its one owner
-        out = np.empty_like(plan_order)
-        out[:, self.host.cell_order] = plan_order
-        wall_flux = self._gather_boundary_flux() if self._boundary_flux else None
-        self._gathered = (self.iteration, out.astype(self.dtype), wall_flux)
+        out = self.transport.sum(out)  # each cell from its one owner
+        walls = self._gather_walls() if self._boundary_flux else None
+        self._gathered = (self.iteration, out.astype(self.dtype), walls)
         return self._gathered[1]
 
     def primitive(self) -> np.ndarray:
@@ -304,7 +308,7 @@ class PartitionedSolver:
         for p, layout, bad in zip(self.local, self.layouts, bad_cells or [None] * len(self.local),
                                   strict=True):
             if bad is not None:
-                flags[p] = self.host.cell_order[layout.cells[bad]] + 1
+                flags[p] = layout.geometry.cell_order[bad] + 1
         return flags
 
     def _raise_if_bad(self, flags: np.ndarray) -> None:
@@ -405,21 +409,44 @@ class PartitionedSolver:
         self._boundary_flux = boundary
         self._forces = forces_from_momentum(
             dict(zip(self.wall_markers, momentum.reshape(-1, dim), strict=True)),
-            self.host, self.gas, self.reference_area)
-        norms = np.sqrt(squares / self.host.n_cells)
+            self._wall_normal_area, self.gas, self.reference_area)
+        norms = np.sqrt(squares / self.n_cells)
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
 
-    def _gather_boundary_flux(self) -> np.ndarray:
-        """The local parts' boundary fluxes of the last step as those of every boundary
-        face (each from its owner, summed over all parts)."""
-        ni = self.host.n_interior
-        flux = np.zeros((self.gas.n_vars, self.host.n_faces - ni))
-        for layout, boundary in zip(self.layouts, self._boundary_flux, strict=True):
-            faces = layout.boundary_faces[layout.own_boundary] - ni
-            flux[:, faces] = self.backend.to_host(boundary)[:, layout.own_boundary]
-        return self.transport.sum(flux)
+    def _gather_walls(self) -> dict[str, np.ndarray] | None:
+        """Per wall marker, a row per face of every part (on the root; None elsewhere),
+        in the mesh file's facet order: facet, face centre, pressure coefficient, and in
+        2-D the face's two nodes (file numbers) and their coordinates."""
+        dim, local = self.gas.dim, {}
+        for name in self.wall_markers:
+            rows = [np.zeros((0, 2 + dim + (2 + 2 * dim) * (dim == 2)))]
+            for layout, part, flux, walls in zip(self.layouts, self.part_meshes,
+                                                 self._boundary_flux, self._wall_faces,
+                                                 strict=True):
+                geometry = layout.geometry
+                if name not in geometry.markers:
+                    continue
+                centre, cp = surface_pressure(self.backend.to_host(flux), geometry, self.gas,
+                                              name)
+                own = self.backend.to_host(walls[name])
+                within = own - (geometry.markers[name][0] - geometry.n_interior)
+                columns = [layout.facets[own], centre[:, within].T, cp[within]]
+                if dim == 2:
+                    nodes = geometry.boundary_nodes[own][:, :2]
+                    columns += [part.point_ids[nodes],
+                                part.mesh.points[nodes, :2].reshape(len(own), 4)]
+                rows.append(np.column_stack(columns))
+            local[name] = np.concatenate(rows)
+        gathered = self.transport.gather(local)
+        if gathered is None:
+            return None
+        walls = {}
+        for name in self.wall_markers:
+            rows = np.concatenate([process[name] for process in gathered])
+            walls[name] = rows[np.argsort(rows[:, 0], kind="stable")]
+        return walls
 
     @property
     def has_loads(self) -> bool:
@@ -432,6 +459,23 @@ class PartitionedSolver:
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face centres ``(dim, m)`` and pressure coefficients of one wall marker, at the
-        start of the step before the last :meth:`conserved` (which gathers them)."""
+        start of the step before the last :meth:`conserved` (which gathers them; on the
+        root only), in the mesh file's facet order."""
+        rows = self._wall_rows(marker)
+        return rows[:, 1:1 + self.gas.dim].T, rows[:, 1 + self.gas.dim]
+
+    def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure` (indices into
+        the points returned second)."""
+        node_columns = slice(4, 6)  # after facet, centre (2) and cp
+        rows = self._wall_rows(marker)
+        ids, nodes = np.unique(rows[:, node_columns].astype(np.int64), return_inverse=True)
+        points = np.zeros((len(ids), 2))
+        points[nodes.ravel()] = rows[:, 6:10].reshape(-1, 2)
+        return nodes.reshape(-1, 2), points
+
+    def _wall_rows(self, marker: str) -> np.ndarray:
         self.conserved()
-        return surface_pressure(self._gathered[2], self.host, self.gas, marker)
+        if self._gathered[2] is None:
+            raise RuntimeError("the walls are gathered on the root process only")
+        return self._gathered[2][marker]
