@@ -297,8 +297,10 @@ def bench_parallel(args: argparse.Namespace) -> int:
         check_result_paths(args.json, args.markdown)
     need_gpu("gpusolver bench-parallel")
     use_local_gpu(comm)
+    start = time.perf_counter()
     mesh = read_mesh(args.mesh)
     topology = Topology(mesh)
+    mesh_setup_s = time.perf_counter() - start
     if args.plan:
         plan = load_plan_for(mesh, args.plan)
     else:
@@ -309,7 +311,8 @@ def bench_parallel(args: argparse.Namespace) -> int:
     log = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
     rows = run_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
                                   overlaps=[True, False], precision=args.precision,
-                                  repeats=args.repeats, check_steps=args.check_steps, log=log)
+                                  repeats=args.repeats, check_steps=args.check_steps,
+                                  mesh_setup_s=mesh_setup_s, plan_path=args.plan, log=log)
     return report(rows, PARALLEL_COLUMNS, args) if comm.rank == 0 else 0
 
 

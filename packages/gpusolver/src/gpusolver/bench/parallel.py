@@ -16,7 +16,11 @@ Venkatakrishnan, RK4 at CFL 1 with local time steps, free stream perturbed by 5%
   the largest value).
 
 Times are wall-clock medians per step over ``repeats`` steps, every rank synchronised
-(device and barrier) before and after: the time a user waits for.
+(device and barrier) before and after: the time a user waits for. ``setup_s``: in the
+one-GPU row, reading the whole mesh and building its topology (what every rank did before
+plans held their parts); in the parallel rows, the slowest rank reading its part of the
+plan file (given ``plan_path``; else taking it from the plan in memory) and setting up its
+solver.
 """
 
 from __future__ import annotations
@@ -29,12 +33,12 @@ from gpusolver.backends import get_backend
 from gpusolver.bench.solver import bench_flow, bench_solver
 from gpusolver.parallel import make_transport
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
+from meshorder.plan import PlanPart, read_plan_part
 
 #: Columns of the markdown table.
 COLUMNS = ("device", "mesh", "cells", "ranks", "cells_per_gpu", "halo_cells", "precision",
-           "variant", "exchange_ms", "residual_ms", "step_ms", "speedup_residual",
-           "speedup_step",
-           "alone_step_ms", "efficiency", "max_rel_diff")
+           "variant", "setup_s", "exchange_ms", "residual_ms", "step_ms", "speedup_residual",
+           "speedup_step", "alone_step_ms", "efficiency", "max_rel_diff")
 
 #: Steps before timing (the first ones compile kernels and record graphs).
 WARMUP = 4
@@ -75,8 +79,10 @@ def seconds_per_call(work, repeats: int, comm, backend, warmup: int = WARMUP) ->
 
 def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                            overlaps: list[bool], precision: str = "fp64", repeats: int = 20,
-                           check_steps: int = 10, log=print) -> list[dict]:
-    """Rows of the benchmark (see the module docstring); collective over ``comm``."""
+                           check_steps: int = 10, mesh_setup_s: float | None = None,
+                           plan_path: str | None = None, log=print) -> list[dict]:
+    """Rows of the benchmark (see the module docstring); collective over ``comm``.
+    ``mesh_setup_s``: the seconds the caller took to read the mesh and build its topology."""
     import cupy
     from mpi4py import MPI
 
@@ -98,7 +104,8 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
         reference = whole.conserved().astype(np.float64)
         whole = None
         rows.append(common | {"ranks": 1, "cells_per_gpu": mesh.n_cells, "halo_cells": 0,
-                              "variant": "one-gpu", "residual_ms": residual_s * 1e3,
+                              "variant": "one-gpu", "setup_s": mesh_setup_s,
+                              "residual_ms": residual_s * 1e3,
                               "step_ms": step_s * 1e3})
         log(f"one GPU: residual {residual_s * 1e3:.3f} ms, step {step_s * 1e3:.3f} ms")
     start = comm.bcast(start, root=0)
@@ -106,8 +113,11 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
     parts = None
     for name in transports:
         if parts is None:
-            parts = _parts(mesh, topology, plan, precision, make_transport(name, comm),
-                           comm.rank)
+            comm.Barrier()
+            start_setup = time.perf_counter()
+            part = read_plan_part(plan_path, comm.rank) if plan_path else plan.part(comm.rank)
+            parts = _parts(mesh, topology, part, precision, make_transport(name, comm))
+            setup_s = comm.allreduce(time.perf_counter() - start_setup, op=MPI.MAX)
         else:
             parts.use_transport(make_transport(name, comm))
         layout = parts.layouts[0]
@@ -116,7 +126,7 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
             parts.fused_steps.overlap = overlap
             parts.set_conserved(start)
             row = common | {"ranks": comm.size, "cells_per_gpu": mesh.n_cells // comm.size,
-                            "halo_cells": halo,
+                            "halo_cells": halo, "setup_s": setup_s,
                             "variant": f"{name} overlap {'on' if overlap else 'off'}"}
             row |= _timings(parts, repeats, comm, backend)
             parts.set_conserved(start)
@@ -140,10 +150,10 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
     return rows
 
 
-def _parts(mesh, topology, plan, precision: str, transport, rank: int) -> PartitionedSolver:
-    """The benchmark solver (:func:`bench_flow`) on part ``rank`` of ``plan``."""
+def _parts(mesh, topology, part: PlanPart, precision: str, transport) -> PartitionedSolver:
+    """The benchmark solver (:func:`bench_flow`) on this rank's ``part``."""
     gas, boundaries, scheme = bench_flow(mesh, topology)
-    return PartitionedSolver([plan.part(rank)], gas, boundaries, scheme=scheme,
+    return PartitionedSolver([part], gas, boundaries, scheme=scheme,
                              integrator="rk4", cfl=1.0, backend="cupy", precision=precision,
                              transport=transport)
 
