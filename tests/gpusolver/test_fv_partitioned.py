@@ -505,3 +505,33 @@ def test_a_rank_holds_its_own_part_and_loopback_every_part():
         MpiHost(SimpleNamespace(size=3, rank=0), {1: Halo({}, {})})
     with pytest.raises(ValueError, match=r"loopback holds every part, not parts \[0, 2\]"):
         Loopback({0: Halo({}, {}), 2: Halo({}, {})})
+
+
+def test_a_layout_whose_halo_is_not_the_plans_is_refused():
+    from gpusolver.layout.parts import layout_of_part
+    from gpusolver.parallel import halo_lists
+
+    plan = make_plan(grid_mesh(9, 7, "triangle"), PlanOptions(partitions=2))
+    part = plan.part(0)
+    layout = layout_of_part(part)
+    with pytest.raises(ValueError, match="cells outside the part"):
+        layout.local_of(np.array([plan.n_cells]))
+    short = dict(part.send)
+    short[1, 0] = short[1, 0][:-1]  # one halo cell the plan no longer sends
+    with pytest.raises(ValueError, match="part 0: its halo is not the plan's"):
+        halo_lists({0: layout}, short)
+
+
+def test_the_walls_are_gathered_on_the_root_only():
+    from gpusolver.parallel import Loopback
+
+    class NotRoot(Loopback):
+        def gather(self, item):
+            return None
+
+    plan = make_plan(read_mesh(DATA / "naca0012_tri.msh"), PlanOptions(partitions=2))
+    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), AIRFOIL,
+                              transport=NotRoot)
+    parts.step()
+    with pytest.raises(RuntimeError, match="gathered on the root process only"):
+        parts.surface_pressure("airfoil")

@@ -252,3 +252,33 @@ def test_asking_a_plan_for_a_part_it_does_not_have_is_refused(tmp_path):
         read_plan_part(tmp_path / "whole.npz", 0)
     with pytest.raises(PlanError, match="two.npz: the plan has 2 parts, not a part 2"):
         read_plan_part(tmp_path / "two.npz", 2)
+
+
+def test_a_damaged_part_is_refused(tmp_path):
+    import zipfile
+
+    from meshorder.errors import PlanError
+    from meshorder.pipeline import PlanOptions, make_plan
+    from meshorder.plan import read_plan_part
+
+    plan = make_plan(grid_mesh(6, 5), PlanOptions(partitions=2))
+    with pytest.raises(PlanError, match="holds 1 part meshes for 2 parts"):
+        plan.replace(parts=plan.parts[:1]).validate()
+    plan.save(tmp_path / "plan.npz")
+    for dropped, message in (("part.1.file_cells", r"\(part 1\): lacks file_cells"),
+                             ("send_cells", "plan lacks 'send_cells"),
+                             ("part.1.cells", r"\(part 1\): lacks cells")):
+        with zipfile.ZipFile(tmp_path / "plan.npz") as source, \
+                zipfile.ZipFile(tmp_path / "bad.npz", "w") as damaged:
+            for item in source.infolist():
+                if item.filename != f"{dropped}.npy":
+                    damaged.writestr(item, source.read(item.filename))
+        with pytest.raises(PlanError, match=message):
+            read_plan_part(tmp_path / "bad.npz", 1)
+    arrays = plan.parts[1].arrays()
+    arrays["cells"] = arrays["cells"][:-1]
+    from meshorder.part_mesh import PartMesh
+
+    with pytest.raises(PlanError, match="cell numbers for"):
+        PartMesh.from_arrays(1, arrays, ["quad"], [b.type for b in plan.parts[1].mesh.facets],
+                             plan.marker_names, "bad part")

@@ -386,6 +386,13 @@ class PlanPart:
         """Number of cells of the whole mesh."""
         return int(self.offsets[-1])
 
+    def own(self) -> np.ndarray:
+        """Positions among the part mesh's cells of the part's own cells, in plan order."""
+        cells = self.mesh.cells
+        first, end = self.offsets[self.mesh.part], self.offsets[self.mesh.part + 1]
+        own = np.flatnonzero((cells >= first) & (cells < end))
+        return own[np.argsort(cells[own])]
+
 
 #: The prefix of the arrays of the parts in a plan file (``part.<p>.<name>``).
 PART_PREFIX = "part."

@@ -72,11 +72,11 @@ def write_partitioned_solution(path: Path, solver) -> list[Path]:
     """
     fields = _cell_fields(solver.gas, solver.primitive())
     written = []
-    for part, layout in zip(solver.part_meshes, solver.layouts, strict=True):
-        piece = path.with_name(f"{path.stem}_{part.part}.vtu")
-        own = np.isin(part.cells, layout.cells[:layout.n_own])
-        _write_vtu(piece, part.mesh, {name: values[..., part.file_cells[own]]
-                                      for name, values in fields.items()}, np.flatnonzero(own))
+    for part in solver.parts:
+        piece = path.with_name(f"{path.stem}_{part.mesh.part}.vtu")
+        own = np.sort(part.own())
+        _write_vtu(piece, part.mesh.mesh, {name: values[..., part.mesh.file_cells[own]]
+                                           for name, values in fields.items()}, own)
         written.append(piece)
     if solver.is_root:
         arrays = "\n".join(f'      <PDataArray type="Float64" Name="{name}" '

@@ -99,13 +99,10 @@ def layout_of_part(part: PlanPart) -> PartLayout:
     mesh = part.mesh
     topology = Topology(mesh.mesh)
     host = native_geometry(mesh.mesh, topology)
-    first, end = part.offsets[mesh.part], part.offsets[mesh.part + 1]
-    own = np.flatnonzero((mesh.cells >= first) & (mesh.cells < end))
-    own = own[np.argsort(mesh.cells[own])]  # the plan's order
     facet = np.full(host.n_faces - host.n_interior, -1, dtype=np.int64)
     facet_of = topology.face_facet[native_face_order(topology)[host.n_interior:]]
     facet[facet_of >= 0] = mesh.facet_ids[facet_of[facet_of >= 0]]
-    layout = part_layout(host, own, facet)
+    layout = part_layout(host, part.own(), facet)
     return replace(layout, cells=mesh.cells[layout.cells],
                    geometry=replace(layout.geometry,
                                     cell_order=mesh.file_cells[layout.cells]))

@@ -33,7 +33,7 @@ import numpy as np
 from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
-from gpusolver.monitors.forces import Forces, surface_pressure, wall_edges, wall_forces
+from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.boundary import kernel_condition
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
@@ -48,6 +48,7 @@ from gpusolver.solvers.dg.reference import basis
 from gpusolver.solvers.dg.shock import ModalFilter
 from gpusolver.solvers.dg.viscous import BR2
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers, periodic_partners
+from gpusolver.solvers.whole_mesh import WholeMesh
 from meshorder import Mesh, Topology
 from meshorder.pipeline import make_plan
 from meshorder.plan import Plan
@@ -56,7 +57,7 @@ from meshorder.plan import Plan
 EXACT = "exact"
 
 
-class DGSolver:
+class DGSolver(WholeMesh):
     """Modal DG of degree 0 to 3 on a mesh of triangles and quadrilaterals.
 
     Parameters
@@ -441,16 +442,6 @@ class DGSolver:
         """Forces on every wall marker, and ``"total"``, at the start of the last step."""
         return wall_forces(self._wall_flux, self.layout, self.gas, self.wall_markers,
                            self.reference_area, to_host=self.backend.to_host)
-
-    def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure`, and the
-        mesh's points they index."""
-        return wall_edges(self.layout, marker), self.mesh.points
-
-    @property
-    def mesh_digest(self) -> str:
-        """:meth:`meshorder.Mesh.digest` of the mesh (checkpoints carry it)."""
-        return self.mesh.digest()
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face midpoints ``(2, m)`` and face-mean pressure coefficients of one wall."""

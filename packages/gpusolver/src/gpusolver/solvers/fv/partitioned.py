@@ -124,7 +124,7 @@ class PartitionedSolver:
         self.start_cfl, self.cfl_max = cfl, cfl_max
         #: The parts this process computes, their meshes and layouts.
         self.local = [part.mesh.part for part in parts]
-        self.part_meshes = [part.mesh for part in parts]
+        self.parts = parts
         self.layouts = [layout_of_part(part) for part in parts]
         #: Every local part's exchange lists.
         self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), parts[0].send)
@@ -422,7 +422,7 @@ class PartitionedSolver:
         dim, local = self.gas.dim, {}
         for name in self.wall_markers:
             rows = [np.zeros((0, 2 + dim + (2 + 2 * dim) * (dim == 2)))]
-            for layout, part, flux, walls in zip(self.layouts, self.part_meshes,
+            for layout, part, flux, walls in zip(self.layouts, self.parts,
                                                  self._boundary_flux, self._wall_faces,
                                                  strict=True):
                 geometry = layout.geometry
@@ -435,8 +435,8 @@ class PartitionedSolver:
                 columns = [layout.facets[own], centre[:, within].T, cp[within]]
                 if dim == 2:
                     nodes = geometry.boundary_nodes[own][:, :2]
-                    columns += [part.point_ids[nodes],
-                                part.mesh.points[nodes, :2].reshape(len(own), 4)]
+                    columns += [part.mesh.point_ids[nodes],
+                                part.mesh.mesh.points[nodes, :2].reshape(len(own), 4)]
                 rows.append(np.column_stack(columns))
             local[name] = np.concatenate(rows)
         gathered = self.transport.gather(local)

@@ -13,7 +13,7 @@ from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
 from gpusolver.layout.geometry import build_geometry, colour_interior
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
-from gpusolver.monitors.forces import Forces, surface_pressure, wall_edges, wall_forces
+from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
 from gpusolver.solvers.fv.accumulate import STRATEGIES
@@ -22,6 +22,7 @@ from gpusolver.solvers.fv.fused import FusedRungeKutta, limiter_input
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS
 from gpusolver.solvers.fv.multigrid import Multigrid
+from gpusolver.solvers.whole_mesh import WholeMesh
 from meshorder import Mesh, Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan
@@ -129,7 +130,7 @@ def _colour_sweeps(stepping: Stepping, plan: Plan | None) -> bool:
     return colours
 
 
-class Solver:
+class Solver(WholeMesh):
     """Cell-centred finite-volume solver on one mesh and plan.
 
     Parameters
@@ -455,16 +456,6 @@ class Solver:
         # summed on the device: a few numbers per step come back, not every boundary flux
         return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
                            self.reference_area, to_host=self.backend.to_host)
-
-    def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure`, and the
-        mesh's points they index."""
-        return wall_edges(self.host, marker), self.mesh.points
-
-    @property
-    def mesh_digest(self) -> str:
-        """:meth:`meshorder.Mesh.digest` of the mesh (checkpoints carry it)."""
-        return self.mesh.digest()
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
