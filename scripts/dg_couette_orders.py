@@ -1,10 +1,12 @@
 """L2 density errors of DG Navier-Stokes on the RKDG paper's compressible Couette flow.
 
-Usage: ``python scripts/dg_couette_orders.py [--steps 1000] [--kinds quad,triangle]
-[--degrees 1,2,3] [--strength 16]``. Prints a markdown row per
-shape, degree and grid (10 x 5, 20 x 10 and 40 x 20 quads, the same grids split into
-triangles): error and order against the coarser grid, integrated by the solver's own
-rule and by a rule of ``--strength``, steps, last density residual, time.
+Usage: ``python scripts/dg_couette_orders.py [--steps 1000] [--tolerance 0]
+[--kinds quad,triangle] [--degrees 1,2,3] [--grids 10,20,40] [--strength 16]
+[--backend numpy]``. Prints a markdown row per shape, degree and grid (``nx`` x ``nx / 2``
+quads, the same grids split into triangles): error and order against the coarser grid,
+integrated by the solver's own rule and by a rule of ``--strength``, steps, last density
+residual, time. A run stops after ``--steps`` steps, or sooner once the density
+residual is below ``--tolerance``.
 The case is ``tests/gpusolver/test_dg_viscous.py``'s (docs/validation.md).
 """
 
@@ -26,7 +28,11 @@ GAS = Gas(dim=2, mach=0.1, reynolds=50.0, viscosity_law="constant")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--tolerance", type=float, default=0.0,
+                        help="stop a grid's run once its density residual is below this")
     parser.add_argument("--kinds", default="quad,triangle")
+    parser.add_argument("--grids", default="10,20,40", help="elements across x (quads)")
+    parser.add_argument("--backend", default="numpy", choices=("numpy", "cupy"))
     parser.add_argument("--degrees", default="1,2,3")
     parser.add_argument("--strength", type=int, default=16,
                         help="the strong rule's strength, for the second error")
@@ -38,17 +44,20 @@ def main() -> None:
     for kind in args.kinds.split(","):
         for degree in map(int, args.degrees.split(",")):
             previous = None
-            for nx in (10, 20, 40):
+            for nx in map(int, args.grids.split(",")):
                 mesh = grid_mesh(nx, nx // 2, kind)
                 mesh = dataclasses.replace(mesh, points=mesh.points * np.array([4.0, 2.0, 1.0]))
                 solver = DGSolver(mesh, GAS, dict.fromkeys(("left", "right", "bottom", "top"),
                                                            "exact"),
-                                  degree=degree, exact=exact, local_time_step=True)
-                solver.u = solver.project(exact)
+                                  degree=degree, exact=exact, local_time_step=True,
+                                  backend=args.backend)
+                solver.u = solver.backend.asarray(solver.project(exact))
                 start = time.perf_counter()
                 try:
-                    for _ in range(args.steps):
+                    steps, residual = 0, np.inf
+                    while steps < args.steps and residual >= args.tolerance:
                         residual = solver.step()[0]
+                        steps += 1
                 except SolverDivergedError as error:
                     print(f"| {kind} | {degree} | {mesh.n_cells} | diverged: {error} |")
                     break
@@ -58,7 +67,7 @@ def main() -> None:
                           else [f"{o:.2f}" for o in np.log2(previous / errors)])
                 previous = errors
                 print(f"| {kind} | {degree} | {mesh.n_cells} | {errors[0]:.3e} | {orders[0]} | "
-                      f"{errors[1]:.3e} | {orders[1]} | {args.steps} | {residual:.1e} | "
+                      f"{errors[1]:.3e} | {orders[1]} | {steps} | {residual:.1e} | "
                       f"{time.perf_counter() - start:.0f} s |", flush=True)
 
 

@@ -3,12 +3,15 @@
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
 [--until 150] [--budget 400] [--far 20] [--diffusion-limit 1.5] [--merge-growth 1]
 [--probe 2.5,0]
-[--checkpoint run.npz] [--backend cupy] [--csv loads.csv]``. Diameter 1, speed 1.
-Prints every 500 steps, and at the end the mean drag coefficient, the lift's amplitude
+[--checkpoint run.npz] [--backend cupy] [--csv loads.csv] [--surface surface.csv]``.
+Diameter 1, speed 1. Prints every 500 steps, and at the end the mean drag coefficient
+(and its friction part), the lift's amplitude
 and the Strouhal number over the last half of the run, from the lift's zero crossings and
 from those of the cross-stream velocity at a probe in the wake (a hot wire: free of the
-impulse loads' step-to-step noise). ``--checkpoint`` lets a long run go on over several
-calls (it needs the same ``--csv``, which holds the loads so far).
+impulse loads' step-to-step noise). ``--surface`` gets the mean pressure and friction
+coefficients along the wall over this call's steps in the last half of ``--until``.
+``--checkpoint`` lets a long run go on over several calls (it needs the same ``--csv``,
+which holds the loads so far).
 """
 
 import argparse
@@ -19,7 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusolver.run_vortex import load_vortex_checkpoint, save_vortex_checkpoint
+from gpusolver.run_vortex import (
+    SurfaceMean,
+    load_vortex_checkpoint,
+    save_vortex_checkpoint,
+    write_surface,
+)
 from gpusolver.solvers.vortex.body import circle
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
 
@@ -72,6 +80,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=None,
                         help="npz to continue from when it exists, and to leave at the end")
     parser.add_argument("--csv", default="loads.csv")
+    parser.add_argument("--surface", default="surface.csv")
     args = parser.parse_args()
     solver = VortexSolver(circle(args.panels, 0.5),
                           VortexSettings(reynolds=args.reynolds, dt=args.dt,
@@ -81,6 +90,7 @@ def main() -> None:
                           backend=args.backend)
     probe = np.array([[float(v) for v in args.probe.split(",")]])
     rows = []
+    surface = SurfaceMean(args.panels)
     if args.checkpoint and os.path.exists(args.checkpoint):  # the loads so far in --csv
         load_vortex_checkpoint(Path(args.checkpoint), solver)
         rows = [tuple(row) for row in np.atleast_2d(np.loadtxt(args.csv, delimiter=",",
@@ -90,7 +100,10 @@ def main() -> None:
         loads = solver.step()
         v = (float(solver.backend.to_host(solver.flow_velocity(probe))[0, 1])
              if solver.iteration % args.probe_every == 0 else np.nan)
-        rows.append((loads.time, loads.cx, loads.cy, loads.elements, loads.absorbed, v))
+        rows.append((loads.time, loads.cx, loads.cy, loads.elements, loads.absorbed, v,
+                     loads.cx_friction))
+        if loads.time > args.until / 2:
+            surface.add(solver.surface)
         if solver.iteration % 500 == 0:
             recent = np.array(rows[-500:])
             print(f"t {loads.time:.1f} N {loads.elements} cx {recent[:, 1].mean():.3f} "
@@ -100,15 +113,17 @@ def main() -> None:
     if args.checkpoint:
         save_vortex_checkpoint(Path(args.checkpoint), solver)
     with open(args.csv, "w", newline="") as f:
-        csv.writer(f).writerows([("time", "cx", "cy", "elements", "absorbed", "probe_v"),
-                                 *rows])
+        csv.writer(f).writerows([("time", "cx", "cy", "elements", "absorbed", "probe_v",
+                                  "cx_friction"), *rows])
+    if surface.steps:
+        write_surface(Path(args.surface), solver.body, surface)
     half = data[:, 0] > data[-1, 0] / 2
     st, spread = strouhal(data[half, 0], data[half, 2])
     sampled = half & np.isfinite(data[:, 5])
     st_probe, spread_probe = strouhal(data[sampled, 0], data[sampled, 5])
     print(f"Re {args.reynolds:g}: t {data[-1, 0]:.1f}, {len(data)} steps, "
           f"{time.perf_counter() - start:.0f} s this run; over the last half: mean CD "
-          f"{data[half, 1].mean():.3f}, CL amplitude "
+          f"{data[half, 1].mean():.3f} (friction {data[half, 6].mean():.3f}), CL amplitude "
           f"{0.5 * np.ptp(smoothed(data[half, 0], data[half, 2])[1]):.3f}, "
           f"St {st:.4f} (+- {spread:.4f}) from the lift, {st_probe:.4f} "
           f"(+- {spread_probe:.4f}) from the probe")

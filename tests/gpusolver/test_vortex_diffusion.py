@@ -16,6 +16,7 @@ from gpusolver.solvers.vortex.diffusion import (
     domain_radii,
     surface_sums,
     wake_sums,
+    wall_vorticity,
 )
 
 needs_compiler = pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
@@ -172,6 +173,10 @@ def test_the_kernels_equal_the_numpy_sums(chunk, monkeypatch):
                                  device.BodyArrays(backend, body, np.float64))
     assert np.allclose(k0, i0, rtol=1e-12, atol=1e-12 * np.abs(i0).max())
     assert np.allclose(k3, i3, rtol=1e-12, atol=1e-12 * np.abs(i3).max())
+    wall = wall_vorticity(positions, gammas, radii, i0, body)
+    assert np.allclose(device.wall_vorticity(backend, positions, gammas, radii, i0,
+                                             device.BodyArrays(backend, body, np.float64)),
+                       wall, rtol=1e-12, atol=1e-12 * np.abs(wall).max())
 
 
 def test_bad_diffusion_inputs_are_refused():

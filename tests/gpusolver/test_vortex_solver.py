@@ -16,6 +16,7 @@ from gpusolver.solvers.vortex import device, restructure
 from gpusolver.solvers.vortex.body import circle, rounded_plate
 from gpusolver.solvers.vortex.sheet import VortexSheet, mean_tangential
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
+from gpusolver.solvers.vortex.surface import front_panel, surface_forces
 
 needs_compiler = pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
 
@@ -129,6 +130,39 @@ def test_the_first_step_sheds_the_potential_flows_slip():
     assert abs(loads.cy) < 1e-10
 
 
+def test_the_friction_of_an_impulsive_start_is_rayleighs_layer():
+    # just after an impulsive start the wall carries Rayleigh's layer under the potential
+    # flow's slip 2 U sin(theta): friction drag sqrt(8 pi / (Re t U / R)) (Re on the
+    # diameter), symmetric so no friction lift (but for round-off)
+    solver = VortexSolver(circle(200, 0.5), VortexSettings(reynolds=100.0, dt=0.008),
+                          backend="numpy")
+    ratios, lift = [], []
+    for _ in range(25):
+        loads = solver.step()
+        ratios.append(loads.cx_friction / np.sqrt(8 * np.pi / (100 * loads.time / 0.5)))
+        lift.append(loads.cy_friction)
+    print("friction / Rayleigh's over the last steps", np.round(ratios[-5:], 3))
+    assert 0.95 < np.mean(ratios[-5:]) < 1.15
+    assert np.abs(lift).max() < 0.01 * loads.cx_friction  # symmetric but for round-off
+
+
+def test_the_pressure_along_the_wall_adds_up_to_the_impulses_pressure_force():
+    # the pressure is the running sum of the vorticity the wall puts in; integrated over
+    # the contour it gives the impulse's force (born less absorbed), and the friction
+    # coefficients give the friction's part of the loads
+    solver = _solver()
+    for _ in range(8):
+        loads = solver.step()
+    pressure, _, friction, friction_moment = surface_forces(solver.body, solver.surface,
+                                                           (0.0, 0.0))
+    length = solver.reference_length
+    assert np.allclose(pressure / length, [loads.cx - loads.cx_friction,
+                                           loads.cy - loads.cy_friction], rtol=1e-3, atol=1e-3)
+    assert np.allclose(friction / length, [loads.cx_friction, loads.cy_friction], rtol=1e-12)
+    assert friction_moment != 0
+    assert solver.surface.cp[front_panel(solver.body, (1.0, 0.0))] == 1.0
+
+
 def test_from_rest_the_probed_flow_is_the_potential_flow_past_the_cylinder():
     # no wake yet: the sheet alone turns the stream around the body, and the probe adds it
     solver = VortexSolver(circle(400, 0.5), VortexSettings(reynolds=100.0, dt=0.02),
@@ -183,8 +217,11 @@ def test_a_vortex_case_runs_writes_its_outputs_and_restarts_exactly(tmp_path, ca
     assert main(["run", str(case), "--quiet"]) == 0
     out = tmp_path / "out"
     rows = (out / "loads.csv").read_text().splitlines()
-    assert rows[0].startswith("time,cx,cy,cm,elements") and len(rows) == 7
+    assert rows[0].startswith("time,cx,cy,cm,cx_friction,cy_friction,elements") and len(rows) == 7
     assert (out / "wake_0000003.vtu").exists() and (out / "wake_0000006.vtu").exists()
+    surface = np.loadtxt(out / "surface.csv", delimiter=",", skiprows=1)
+    assert surface.shape == (40, 5) and np.all(np.diff(surface[:, 2]) > 0)
+    assert (out / "surface.csv").read_text().startswith("x,y,s,cp,cf")
     # six steps at once equal three, then three more from the checkpoint of step 3
     whole = np.load(out / "checkpoint.npz")["positions"]
     case.write_text(CASE.replace("steps = 6", "steps = 3"))
@@ -242,6 +279,11 @@ def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance, chunk
                          (*diffusion.wake_sums(positions, gammas, radii),
                           *diffusion.surface_sums(positions, radii, body)), strict=True):
         assert np.allclose(got.get(), want, rtol=tolerance, atol=tolerance * np.abs(want).max())
+    i0 = diffusion.surface_sums(positions, radii, body)[0]
+    want = diffusion.wall_vorticity(positions, gammas, radii, i0, body)
+    got = device.wall_vorticity(backend, p, g, r, xp.asarray(i0, dtype=dtype),
+                                device.BodyArrays(backend, body, dtype))
+    assert np.allclose(got.get(), want, rtol=tolerance, atol=tolerance * np.abs(want).max())
     end = positions + rng.normal(0, 0.05, positions.shape)
     intensity = rng.normal(size=body.n_panels)
     sheet = xp.zeros((500, 2))  # fp64, added to in the panels' precision

@@ -14,7 +14,9 @@ from tqdm import tqdm
 
 from gpusolver.errors import ConfigError
 from gpusolver.io.vortex_case import VortexCase
+from gpusolver.solvers.vortex.body import Body
 from gpusolver.solvers.vortex.solver import Loads, VortexSolver
+from gpusolver.solvers.vortex.surface import SurfaceLoads
 from meshorder.atomic import atomic_path, check_writable
 
 #: Columns of loads.csv.
@@ -79,9 +81,10 @@ def write_wake(path: Path, solver: VortexSolver) -> None:
 def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
     """Run ``case``: ``steps`` steps from rest (or from its restart), writing
     ``loads.csv`` (a row per step, appended to on restart), ``wake_<step>.vtu`` every
-    ``snapshot_every`` steps and at the end, and ``checkpoint.npz`` every
-    ``checkpoint_every`` steps and at the end. Ctrl-C stops after the step in progress,
-    with the same outputs."""
+    ``snapshot_every`` steps and at the end, ``checkpoint.npz`` every
+    ``checkpoint_every`` steps and at the end, and ``surface.csv``: the pressure and
+    friction coefficients along the wall, averaged over this run's steps. Ctrl-C stops
+    after the step in progress, with the same outputs."""
     out = case.output_directory
     try:
         check_writable(out, folder=True)
@@ -94,6 +97,7 @@ def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
     checkpoint, loads_path = out / "checkpoint.npz", out / "loads.csv"
     files = {loads_path, checkpoint}
     interrupted = False
+    surface = SurfaceMean(solver.body.n_panels)
     append = case.restart is not None and loads_path.exists()
     with open(loads_path, "a" if append else "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -109,6 +113,7 @@ def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
                     interrupted = True
                     break
                 writer.writerow([getattr(loads, c) for c in LOAD_COLUMNS])
+                surface.add(solver.surface)
                 bar.update()
                 bar.set_postfix(N=loads.elements, cx=f"{loads.cx:.3f}", refresh=False)
                 if solver.iteration % case.snapshot_every == 0:
@@ -119,7 +124,38 @@ def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
             bar.close()
     save_vortex_checkpoint(checkpoint, solver)
     files.add(_snapshot(out, solver))
+    if surface.steps:
+        files.add(write_surface(out / "surface.csv", solver.body, surface))
     return VortexRunResult(solver, sorted(files), interrupted)
+
+
+class SurfaceMean:
+    """Running means of the wall's pressure and friction coefficients over steps."""
+
+    def __init__(self, n_panels: int):
+        self.cp, self.cf, self.steps = np.zeros(n_panels), np.zeros(n_panels), 0
+
+    def add(self, loads: SurfaceLoads) -> None:
+        """Count one step's coefficients."""
+        self.cp += loads.cp
+        self.cf += loads.cf
+        self.steps += 1
+
+    def mean(self) -> SurfaceLoads:
+        """The means so far (at least one step)."""
+        return SurfaceLoads(cp=self.cp / self.steps, cf=self.cf / self.steps)
+
+
+def write_surface(path: Path, body: Body, surface: SurfaceMean) -> Path:
+    """``surface.csv``: a row per panel midpoint, counter-clockwise, with its arc length
+    from the first vertex and the mean ``cp`` and ``cf`` (:mod:`.vortex.surface`)."""
+    mean = surface.mean()
+    arc = np.cumsum(body.lengths) - 0.5 * body.lengths
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["x", "y", "s", "cp", "cf"])
+        writer.writerows(zip(*body.midpoints.T, arc, mean.cp, mean.cf, strict=True))
+    return path
 
 
 def _snapshot(out: Path, solver: VortexSolver) -> Path:

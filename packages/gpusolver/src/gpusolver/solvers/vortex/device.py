@@ -95,6 +95,20 @@ def surface_sums(backend: Backend, positions, radii, panels: BodyArrays):
     return i0, i3
 
 
+def wall_vorticity(backend: Backend, positions, gammas, radii, i0, panels: BodyArrays):
+    """:func:`.diffusion.wall_vorticity` by the kernel, in the precision of ``positions``."""
+    n = len(positions)
+    real = positions.dtype.type
+    wall = backend.xp.zeros(int(panels.n_panels), dtype=positions.dtype)
+    _kernel(backend, "wall_vorticity_kernel", positions.dtype)(
+        grid(n, BLOCK), (BLOCK,),
+        (np.int32(n), positions, gammas, radii, i0, panels.n_panels, panels.vertices,
+         panels.tangents, panels.normals, panels.lengths, real(diffusion.CUTOFF),
+         real(diffusion.ON_PANEL), real(diffusion.NEAR_PANEL),
+         real(diffusion.PIECES_PER_DISTANCE), np.int32(diffusion.MAX_PIECES), wall))
+    return wall
+
+
 def absorbed(backend: Backend, start, end, panels: BodyArrays):
     """:func:`.restructure.absorbed` by the kernel (fp64 positions)."""
     n = len(start)

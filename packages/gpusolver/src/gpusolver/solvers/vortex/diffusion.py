@@ -117,48 +117,76 @@ def _pieces(q: np.ndarray, body: Body) -> np.ndarray:
     return np.where(near, np.clip(count, 1, MAX_PIECES), 1).astype(np.int64)
 
 
+def _panel_weights(positions: np.ndarray, radii: np.ndarray, body: Body):
+    """The kernel's integral over each panel near each element of ``positions``:
+    ``(element, panel, weight, body_part)``, a row per piece of the midpoint rule and one
+    per on-panel limit (module docstring), ``body_part`` the piece's share of the kernel's
+    integral over the body."""
+    q = positions[:, None, :] - body.midpoints[None, :, :]  # (n, panels, 2)
+    normals, tangents, lengths = body.normals, body.tangents, body.lengths
+    along = (q * tangents).sum(axis=-1)
+    on = (np.abs((q * normals).sum(axis=-1)) < ON_PANEL * lengths) & (
+        np.abs(along) < 0.5 * lengths)
+    hit = np.flatnonzero(on.any(axis=1))
+    own = on[hit].argmax(axis=1)  # the first panel an element lies on
+    pieces = _pieces(q, body)
+    pieces[hit, own] = 0  # that panel's terms are its limits, added below
+    element, panel = np.nonzero(pieces > 0)  # every other pair, cut into its pieces
+    count = pieces[element, panel]
+    starts = np.cumsum(count) - count
+    k = np.arange(int(count.sum())) - np.repeat(starts, count)
+    element, panel = np.repeat(element, count), np.repeat(panel, count)
+    count = np.repeat(count, count)
+    t = lengths[panel] * (k + 0.5) / count
+    r = positions[element] - (body.vertices[panel] + tangents[panel] * t[:, None])
+    rho = np.hypot(r[:, 0], r[:, 1])
+    eps = radii[element]
+    use = rho < CUTOFF * eps
+    weight = np.where(use, np.exp(-rho / eps) * lengths[panel] / count, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        body_part = np.where(use, eps * (rho + eps) * (r * normals[panel]).sum(axis=1)
+                             / rho**2 * weight, 0.0)
+    eps_hit = radii[hit]
+    line = 2 * eps_hit * (1 - np.exp(-lengths[own] / (2 * eps_hit))
+                          * np.cosh(along[hit, own] / eps_hit))
+    return (np.concatenate([element, hit]), np.concatenate([panel, own]),
+            np.concatenate([weight, line]), np.concatenate([body_part, math.pi * eps_hit**2]))
+
+
 def surface_sums(positions: np.ndarray, radii: np.ndarray,
                  body: Body) -> tuple[np.ndarray, np.ndarray]:
     """``I0`` ``(N,)`` and ``I3`` ``(N, 2)`` of every element (module docstring)."""
     n = len(positions)
     i0 = 2 * math.pi * radii**2
     i3 = np.zeros((n, 2))
-    normals, tangents, lengths = body.normals, body.tangents, body.lengths
     for first in range(0, n, CHUNK):
-        rows = np.arange(first, min(first + CHUNK, n))
-        q = positions[rows, None, :] - body.midpoints[None, :, :]  # (chunk, panels, 2)
-        along = (q * tangents).sum(axis=-1)
-        on = (np.abs((q * normals).sum(axis=-1)) < ON_PANEL * lengths) & (
-            np.abs(along) < 0.5 * lengths)
-        hit = np.flatnonzero(on.any(axis=1))
-        own = on[hit].argmax(axis=1)  # the first panel an element lies on
-        pieces = _pieces(q, body)
-        pieces[hit, own] = 0  # that panel's terms are its limits, added below
-        element, panel = np.nonzero(pieces > 0)  # every other pair, cut into its pieces
-        count = pieces[element, panel]
-        starts = np.cumsum(count) - count
-        k = np.arange(int(count.sum())) - np.repeat(starts, count)
-        element, panel = np.repeat(element, count), np.repeat(panel, count)
-        count = np.repeat(count, count)
-        t = lengths[panel] * (k + 0.5) / count
-        r = positions[rows[element]] - (body.vertices[panel] + tangents[panel] * t[:, None])
-        rho = np.hypot(r[:, 0], r[:, 1])
-        eps = radii[rows[element]]
-        use = rho < CUTOFF * eps
-        weight = np.where(use, np.exp(-rho / eps) * lengths[panel] / count, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            body_part = np.where(use, eps * (rho + eps) * (r * normals[panel]).sum(axis=1)
-                                 / rho**2 * weight, 0.0)
-        i0[rows] -= np.bincount(element, body_part, minlength=len(rows))
+        rows = slice(first, min(first + CHUNK, n))
+        m = rows.stop - first
+        element, panel, weight, body_part = _panel_weights(positions[rows], radii[rows], body)
+        i0[rows] -= np.bincount(element, body_part, minlength=m)
         for axis in range(2):
-            i3[rows, axis] = np.bincount(element, weight * normals[panel, axis],
-                                         minlength=len(rows))
-        eps_hit = radii[rows[hit]]
-        line = 2 * eps_hit * (1 - np.exp(-lengths[own] / (2 * eps_hit))
-                              * np.cosh(along[hit, own] / eps_hit))
-        i0[rows[hit]] -= math.pi * eps_hit**2
-        i3[rows[hit]] += normals[own] * line[:, None]
+            i3[rows, axis] = np.bincount(element, weight * body.normals[panel, axis],
+                                         minlength=m)
     return i0, i3
+
+
+def wall_vorticity(positions: np.ndarray, gammas: np.ndarray, radii: np.ndarray,
+                   i0: np.ndarray, body: Body) -> np.ndarray:
+    """``(n_panels,)`` integral along each panel of the vorticity at the wall.
+
+    Element ``i`` spreads its circulation over the flow region as
+    ``Gamma_i exp(-|r - r_i| / eps_i) / I0_i`` (the kernel of its diffusive velocity,
+    normalised over the flow), so the wall's vorticity integrated along panel ``j`` is
+    ``sum_i Gamma_i w_ij / I0_i`` with ``w_ij`` the kernel's integral over the panel, the
+    same as in ``I3``. The friction along the wall is ``mu`` times it.
+    """
+    out = np.zeros(body.n_panels)
+    for first in range(0, len(positions), CHUNK):
+        rows = slice(first, first + CHUNK)
+        element, panel, weight, _ = _panel_weights(positions[rows], radii[rows], body)
+        share = gammas[rows] / i0[rows]
+        out += np.bincount(panel, share[element] * weight, minlength=body.n_panels)
+    return out
 
 
 def combine(i0: np.ndarray | None, i1: np.ndarray, i2: np.ndarray, i3: np.ndarray | None,

@@ -146,6 +146,52 @@ __global__ void __launch_bounds__(TILE) wake_sums_kernel(int n, int chunk,
     atomicAdd(&i2[2 * i + 1], sy);
 }
 
+// The kernel exp(-rho / eps) integrated over panel j for an element at (x, y): weight,
+// and its part of the integral over the body (body). The first panel the element lies on
+// (on_one false on entry) gives its limits, the exact line integral and half the kernel's
+// area, and sets on_one; the others are summed by the midpoint rule on pieces
+// (diffusion._panel_weights).
+template <typename real>
+__device__ void panel_integrals(real x, real y, real eps, int j,
+                                const real* __restrict__ vertices,
+                                const real* __restrict__ tangents,
+                                const real* __restrict__ normals,
+                                const real* __restrict__ lengths, real cutoff, real on_panel,
+                                real near_panel, real per_distance, int max_pieces,
+                                bool& on_one, real& weight, real& body) {
+    const real pi = real(3.141592653589793), reach = cutoff * eps;
+    const real tx = tangents[2 * j], ty = tangents[2 * j + 1];
+    const real nx = normals[2 * j], ny = normals[2 * j + 1], length = lengths[j];
+    const real ax = vertices[2 * j], ay = vertices[2 * j + 1];
+    const real qx = x - (ax + real(0.5) * length * tx), qy = y - (ay + real(0.5) * length * ty);
+    const real along = qx * tx + qy * ty, across = fabs(qx * nx + qy * ny);
+    weight = 0;
+    body = 0;
+    if (!on_one && across < on_panel * length && fabs(along) < real(0.5) * length) {
+        on_one = true;
+        weight = 2 * eps * (1 - exp(-length / (2 * eps)) * cosh(along / eps));
+        body = pi * eps * eps;
+        return;
+    }
+    int pieces = 1;
+    if (across <= near_panel * length && fabs(along) <= near_panel * length) {
+        const real distance = fabs(along) < real(0.5) * length
+                                  ? across
+                                  : fabs(along) + across - real(0.5) * length;
+        const real count = ceil(per_distance * length / distance);
+        pieces = count > real(max_pieces) ? max_pieces : (count < 1 ? 1 : int(count));
+    }
+    for (int k = 0; k < pieces; ++k) {
+        const real t = length * (real(k) + real(0.5)) / real(pieces);
+        const real rx = x - (ax + tx * t), ry = y - (ay + ty * t);
+        const real rho = sqrt(rx * rx + ry * ry);
+        if (rho >= reach) continue;
+        const real piece = exp(-rho / eps) * length / real(pieces);
+        weight += piece;
+        body += eps * (rho + eps) * (rx * nx + ry * ny) / (rho * rho) * piece;
+    }
+}
+
 // I0 and I3 of every element over the body's panels (diffusion.surface_sums)
 template <typename real>
 __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
@@ -159,50 +205,47 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
                                     real* __restrict__ i3) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const real x = positions[2 * i], y = positions[2 * i + 1];
-    const real eps = radius[i], reach = cutoff * eps;
+    const real x = positions[2 * i], y = positions[2 * i + 1], eps = radius[i];
     const real pi = real(3.141592653589793);
     real body = 0, fx = 0, fy = 0;
     bool on_one = false;
     for (int j = 0; j < n_panels; ++j) {
-        const real tx = tangents[2 * j], ty = tangents[2 * j + 1];
-        const real nx = normals[2 * j], ny = normals[2 * j + 1], length = lengths[j];
-        const real ax = vertices[2 * j], ay = vertices[2 * j + 1];
-        const real qx = x - (ax + real(0.5) * length * tx), qy = y - (ay + real(0.5) * length * ty);
-        const real along = qx * tx + qy * ty, across = fabs(qx * nx + qy * ny);
-        if (!on_one && across < on_panel * length && fabs(along) < real(0.5) * length) {
-            // on the (first such) panel: its terms' limits, the exact line integral and
-            // half the kernel's area
-            on_one = true;
-            const real line =
-                2 * eps * (1 - exp(-length / (2 * eps)) * cosh(along / eps));
-            fx += nx * line;
-            fy += ny * line;
-            body += pi * eps * eps;
-            continue;
-        }
-        int pieces = 1;
-        if (across <= near_panel * length && fabs(along) <= near_panel * length) {
-            const real distance = fabs(along) < real(0.5) * length
-                                      ? across
-                                      : fabs(along) + across - real(0.5) * length;
-            const real count = ceil(per_distance * length / distance);
-            pieces = count > real(max_pieces) ? max_pieces : (count < 1 ? 1 : int(count));
-        }
-        for (int k = 0; k < pieces; ++k) {
-            const real t = length * (real(k) + real(0.5)) / real(pieces);
-            const real rx = x - (ax + tx * t), ry = y - (ay + ty * t);
-            const real rho = sqrt(rx * rx + ry * ry);
-            if (rho >= reach) continue;
-            const real weight = exp(-rho / eps) * length / real(pieces);
-            fx += weight * nx;
-            fy += weight * ny;
-            body += eps * (rho + eps) * (rx * nx + ry * ny) / (rho * rho) * weight;
-        }
+        real weight, part;
+        panel_integrals(x, y, eps, j, vertices, tangents, normals, lengths, cutoff, on_panel,
+                        near_panel, per_distance, max_pieces, on_one, weight, part);
+        fx += weight * normals[2 * j];
+        fy += weight * normals[2 * j + 1];
+        body += part;
     }
     i0[i] = 2 * pi * eps * eps - body;
     i3[2 * i] = fx;
     i3[2 * i + 1] = fy;
+}
+
+// wall[j] += the wall's vorticity integrated along panel j (diffusion.wall_vorticity):
+// gamma[i] / i0[i] times the kernel's integral over the panel, summed over the elements
+template <typename real>
+__global__ void wall_vorticity_kernel(int n, const real* __restrict__ positions,
+                                      const real* __restrict__ gamma,
+                                      const real* __restrict__ radius,
+                                      const real* __restrict__ i0, int n_panels,
+                                      const real* __restrict__ vertices,
+                                      const real* __restrict__ tangents,
+                                      const real* __restrict__ normals,
+                                      const real* __restrict__ lengths, real cutoff,
+                                      real on_panel, real near_panel, real per_distance,
+                                      int max_pieces, real* __restrict__ wall) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const real x = positions[2 * i], y = positions[2 * i + 1], eps = radius[i];
+    const real share = gamma[i] / i0[i];
+    bool on_one = false;
+    for (int j = 0; j < n_panels; ++j) {
+        real weight, part;
+        panel_integrals(x, y, eps, j, vertices, tangents, normals, lengths, cutoff, on_panel,
+                        near_panel, per_distance, max_pieces, on_one, weight, part);
+        if (weight != 0) atomicAdd(&wall[j], share * weight);
+    }
 }
 
 // flag[i] = 1 when the move start[i] -> end[i] crosses a panel or ends inside the body
