@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
 [--until 150] [--budget 400] [--far 20] [--diffusion-limit 1.5] [--merge-growth 1]
-[--probe 2.5,0]
+[--probe 2.5,0] [--method direct] [--theta 0.4]
 [--checkpoint run.npz] [--backend cupy] [--csv loads.csv] [--surface surface.csv]``.
 Diameter 1, speed 1. Prints every 500 steps, and at the end the mean drag coefficient
 (and its friction part), the lift's amplitude
@@ -67,6 +67,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=400.0)
     parser.add_argument("--backend", default="cupy")
     parser.add_argument("--precision", default="fp32")
+    parser.add_argument("--method", default="direct", choices=("direct", "tree"))
+    parser.add_argument("--theta", type=float, default=0.4, help="the tree's accuracy")
     parser.add_argument("--far", type=float, default=20.0,
                         help="drop elements beyond this many diameters")
     parser.add_argument("--diffusion-limit", type=float, default=1.5,
@@ -86,7 +88,8 @@ def main() -> None:
                           VortexSettings(reynolds=args.reynolds, dt=args.dt,
                                          precision=args.precision, far_distance=args.far,
                                          diffusion_limit=args.diffusion_limit,
-                                         merge_growth=args.merge_growth),
+                                         merge_growth=args.merge_growth,
+                                         method=args.method, theta=args.theta),
                           backend=args.backend)
     probe = np.array([[float(v) for v in args.probe.split(",")]])
     rows = []
