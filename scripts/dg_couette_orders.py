@@ -2,11 +2,12 @@
 
 Usage: ``python scripts/dg_couette_orders.py [--steps 1000] [--tolerance 0]
 [--kinds quad,triangle] [--degrees 1,2,3] [--grids 10,20,40] [--strength 16]
-[--backend numpy]``. Prints a markdown row per shape, degree and grid (``nx`` x ``nx / 2``
-quads, the same grids split into triangles): error and order against the coarser grid,
-integrated by the solver's own rule and by a rule of ``--strength``, steps, last density
-residual, time. A run stops after ``--steps`` steps, or sooner once the density
-residual is below ``--tolerance``.
+[--backend numpy] [--every 0]``. Prints a markdown row per shape, degree and grid
+(``nx`` x ``nx / 2`` quads, the same grids split into triangles): error and order
+against the coarser grid, integrated by the solver's own rule and by a rule of
+``--strength``, steps, last density residual, time. A run stops after ``--steps``
+steps, or sooner once the density residual is below ``--tolerance``; ``--every``
+prints the errors on the way too.
 The case is ``tests/gpusolver/test_dg_viscous.py``'s (docs/validation.md).
 """
 
@@ -33,6 +34,8 @@ def main() -> None:
     parser.add_argument("--kinds", default="quad,triangle")
     parser.add_argument("--grids", default="10,20,40", help="elements across x (quads)")
     parser.add_argument("--backend", default="numpy", choices=("numpy", "cupy"))
+    parser.add_argument("--every", type=int, default=0,
+                        help="also print the errors every this many steps (how they drift)")
     parser.add_argument("--degrees", default="1,2,3")
     parser.add_argument("--strength", type=int, default=16,
                         help="the strong rule's strength, for the second error")
@@ -58,6 +61,11 @@ def main() -> None:
                     while steps < args.steps and residual >= args.tolerance:
                         residual = solver.step()[0]
                         steps += 1
+                        if args.every and steps % args.every == 0 and steps < args.steps:
+                            print(f"| {kind} | {degree} | {mesh.n_cells} | "
+                                  f"{solver.l2_error(exact):.4e} | (so far) | "
+                                  f"{solver.l2_error(exact, strength=args.strength):.4e} | | "
+                                  f"{steps} | {residual:.1e} | |", flush=True)
                 except SolverDivergedError as error:
                     print(f"| {kind} | {degree} | {mesh.n_cells} | diverged: {error} |")
                     break
