@@ -159,8 +159,8 @@ def test_the_kernels_equal_the_numpy_sums(chunk, monkeypatch):
     rng = np.random.default_rng(7)
     print("seed 7")
     body = naca_airfoil("0012", 80)
-    positions = np.column_stack([rng.uniform(-0.1, 1.1, 300), rng.normal(0, 0.05, 300)])
-    gammas = rng.normal(size=300) * 1e-3
+    positions = np.column_stack([rng.uniform(-0.1, 1.5, 300), rng.normal(0, 0.05, 300)])
+    gammas = rng.normal(size=300) * 1e-3  # some beyond the body's reach: they skip it
     backend = get_backend("numpy")
     radii = domain_radii(positions, 0.002)
     assert np.allclose(device.domain_radii(backend, positions, 0.002), radii, rtol=1e-12)

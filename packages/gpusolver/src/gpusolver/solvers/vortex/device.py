@@ -78,6 +78,14 @@ class BodyArrays:
         self.vertices64 = xp.ascontiguousarray(xp.asarray(body.vertices, dtype=np.float64))
         self.lo = body.vertices.min(axis=0)
         self.hi = body.vertices.max(axis=0)
+        #: The widest on-panel band (:data:`.diffusion.ON_PANEL` panel lengths).
+        self.band = diffusion.ON_PANEL * float(body.lengths.max())
+
+    def reach(self, real) -> tuple:
+        """The surface kernels' ``band, lo_x, lo_y, hi_x, hi_y`` arguments, as ``real``s:
+        elements farther from the body's box than the band and their kernel's reach skip
+        the panels."""
+        return tuple(real(v) for v in (self.band, *self.lo, *self.hi))
 
 
 def surface_sums(backend: Backend, positions, radii, panels: BodyArrays):
@@ -91,7 +99,7 @@ def surface_sums(backend: Backend, positions, radii, panels: BodyArrays):
         (np.int32(n), positions, radii, panels.n_panels, panels.vertices, panels.tangents,
          panels.normals, panels.lengths, real(diffusion.CUTOFF), real(diffusion.ON_PANEL),
          real(diffusion.NEAR_PANEL), real(diffusion.PIECES_PER_DISTANCE),
-         np.int32(diffusion.MAX_PIECES), i0, i3))
+         np.int32(diffusion.MAX_PIECES), *panels.reach(real), i0, i3))
     return i0, i3
 
 
@@ -105,7 +113,8 @@ def wall_vorticity(backend: Backend, positions, gammas, radii, i0, panels: BodyA
         (np.int32(n), positions, gammas, radii, i0, panels.n_panels, panels.vertices,
          panels.tangents, panels.normals, panels.lengths, real(diffusion.CUTOFF),
          real(diffusion.ON_PANEL), real(diffusion.NEAR_PANEL),
-         real(diffusion.PIECES_PER_DISTANCE), np.int32(diffusion.MAX_PIECES), wall))
+         real(diffusion.PIECES_PER_DISTANCE), np.int32(diffusion.MAX_PIECES),
+         *panels.reach(real), wall))
     return wall
 
 

@@ -192,6 +192,15 @@ __device__ void panel_integrals(real x, real y, real eps, int j,
     }
 }
 
+// True when no panel reaches an element at (x, y): it is farther than margin from the box
+// [lo, hi] around the body (margin: the kernel's reach or the on-panel band, whichever is
+// wider), so every panel integral is zero and the loop over the panels can be skipped
+template <typename real>
+__device__ __forceinline__ bool beyond_body(real x, real y, real margin, real lo_x, real lo_y,
+                                            real hi_x, real hi_y) {
+    return x < lo_x - margin || x > hi_x + margin || y < lo_y - margin || y > hi_y + margin;
+}
+
 // I0 and I3 of every element over the body's panels (diffusion.surface_sums)
 template <typename real>
 __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
@@ -201,7 +210,8 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
                                     const real* __restrict__ normals,
                                     const real* __restrict__ lengths, real cutoff,
                                     real on_panel, real near_panel, real per_distance,
-                                    int max_pieces, real* __restrict__ i0,
+                                    int max_pieces, real band, real lo_x, real lo_y,
+                                    real hi_x, real hi_y, real* __restrict__ i0,
                                     real* __restrict__ i3) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -209,7 +219,8 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
     const real pi = real(3.141592653589793);
     real body = 0, fx = 0, fy = 0;
     bool on_one = false;
-    for (int j = 0; j < n_panels; ++j) {
+    const bool far = beyond_body(x, y, fmax(cutoff * eps, band), lo_x, lo_y, hi_x, hi_y);
+    for (int j = 0; j < (far ? 0 : n_panels); ++j) {
         real weight, part;
         panel_integrals(x, y, eps, j, vertices, tangents, normals, lengths, cutoff, on_panel,
                         near_panel, per_distance, max_pieces, on_one, weight, part);
@@ -234,10 +245,12 @@ __global__ void wall_vorticity_kernel(int n, const real* __restrict__ positions,
                                       const real* __restrict__ normals,
                                       const real* __restrict__ lengths, real cutoff,
                                       real on_panel, real near_panel, real per_distance,
-                                      int max_pieces, real* __restrict__ wall) {
+                                      int max_pieces, real band, real lo_x, real lo_y,
+                                      real hi_x, real hi_y, real* __restrict__ wall) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const real x = positions[2 * i], y = positions[2 * i + 1], eps = radius[i];
+    if (beyond_body(x, y, fmax(cutoff * eps, band), lo_x, lo_y, hi_x, hi_y)) return;
     const real share = gamma[i] / i0[i];
     bool on_one = false;
     for (int j = 0; j < n_panels; ++j) {
