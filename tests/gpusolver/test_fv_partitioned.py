@@ -101,6 +101,27 @@ def test_fused_lusgs_on_parts_equals_its_array_code(backend, sweeps):
     np.testing.assert_allclose(fused.conserved(), reference.conserved(), rtol=1e-11, atol=1e-13)
 
 
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+def test_fused_parts_that_exchange_nothing_read_the_steps_start_in_their_halos():
+    """With a transport that exchanges nothing (the benchmark's reference of parallel
+    efficiency), a fresh state's halo is what the stage buffers hold: the step's start,
+    not whatever their memory held before (here NaN)."""
+    from gpusolver.bench.parallel import Alone
+
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    plan = make_plan(mesh, PlanOptions(partitions=2), topology=Topology(mesh))
+    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL,
+                              scheme=Scheme("roe", 2), cfl=0.8)
+    parts.fuse()
+    parts.use_transport(lambda halos: Alone(2))
+    for steps in parts.fused_steps.parts:
+        for buffer in (*steps.states, steps.stage_state):
+            buffer.fill(np.nan)
+    parts.set_conserved(parts.conserved())
+    assert np.isfinite(parts.step()).all()
+    assert np.isfinite(parts.conserved()).all()
+
+
 @pytest.mark.parametrize("kernels", ["arrays", "host"])
 def test_parts_lusgs_backs_off_then_names_a_cell_that_stays_bad(kernels):
     """A cell whose density is negative stays bad at every CFL number: each retry lowers

@@ -62,6 +62,10 @@ class Alone:
         """No other part: the array itself."""
         return array
 
+    def gather(self, item) -> list:
+        """No other process: the one ``item``."""
+        return [item]
+
 
 def seconds_per_call(work, repeats: int, comm, backend, warmup: int = WARMUP) -> float:
     """Wall-clock seconds per ``work()`` over ``repeats`` calls, all ranks synchronised."""

@@ -58,6 +58,12 @@ class FusedPartsRungeKutta:
         """
         u0s, outs = [], []
         for steps, u in zip(self.parts, states, strict=True):
+            if not any(u is buffer for buffer in steps.states):
+                # a state from outside: the stage buffers' halos, which only exchanges
+                # write, start from it (a transport that exchanges nothing then reads
+                # the step's start there, not uninitialised memory)
+                for buffer in (*steps.states, steps.stage_state):
+                    buffer[...] = u
             u0, out = alternate(steps.states, u)
             u0s.append(u0)
             outs.append(out)
