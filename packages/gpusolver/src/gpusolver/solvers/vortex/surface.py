@@ -8,8 +8,8 @@ absorbed there, so a step's pressure is the running sum of that along the contou
 sum is known up to a constant: the front panel (its normal most against the free
 stream) is given the steady stagnation value ``Cp = 1``, which holds for the time mean
 of a flow whose unsteadiness and viscous terms vanish there, and only approximately at
-low Reynolds numbers (the stagnation pressure of a cylinder at Re 40 is about 1.1 of the
-dynamic head). Forces do not depend on the constant.
+low Reynolds numbers, where viscosity raises the stagnation pressure above the dynamic
+head. Forces do not depend on the constant.
 
 The friction is ``mu Omega_wall`` along the tangent; :func:`.diffusion.wall_vorticity`
 gives the wall's vorticity.
