@@ -45,7 +45,9 @@ def strouhal(times: np.ndarray, lift: np.ndarray) -> tuple[float, float]:
     """The shedding frequency (diameter and speed 1) from the smoothed lift's upward zero
     crossings (mean removed, linear interpolation): one over the mean period, and half
     the spread of the periods over the frequency as its uncertainty; (nan, nan) with fewer
-    than three crossings."""
+    than three crossings (or samples)."""
+    if len(times) < 3:
+        return float("nan"), float("nan")
     times, lift = smoothed(times, lift)
     signal = lift - lift.mean()
     up = np.flatnonzero((signal[:-1] < 0) & (signal[1:] >= 0))
