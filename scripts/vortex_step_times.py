@@ -73,9 +73,8 @@ def print_phases(solver: VortexSolver) -> None:
         "domain radii": lambda: device.domain_radii(be, p32, solver.radius_floor),
         "wake sums I1 I2": lambda: device.wake_sums(be, p32, g32, radii),
         "surface sums I0 I3": lambda: device.surface_sums(be, p32, radii, solver.panels),
-        "wall vorticity (friction)": lambda: device.wall_vorticity(
-            be, p32, g32, radii, device.surface_sums(be, p32, radii, solver.panels)[0],
-            solver.panels),
+        "surface sums and wall vorticity (friction)": lambda: device.surface_sums(
+            be, p32, radii, solver.panels, g32),
         "diffusive (all of it)": lambda: solver.diffusive_velocity(positions, gammas),
         "absorbed": lambda: solver._absorbed(positions, moved),
         "merging radii": lambda: solver.merge_radii(positions),

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+#: A null pointer argument of a kernel (CuPy and the host compile alike).
+NULL = np.uint64(0)
+
 SUFFIX = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32"}
 
 #: ``#include "path"`` lines: resolved relative to the including file.

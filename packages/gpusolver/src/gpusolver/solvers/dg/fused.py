@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpusolver.backends import Backend
-from gpusolver.backends.cuda import grid, real_type
+from gpusolver.backends.cuda import NULL, grid, real_type
 from gpusolver.backends.graphs import StepGraphs, alternate
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
@@ -117,9 +117,8 @@ class FusedDG:
         self.transport = (self.dtype.type(gas.mu_ref),
                           self.dtype.type(SUTHERLAND_K / gas.temperature_ref),
                           self.dtype.type(gas.prandtl), np.int32(gas.viscosity_law == "constant"))
-        null = np.uint64(0)
         #: What the volume and face kernels read of the BR2 terms (null pointers for Euler).
-        self.volume_viscous, self.face_viscous = (null,), (null, null, null, null)
+        self.volume_viscous, self.face_viscous = (NULL,), (NULL, NULL, NULL, NULL)
         if self.viscous:
             self._lay_out_viscous(device, listed, solver.viscous)
         real_of = self.dtype.type

@@ -26,7 +26,7 @@ import itertools
 
 import numpy as np
 
-from gpusolver.backends.cuda import real_type
+from gpusolver.backends.cuda import NULL, real_type
 from gpusolver.backends.graphs import StepGraphs, alternate
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
@@ -44,9 +44,6 @@ ACCUMULATION = {"reduce": STORE, "atomic": ATOMIC, "colour": PLAIN}
 
 #: Threads per block of every kernel (``__launch_bounds__(256)``).
 BLOCK = 256
-
-#: A null pointer argument.
-NULL = np.uint64(0)
 
 SOURCE = "kernels/residual.cu"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpusolver.backends import Backend
-from gpusolver.backends.cuda import grid, real_type
+from gpusolver.backends.cuda import NULL, grid, real_type
 from gpusolver.solvers.vortex import diffusion
 from gpusolver.solvers.vortex.body import Body
 
@@ -88,34 +88,24 @@ class BodyArrays:
         return tuple(real(v) for v in (self.band, *self.lo, *self.hi))
 
 
-def surface_sums(backend: Backend, positions, radii, panels: BodyArrays):
-    """:func:`.diffusion.surface_sums` by the kernel."""
+def surface_sums(backend: Backend, positions, radii, panels: BodyArrays, gammas=None):
+    """:func:`.diffusion.surface_sums` by the kernel: ``(i0, i3)``; given the elements'
+    ``gammas``, also :func:`.diffusion.wall_vorticity` in the same launch:
+    ``(i0, i3, wall)``, in the precision of ``positions``."""
     n = len(positions)
     xp, real = backend.xp, positions.dtype.type
     i0 = xp.empty(n, dtype=positions.dtype)
     i3 = xp.empty((n, 2), dtype=positions.dtype)
+    with_wall = gammas is not None
+    wall = xp.zeros(int(panels.n_panels), dtype=positions.dtype) if with_wall else NULL
     _kernel(backend, "surface_sums_kernel", positions.dtype)(
         grid(n, BLOCK), (BLOCK,),
-        (np.int32(n), positions, radii, panels.n_panels, panels.vertices, panels.tangents,
-         panels.normals, panels.lengths, real(diffusion.CUTOFF), real(diffusion.ON_PANEL),
-         real(diffusion.NEAR_PANEL), real(diffusion.PIECES_PER_DISTANCE),
-         np.int32(diffusion.MAX_PIECES), *panels.reach(real), i0, i3))
-    return i0, i3
-
-
-def wall_vorticity(backend: Backend, positions, gammas, radii, i0, panels: BodyArrays):
-    """:func:`.diffusion.wall_vorticity` by the kernel, in the precision of ``positions``."""
-    n = len(positions)
-    real = positions.dtype.type
-    wall = backend.xp.zeros(int(panels.n_panels), dtype=positions.dtype)
-    _kernel(backend, "wall_vorticity_kernel", positions.dtype)(
-        grid(n, BLOCK), (BLOCK,),
-        (np.int32(n), positions, gammas, radii, i0, panels.n_panels, panels.vertices,
-         panels.tangents, panels.normals, panels.lengths, real(diffusion.CUTOFF),
-         real(diffusion.ON_PANEL), real(diffusion.NEAR_PANEL),
+        (np.int32(n), positions, radii, gammas if with_wall else NULL, panels.n_panels,
+         panels.vertices, panels.tangents, panels.normals, panels.lengths,
+         real(diffusion.CUTOFF), real(diffusion.ON_PANEL), real(diffusion.NEAR_PANEL),
          real(diffusion.PIECES_PER_DISTANCE), np.int32(diffusion.MAX_PIECES),
-         *panels.reach(real), wall))
-    return wall
+         *panels.reach(real), i0, i3, wall))
+    return (i0, i3, wall) if with_wall else (i0, i3)
 
 
 def absorbed(backend: Backend, start, end, panels: BodyArrays):

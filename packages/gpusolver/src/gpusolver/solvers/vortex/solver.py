@@ -259,8 +259,7 @@ class VortexSolver:
             g = xp.ascontiguousarray(gammas.astype(dtype))
             radii = device.domain_radii(be, p, self.radius_floor)
             i1, i2 = device.wake_sums(be, p, g, radii)
-            i0, i3 = device.surface_sums(be, p, radii, self.panels)
-            wall = device.wall_vorticity(be, p, g, radii, i0, self.panels)
+            i0, i3, wall = device.surface_sums(be, p, radii, self.panels, g)
         w = diffusion.combine(i0, i1, i2, i3, radii, self.nu,
                               self.settings.diffusion_limit * self.speed)
         return w.astype(np.float64), wall.astype(np.float64)
@@ -366,7 +365,7 @@ class VortexSolver:
                                      self.backend.to_host(wall), s.dt, self.nu,
                                      s.free_stream)
         _, _, friction, friction_moment = surface_forces(self.body, self.surface,
-                                                         self.backend.to_host(self.centre))
+                                                         self.body.vertices.mean(axis=0))
         length = self.reference_length
         scale = 0.5 * self.speed**2 * length
         cx_friction, cy_friction = friction / length

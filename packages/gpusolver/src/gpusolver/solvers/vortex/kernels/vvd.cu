@@ -201,10 +201,14 @@ __device__ __forceinline__ bool beyond_body(real x, real y, real margin, real lo
     return x < lo_x - margin || x > hi_x + margin || y < lo_y - margin || y > hi_y + margin;
 }
 
-// I0 and I3 of every element over the body's panels (diffusion.surface_sums)
+// I0 and I3 of every element over the body's panels (diffusion.surface_sums); with wall
+// (not null), also wall[j] += the wall's vorticity integrated along panel j
+// (diffusion.wall_vorticity): gamma[i] / I0 times the kernel's integral over the panel,
+// summed over the elements (a second pass over the panels, once I0 is known)
 template <typename real>
 __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
-                                    const real* __restrict__ radius, int n_panels,
+                                    const real* __restrict__ radius,
+                                    const real* __restrict__ gamma, int n_panels,
                                     const real* __restrict__ vertices,
                                     const real* __restrict__ tangents,
                                     const real* __restrict__ normals,
@@ -212,7 +216,7 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
                                     real on_panel, real near_panel, real per_distance,
                                     int max_pieces, real band, real lo_x, real lo_y,
                                     real hi_x, real hi_y, real* __restrict__ i0,
-                                    real* __restrict__ i3) {
+                                    real* __restrict__ i3, real* __restrict__ wall) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const real x = positions[2 * i], y = positions[2 * i + 1], eps = radius[i];
@@ -220,7 +224,8 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
     real body = 0, fx = 0, fy = 0;
     bool on_one = false;
     const bool far = beyond_body(x, y, fmax(cutoff * eps, band), lo_x, lo_y, hi_x, hi_y);
-    for (int j = 0; j < (far ? 0 : n_panels); ++j) {
+    const int panels = far ? 0 : n_panels;
+    for (int j = 0; j < panels; ++j) {
         real weight, part;
         panel_integrals(x, y, eps, j, vertices, tangents, normals, lengths, cutoff, on_panel,
                         near_panel, per_distance, max_pieces, on_one, weight, part);
@@ -228,32 +233,14 @@ __global__ void surface_sums_kernel(int n, const real* __restrict__ positions,
         fy += weight * normals[2 * j + 1];
         body += part;
     }
-    i0[i] = 2 * pi * eps * eps - body;
+    const real flow = 2 * pi * eps * eps - body;
+    i0[i] = flow;
     i3[2 * i] = fx;
     i3[2 * i + 1] = fy;
-}
-
-// wall[j] += the wall's vorticity integrated along panel j (diffusion.wall_vorticity):
-// gamma[i] / i0[i] times the kernel's integral over the panel, summed over the elements
-template <typename real>
-__global__ void wall_vorticity_kernel(int n, const real* __restrict__ positions,
-                                      const real* __restrict__ gamma,
-                                      const real* __restrict__ radius,
-                                      const real* __restrict__ i0, int n_panels,
-                                      const real* __restrict__ vertices,
-                                      const real* __restrict__ tangents,
-                                      const real* __restrict__ normals,
-                                      const real* __restrict__ lengths, real cutoff,
-                                      real on_panel, real near_panel, real per_distance,
-                                      int max_pieces, real band, real lo_x, real lo_y,
-                                      real hi_x, real hi_y, real* __restrict__ wall) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const real x = positions[2 * i], y = positions[2 * i + 1], eps = radius[i];
-    if (beyond_body(x, y, fmax(cutoff * eps, band), lo_x, lo_y, hi_x, hi_y)) return;
-    const real share = gamma[i] / i0[i];
-    bool on_one = false;
-    for (int j = 0; j < n_panels; ++j) {
+    if (wall == nullptr) return;
+    const real share = gamma[i] / flow;
+    on_one = false;
+    for (int j = 0; j < panels; ++j) {
         real weight, part;
         panel_integrals(x, y, eps, j, vertices, tangents, normals, lengths, cutoff, on_panel,
                         near_panel, per_distance, max_pieces, on_one, weight, part);
