@@ -10,6 +10,7 @@ import pytest
 from gpusolver.physics.exact import couette
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.solver import DGSolver, uniform
+from gpusolver.solvers.dg.steady import newton_steady_state
 from meshorder.testing import grid_mesh
 
 from .dg_cases import assert_kernels_match_the_rate, assert_the_rate_conserves, mixed_mesh, vortex
@@ -29,26 +30,57 @@ def _channel(nx: int, ny: int, kind: str):
     return dataclasses.replace(mesh, points=mesh.points * np.array([4.0, 2.0, 1.0]))
 
 
-def _couette_error(nx: int, kind: str, degree: int, steps: int) -> float:
-    """L2 error of density after ``steps`` local steps from the exact solution's projection,
-    the exact state on every boundary."""
+#: The walls at the exact solution's temperatures and speeds; the exact state at the ends.
+COUETTE_WALLS = {"left": "exact", "right": "exact",
+                 "bottom": {"type": "no-slip-isothermal", "temperature": 0.80 / 0.85},
+                 "top": {"type": "no-slip-isothermal", "temperature": 1.0,
+                         "velocity": [COUETTE_GAS.mach, 0.0]}}
+#: The paper's table 2 (50 and 200 quadrilaterals; 58 and 232 triangles).
+PAPER_ERRORS = {("quad", 1): (3.45e-5, 7.90e-6), ("quad", 2): (2.16e-7, 2.66e-8),
+                ("triangle", 1): (5.59e-5, 1.55e-5)}
+
+
+def _steady_couette_error(nx: int, kind: str, degree: int) -> float:
+    """L2 density error of the discretisation's steady Couette flow (Newton's method)."""
     exact = lambda points, time: couette(COUETTE_GAS, points)  # noqa: E731
-    solver = DGSolver(_channel(nx, nx // 2, kind), COUETTE_GAS, dict.fromkeys(SIDES, "exact"),
-                      degree=degree, exact=exact, local_time_step=True)
+    solver = DGSolver(_channel(nx, nx // 2, kind), COUETTE_GAS, COUETTE_WALLS, degree=degree,
+                      exact=exact)
     solver.u = solver.project(exact)
-    for _ in range(steps):
-        solver.step()
+    history = newton_steady_state(solver)
+    assert history[-1] < 1e-12
     return solver.l2_error(exact)
 
 
-@pytest.mark.parametrize("kind, degree, coarse_bound", [
-    ("quad", 1, 8e-5), ("quad", 2, 5e-7), ("triangle", 1, 1.5e-4)])
-def test_couette_flow_converges_at_order_p_plus_one(kind, degree, coarse_bound):
-    coarse, fine = (_couette_error(n, kind, degree, 250) for n in (10, 20))
+@pytest.mark.parametrize("kind, degree", list(PAPER_ERRORS))
+def test_steady_couette_flow_converges_at_order_p_plus_one_below_the_papers_errors(kind,
+                                                                                   degree):
+    """The issue's goal on the first two of the paper's grids: order p + 1 - 0.05 on
+    quads, p + 1 - 0.2 on triangles, errors below table 2's. Isothermal walls with a
+    numerical flux against a ghost state instead of the wall's own flux gave 1.80 at p = 1
+    here, and on finer grids fell further."""
+    coarse, fine = (_steady_couette_error(n, kind, degree) for n in (10, 20))
     order = np.log2(coarse / fine)
     print(f"{kind} p={degree}: {coarse:.3e} -> {fine:.3e}, order {order:.2f}")
-    assert coarse < coarse_bound
-    assert order > degree + 1 - 0.2
+    assert coarse < PAPER_ERRORS[kind, degree][0] and fine < PAPER_ERRORS[kind, degree][1]
+    assert order > degree + 1 - (0.05 if kind == "quad" else 0.2)
+
+
+def test_no_mass_crosses_a_no_slip_wall():
+    """The wall's flux is the inside pressure's alone, whatever the ghost state: an
+    isothermal wall's ghost density differs from the inside's, and a numerical flux
+    against it carried mass through the wall."""
+    exact = lambda points, time: couette(COUETTE_GAS, points)  # noqa: E731
+    solver = DGSolver(_channel(4, 2, "quad"), COUETTE_GAS, COUETTE_WALLS, degree=2,
+                      exact=exact)
+    u = solver.project(exact) * (1 + 1e-3 * np.random.default_rng(0).uniform(
+        -1, 1, solver.u.shape))
+    solver.rate(u)
+    lay = solver.layout
+    for name in ("bottom", "top"):
+        first, end = lay.markers[name]
+        wall = solver.boundary_flux[:, first - lay.n_interior:end - lay.n_interior]
+        assert np.abs(wall[0]).max() == 0.0  # mass
+        assert np.abs(wall[1:3]).max() > 1e-4  # pressure and friction
 
 
 @pytest.mark.parametrize("degree", [1, 3])

@@ -61,6 +61,16 @@ __device__ __forceinline__ void euler_flux(const real w[Vars<DIM>::N], const rea
     f[DIM + 1] = w[0] * total_enthalpy<real, DIM>(w, gamma) * un;
 }
 
+// The flux through a wall that nothing crosses: the inside's pressure times the normal.
+template <typename real, int DIM>
+__device__ __forceinline__ void wall_flux(const real w[Vars<DIM>::N], const real n[DIM],
+                                          real f[Vars<DIM>::N]) {
+    f[0] = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) f[1 + d] = w[DIM + 1] * n[d];
+    f[DIM + 1] = 0;
+}
+
 template <typename real>
 __device__ __forceinline__ real harten(real eigenvalue, real delta) {
     const real m = fabs(eigenvalue);

@@ -16,7 +16,7 @@
 //                  is subtracted from the physical flux;
 //   face_kernel    one thread per face: both traces at each face Gauss point (the ghost
 //                  state, given, on the boundary) and the Riemann flux (template argument)
-//                  there (with VISCOUS, less the mean of the two sides' viscous fluxes,
+//                  there, or on a no-slip wall the wall's flux (with VISCOUS, less the mean of the two sides' viscous fluxes,
 //                  each side's gradient corrected by its penalised lifting; the ghost
 //                  state takes the inside's); then per variable and mode the sum over
 //                  the points, subtracted
@@ -342,6 +342,9 @@ __global__ void __launch_bounds__(128) face_kernel(
     const FaceGeometry<real, NQF> g = face_geometry<real, NQF>(f, n_faces, normal, area,
                                                                 curved_index, curved, n_curved);
     const int n_boundary = n_faces - n_interior;
+    const int code = VISCOUS && !interior ? bc_code[f - n_interior] : -1;
+    // a no-slip wall's convective flux is the wall's (DGSolver.flux_at_points)
+    const bool no_slip = code == NO_SLIP_ADIABATIC || code == NO_SLIP_ISOTHERMAL;
     real flux[NQF][NV];  // times the Gauss weight and the length element
 #pragma unroll
     for (int q = 0; q < NQF; ++q) {
@@ -355,12 +358,14 @@ __global__ void __launch_bounds__(128) face_kernel(
                 wr[v] = ghost[(v * NQF + q) * n_boundary + (f - n_interior)];
         }
         const real* n = g.n[q];
-        riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
+        if (no_slip)
+            wall_flux<real, 2>(wl, n, flux[q]);
+        else
+            riemann<real, 2, FLUX>(wl, wr, n, gamma, flux[q]);
         if (VISCOUS) {  // the mean of the sides' viscous fluxes; the ghost takes the
                         // inside's gradient; no conduction through an adiabatic wall
             const Transport<real> transport{mu_ref, sutherland, prandtl, constant_law};
-            const real heat = !interior && bc_code[f - n_interior] == NO_SLIP_ADIABATIC
-                                  ? real(0) : real(1);
+            const real heat = code == NO_SLIP_ADIABATIC ? real(0) : real(1);
             real U[NV], G[NV][2], Fv[2][NV];
             face_gradient<real, M, NQF>(gradients_left, n_faces, f, face_lifting, n_faces, f,
                                         u, n_elements, l, q, G);
