@@ -130,3 +130,25 @@ def couette(gas, points: np.ndarray, lower_temperature: float = 0.80 / 0.85,
     w = np.stack([1.0 / temperature, gas.mach * eta, 0.0 * eta, np.full_like(eta, 1 / gas.gamma)])
     return gas.to_conserved(w)
 
+
+def isentropic_vortex(points: np.ndarray, t: float, centre=(-0.5, 0.0), velocity=(1.0, 0.0),
+                      strength: float = 5.0, gamma: float = 1.4) -> np.ndarray:
+    """Shu's isentropic vortex moving with the free stream ``velocity`` (density and
+    pressure 1 far away): conserved states ``(4, n)`` at ``points`` ``(2, n)`` at time ``t``,
+    an exact solution of the Euler equations.
+
+    Examples
+    --------
+    >>> far = isentropic_vortex(np.array([[50.0], [0.0]]), 0.0)
+    >>> [round(float(v), 12) for v in far[:, 0]]
+    [1.0, 1.0, 0.0, 3.0]
+    """
+    x = points[0] - centre[0] - velocity[0] * t
+    y = points[1] - centre[1] - velocity[1] * t
+    r2 = x * x + y * y
+    f = strength / (2 * np.pi) * np.exp(0.5 * (1 - r2))
+    u, v = velocity[0] - f * y, velocity[1] + f * x
+    temperature = 1 - (gamma - 1) * strength ** 2 / (8 * gamma * np.pi ** 2) * np.exp(1 - r2)
+    rho = temperature ** (1 / (gamma - 1))
+    p = rho ** gamma
+    return np.stack([rho, rho * u, rho * v, p / (gamma - 1) + 0.5 * rho * (u * u + v * v)])
