@@ -1,10 +1,10 @@
 """L2 density errors and orders of modal DG (Euler) on Shu's isentropic vortex.
 
 Usage: ``python scripts/dg_vortex_orders.py [--kinds quad,triangle] [--degrees 1,2,3]
-[--grids 10,20,40,80] [--time 1.0] [--flux rusanov] [--strength 16] [--backend numpy]``.
+[--grids 10,20,40,80] [--time 1.0] [--cfl 0.5] [--flux rusanov] [--strength 16] [--backend numpy]``.
 The vortex (strength 5, density and pressure 1 far away, free stream u = 1) starts at
 (-0.5, 0) in [-5, 5]^2 (``n`` x ``n`` quads, or the same squares split into two
-triangles), the exact state on the boundary, the ``--flux``, RK4 at CFL 0.5, to
+triangles), the exact state on the boundary, the ``--flux``, RK4 at CFL ``--cfl``, to
 ``--time``. Prints a markdown row per shape, degree and grid: the error and the order
 against the coarser grid by the solver's own rule and by a rule of ``--strength``, steps
 and seconds. ``tests/gpusolver/test_dg.py`` runs the first two grids (docs/validation.md).
@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("--degrees", default="1,2,3")
     parser.add_argument("--grids", default="10,20,40,80", help="elements along a side")
     parser.add_argument("--time", type=float, default=1.0)
+    parser.add_argument("--cfl", type=float, default=0.5)
     parser.add_argument("--flux", default="rusanov")
     parser.add_argument("--strength", type=int, default=16,
                         help="the strong rule's strength, for the second error")
@@ -45,7 +46,8 @@ def main() -> None:
                 points[:, :2] = 10.0 * (points[:, :2] - 0.5)
                 solver = DGSolver(dataclasses.replace(mesh, points=points), Gas(dim=2, mach=0.5),
                                   dict.fromkeys(("left", "right", "bottom", "top"), "exact"),
-                                  degree=degree, flux=args.flux, exact=isentropic_vortex,
+                                  degree=degree, flux=args.flux, cfl=args.cfl,
+                                  exact=isentropic_vortex,
                                   backend=args.backend)
                 solver.u = solver.backend.asarray(solver.project(isentropic_vortex))
                 start = time.perf_counter()
