@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError
+from gpusolver.solvers.vortex.biot_savart import _pair_kernel_velocity, direct_velocity
 from gpusolver.vortex import velocity
 
 HOST = pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
@@ -80,6 +82,39 @@ def test_the_cuda_kernel_equals_the_reference(precision, n):
     _compare("cupy", precision, n, 700)  # targets across two blocks of 512
 
 
+def _compare_at_the_elements(backend: str, precision: str, n: int) -> None:
+    """The velocities at the elements themselves (the pair kernel) against the reference."""
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    positions, gammas, _ = _random_elements(seed, n, 1)
+    expected = direct_velocity(positions, gammas, 0.01, positions)
+    if backend == "host":  # the kernel compiled for the CPU, in the precision asked
+        dtype = np.float32 if precision == "fp32" else np.float64
+        got = _pair_kernel_velocity(get_backend("numpy"), positions.astype(dtype),
+                                    gammas.astype(dtype), 0.01)
+    else:
+        got = velocity(positions, gammas, 0.01, backend=backend, precision=precision).get()
+    error = np.abs(got - expected).max() / max(np.abs(expected).max(), 1e-300)
+    assert error < TOLERANCE[precision], f"relative error {error:.2e} (seed {seed})"
+
+
+#: Element counts of one tile and of several (odd and even numbers of tiles of 1,024).
+PAIR_COUNTS = [1, 1023, 1025, 3000, 5200]
+
+
+@HOST
+@pytest.mark.parametrize("n", PAIR_COUNTS)
+def test_the_pair_kernel_compiled_for_the_cpu_evaluates_every_pair_once(n):
+    _compare_at_the_elements("host", "fp64", n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+@pytest.mark.parametrize("n", [*PAIR_COUNTS, 20_000])  # 20,000: blocks share a tile's partners
+def test_the_cuda_pair_kernel_equals_the_reference(precision, n):
+    _compare_at_the_elements("cupy", precision, n)
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (([[0.0, 0.0, 0.0]], [1.0], 0.1), r"positions must be \(N, 2\), got shape \(1, 3\)"),
     (([[0.0, 0.0]], [1.0, 2.0], 0.1), r"gammas must be \(1,\) like the positions"),
@@ -114,9 +149,11 @@ def test_the_vortex_benchmark_rows_check_the_kernel_against_the_reference():
     rows = run_vortex_benchmark([300], ["fp32", "fp64"], repeats=1, backend="numpy",
                                 log=lambda s: None)
     tree_only = {"theta", "terms"}
-    assert [r["precision"] for r in rows] == ["fp32", "fp64"]
+    assert [(r["precision"], r["method"]) for r in rows] == [
+        ("fp32", "direct"), ("fp32", "direct-pairs"), ("fp64", "direct"), ("fp64", "direct-pairs")]
     assert set(COLUMNS) - tree_only <= set(rows[0])
-    assert rows[0]["max_rel_error"] < 1e-5 and rows[1]["max_rel_error"] < 1e-12
+    assert all(r["max_rel_error"] < 1e-5 for r in rows[:2])
+    assert all(r["max_rel_error"] < 1e-12 for r in rows[2:])
 
 
 @HOST

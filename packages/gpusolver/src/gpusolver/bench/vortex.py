@@ -1,8 +1,11 @@
 """``gpusolver bench-vortex``: vortex velocities by the direct sum and by the tree.
 
 For each element count N, cloud and precision: N elements induce velocities at
-themselves. ``direct`` rows time the tiled kernel (N^2 interactions; median of
-``repeats``; flops counted at :data:`FLOPS_PER_INTERACTION`) and check its first 256
+themselves. ``direct`` rows time the tiled kernel with the elements given as targets (N^2
+interactions; median of ``repeats``; flops counted at :data:`FLOPS_PER_INTERACTION`),
+``direct-pairs`` rows the pair kernel that the velocities at the elements take by default
+(each pair evaluated once for both of its interactions: N^2 interactions from N^2 / 2
+pairs, flops counted at :data:`FLOPS_PER_PAIR` a pair); both check their first 256
 targets against the fp64 NumPy reference. ``tree`` rows time the whole tree method
 (building the tree on the GPU and walking it) for each ``theta`` and ``terms``, and give
 its largest error over all N targets against the fp64 direct kernel, relative to the
@@ -24,6 +27,9 @@ COLUMNS = ("device", "method", "cloud", "elements", "precision", "theta", "terms
 #: Two differences, three for |d|^2, the max, the reciprocal, gamma times it, and two
 #: multiply-adds counted as two each.
 FLOPS_PER_INTERACTION = 12
+#: The pair kernel: two differences, three for |d|^2, the max, the reciprocal, both
+#: circulations times it, and four multiply-adds counted as two each.
+FLOPS_PER_PAIR = 17
 #: Targets of the direct rows checked against the NumPy reference.
 CHECKED = 256
 EPS = 1e-3
@@ -84,19 +90,19 @@ def _direct_rows(backend, positions, gammas, precisions, repeats, common, log) -
     for precision in precisions:
         p = backend.asarray(positions, PRECISIONS[precision])
         g = backend.asarray(gammas, PRECISIONS[precision])
-        got = velocity(p, g, EPS, backend=backend, precision=precision)
-        check = backend.to_host(got[:CHECKED])
-        error = float(np.abs(check - expected).max() / np.abs(expected).max())
-        seconds = backend.median_seconds(
-            lambda p=p, g=g, precision=precision: velocity(
-                p, g, EPS, backend=backend, precision=precision), repeats)
-        rate = float(n) * n / seconds
-        rows.append(common | {"method": "direct", "precision": precision,
-                              "time_ms": seconds * 1e3, "interactions_per_s": rate,
-                              "tflops": rate * FLOPS_PER_INTERACTION / 1e12,
-                              "max_rel_error": error})
-        log(f"direct {common['cloud']} N={n} {precision}: {seconds * 1e3:.3f} ms, "
-            f"{rate:.3e} interactions/s, error {error:.1e}")
+        for method, targets, flops in (("direct", p, FLOPS_PER_INTERACTION),
+                                       ("direct-pairs", None, FLOPS_PER_PAIR / 2)):
+            def run(p=p, g=g, targets=targets, precision=precision):
+                return velocity(p, g, EPS, targets, backend=backend, precision=precision)
+            check = backend.to_host(run()[:CHECKED])
+            error = float(np.abs(check - expected).max() / np.abs(expected).max())
+            seconds = backend.median_seconds(run, repeats)
+            rate = float(n) * n / seconds
+            rows.append(common | {"method": method, "precision": precision,
+                                  "time_ms": seconds * 1e3, "interactions_per_s": rate,
+                                  "tflops": rate * flops / 1e12, "max_rel_error": error})
+            log(f"{method} {common['cloud']} N={n} {precision}: {seconds * 1e3:.3f} ms, "
+                f"{rate:.3e} interactions/s, error {error:.1e}")
     return rows
 
 

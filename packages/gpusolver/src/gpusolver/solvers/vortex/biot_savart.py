@@ -23,6 +23,10 @@ from gpusolver.solvers.vortex.tree import LEAF_SIZE, build_tree, kernel_tree_vel
 TILE = 256
 #: Targets per thread of the kernel (each source loaded from shared memory serves them all).
 PER_THREAD = 2
+#: Elements per thread of the pair kernel (velocities at the elements themselves).
+PAIR_PER_THREAD = 4
+#: Blocks the pair kernel aims at (a few per streaming multiprocessor of a large GPU).
+PAIR_BLOCKS = 1024
 #: Targets per chunk of the NumPy reference (bounds its temporaries to a few MB per source).
 CHUNK = 1024
 #: Velocity methods: every pair, or the Barnes-Hut tree of :mod:`.tree`.
@@ -114,8 +118,9 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
     xp, dtype = backend.xp, np.dtype(PRECISIONS[precision])
     positions = xp.ascontiguousarray(xp.asarray(positions, dtype=dtype))
     gammas = xp.ascontiguousarray(xp.asarray(gammas, dtype=dtype))
-    targets = positions if targets is None else xp.ascontiguousarray(xp.asarray(targets,
-                                                                                 dtype=dtype))
+    at_elements = targets is None
+    targets = positions if at_elements else xp.ascontiguousarray(xp.asarray(targets,
+                                                                            dtype=dtype))
     _check(positions, gammas, eps, targets)
     if method == "tree":
         wide = [a.astype(np.float64) for a in (positions, gammas, targets)]
@@ -125,6 +130,8 @@ def velocity(positions, gammas, eps: float, targets=None, *, method: str = "dire
         return kernel_tree_velocity(backend, tree, wide[2], float(eps), theta, dtype)
     if backend.name == "numpy" and dtype == np.float64:
         return direct_velocity(positions, gammas, float(eps), targets)
+    if at_elements:
+        return _pair_kernel_velocity(backend, positions, gammas, float(eps))
     return _kernel_velocity(backend, positions, gammas, float(eps), targets)
 
 
@@ -138,6 +145,21 @@ def _check(positions, gammas, eps: float, targets) -> None:
         raise ConfigError(f"targets must be (M, 2), got shape {tuple(targets.shape)}")
     if not eps > 0:
         raise ConfigError(f"the core radius eps must be positive, got {eps!r}")
+
+
+def _pair_kernel_velocity(backend: Backend, positions, gammas, eps: float):
+    """The pair kernel: the velocities at the elements, each pair evaluated once."""
+    real = positions.dtype.type
+    name = f"pair_velocity_kernel<{real_type(positions.dtype)}, {TILE}, {PAIR_PER_THREAD}>"
+    kernel = backend.kernels(__package__, "kernels/biot_savart.cu", (name,))[name]
+    out = backend.xp.zeros((len(positions), 2), dtype=positions.dtype)
+    n_tiles = max(1, -(-len(positions) // (TILE * PAIR_PER_THREAD)))
+    # enough blocks to fill the GPU: a tile's partners shared among `splits` blocks
+    splits = max(1, min(n_tiles // 2, -(-PAIR_BLOCKS // n_tiles)))
+    kernel((n_tiles * splits,), (TILE,), (np.int32(len(positions)), positions, gammas,
+                                          np.int32(n_tiles), np.int32(splits), real(eps * eps),
+                                          real(1 / (2 * math.pi)), out))
+    return out
 
 
 def _kernel_velocity(backend: Backend, positions, gammas, eps: float, targets):
