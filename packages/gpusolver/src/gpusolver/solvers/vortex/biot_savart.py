@@ -3,9 +3,10 @@
 ``V(x) = sum_i gamma_i / (2 pi) k x (x - r_i) / max(|x - r_i|^2, eps^2)`` (eq. 6 of
 ``vortex-methods-cuda``, without the free stream): a point vortex outside the core
 radius ``eps``, solid-body rotation inside it. :func:`direct_velocity` is the NumPy
-reference; on the CuPy backend the tiled kernel of ``kernels/biot_savart.cu`` sums the
-same pairs (on NumPy the kernel also runs compiled for the CPU, which is how CI tests
-it).
+reference; on the CuPy backend the tiled kernels of ``kernels/biot_savart.cu`` sum the
+same pairs: target by target at given points, and each pair once (both of its
+interactions from one difference and one reciprocal) for the velocities at the elements
+themselves. On NumPy the kernels also run compiled for the CPU, which is how CI tests them.
 """
 
 from __future__ import annotations
