@@ -16,10 +16,10 @@
 //                  is subtracted from the physical flux;
 //   face_kernel    one thread per face: both traces at each face Gauss point (the ghost
 //                  state, given, on the boundary) and the Riemann flux (template argument)
-//                  there, or on a no-slip wall the wall's flux (with VISCOUS, less the mean of the two sides' viscous fluxes,
-//                  each side's gradient corrected by its penalised lifting; the ghost
-//                  state takes the inside's); then per variable and mode the sum over
-//                  the points, subtracted
+//                  there, or on a no-slip wall the wall's flux (with VISCOUS, less the
+//                  mean of the two sides' viscous fluxes, each side's gradient corrected
+//                  by its penalised lifting; the ghost state takes the inside's); then per
+//                  variable and mode the sum over the points, subtracted
 //                  from the left element's row and added to the right one's with one
 //                  atomic each, times the side's scale; boundary faces also write the
 //                  flux summed over their Gauss points to boundary_flux (wall forces);
