@@ -23,23 +23,25 @@ INTEGRATORS: Registry = Registry("time integrator")
 class Stage:
     """One stage: with ``k = rate(u_i)`` and the running sum ``s`` (0 before the first
     stage), ``s += sum_weight k`` and
-    ``u_(i+1) = base u_0 + current u_i + rate dt k + from_sum dt s``."""
+    ``u_(i+1) = base u_0 + current u_i + rate dt k + from_sum dt s``; ``u_i`` stands for
+    the solution at ``t + time dt`` (where time-dependent boundary data are taken)."""
 
     base: float
     current: float
     rate: float
     sum_weight: float = 0.0
     from_sum: float = 0.0
+    time: float = 0.0
 
 
 #: Method name -> its stages.
 TABLEAUX: dict[str, tuple[Stage, ...]] = {
     # Shu and Osher's three-stage strong-stability-preserving Runge-Kutta
-    "ssprk3": (Stage(1.0, 0.0, 1.0), Stage(0.75, 0.25, 0.25),
-               Stage(1.0 / 3.0, 2.0 / 3.0, 2.0 / 3.0)),
+    "ssprk3": (Stage(1.0, 0.0, 1.0), Stage(0.75, 0.25, 0.25, time=1.0),
+               Stage(1.0 / 3.0, 2.0 / 3.0, 2.0 / 3.0, time=0.5)),
     # classical fourth-order Runge-Kutta: u + dt (k1 + 2 k2 + 2 k3 + k4) / 6
-    "rk4": (Stage(1.0, 0.0, 0.5, 1.0), Stage(1.0, 0.0, 0.5, 2.0), Stage(1.0, 0.0, 1.0, 2.0),
-            Stage(1.0, 0.0, 0.0, 1.0, 1.0 / 6.0)),
+    "rk4": (Stage(1.0, 0.0, 0.5, 1.0), Stage(1.0, 0.0, 0.5, 2.0, time=0.5),
+            Stage(1.0, 0.0, 1.0, 2.0, time=0.5), Stage(1.0, 0.0, 0.0, 1.0, 1.0 / 6.0, 1.0)),
 }
 
 

@@ -257,6 +257,8 @@ class FusedDGSteps:
         for i, stage in enumerate(self.stages):
             first, last = i == 0, i == len(self.stages) - 1
             rate = self.first_rate if first else self.later_rate
+            # (exact boundaries, array code that no graph records, read the stage's time)
+            f.solver.stage_offset = 0.0 if self._dt_value is None else stage.time * self._dt_value
             f.rate_into(current, rate, self.wall_flux if first else self._other_flux)
             target = out if last else self.stage_state
             real = f.dtype.type
@@ -266,3 +268,4 @@ class FusedDGSteps:
                          real(stage.rate), real(stage.sum_weight), real(stage.from_sum),
                          i32(first)))
             current = target
+        f.solver.stage_offset = 0.0

@@ -144,6 +144,9 @@ class DGSolver(WholeMesh):
         self.wall_markers = [name for name, spec in self.specs.items()
                              if spec != EXACT and spec.condition.wall]
         self.time, self.iteration = 0.0, 0
+        #: From the step's start to the time of the stage being evaluated: the exact
+        #: boundary states are taken at ``time + stage_offset``.
+        self.stage_offset = 0.0
         #: RMS density rate of the first step (the reference of the stopping test).
         self.first_residual: float | None = None
         self.boundary_flux = None  # of the last rate: (n_vars, n_boundary_faces), integrated
@@ -287,7 +290,8 @@ class DGSolver(WholeMesh):
         spec, faces = self.specs[name], slice(first - lay.n_interior, end - lay.n_interior)
         if spec == EXACT:
             points = lay.face_points[:, :, first:end].reshape(2, -1)
-            ghost = xp.asarray(gas.to_primitive(self.exact(points, self.time)))
+            ghost = xp.asarray(gas.to_primitive(self.exact(points,
+                                                           self.time + self.stage_offset)))
         elif name in self.periodic:  # the partner face's inside state, point by point
             point, partner = self._marker_arrays(xp, name)
             ghost = inside[:, point, partner].transpose(0, 2, 1)
@@ -365,7 +369,7 @@ class DGSolver(WholeMesh):
         ``local_time_step``); return the RMS over elements of the mean ``dU/dt`` per
         variable at the step's start.
 
-        The exact boundary states of a step are taken at its start time.
+        The exact boundary states of each stage are taken at its own time.
 
         Raises
         ------
@@ -420,13 +424,18 @@ class DGSolver(WholeMesh):
         if dt is None:
             dt = self.local_time_steps()
         first: dict = {}
+        # a global step: each stage at its own time (local steps: no time passes)
+        offsets = iter([stage.time * dt if np.ndim(dt) == 0 else 0.0
+                        for stage in self.stages])
 
         def rate(u):
+            self.stage_offset = next(offsets)
             r = self.rate(u if self.filter is None else self.filter(u))
             first.setdefault("wall_flux", self.boundary_flux)
             return r
 
         self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
+        self.stage_offset = 0.0
         if self.filter is not None:
             self.u = self.filter(self.u)
         self._wall_flux = first["wall_flux"]
