@@ -37,6 +37,16 @@ NO_SLIP = {"bottom": {"type": "no-slip-isothermal", "temperature": 0.80 / 0.85},
                    "velocity": [GAS.mach, 0.0]}}
 
 
+def errors_and_orders(solver: DGSolver, exact, strength: int, previous: np.ndarray | None
+                      ) -> tuple[np.ndarray, list[str]]:
+    """The density's L2 errors by the solver's own rule and by a rule of ``strength``, and
+    their orders against the coarser grid's ``previous`` errors (blank on the first)."""
+    errors = np.array([solver.l2_error(exact), solver.l2_error(exact, strength=strength)])
+    orders = (["", ""] if previous is None
+              else [f"{o:.2f}" for o in np.log2(previous / errors)])
+    return errors, orders
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--newton", action="store_true",
@@ -89,10 +99,7 @@ def main() -> None:
                 except SolverDivergedError as error:
                     print(f"| {kind} | {degree} | {mesh.n_cells} | diverged: {error} |")
                     break
-                errors = np.array([solver.l2_error(exact),
-                                   solver.l2_error(exact, strength=args.strength)])
-                orders = (["", ""] if previous is None
-                          else [f"{o:.2f}" for o in np.log2(previous / errors)])
+                errors, orders = errors_and_orders(solver, exact, args.strength, previous)
                 previous = errors
                 print(f"| {kind} | {degree} | {mesh.n_cells} | {errors[0]:.3e} | {orders[0]} | "
                       f"{errors[1]:.3e} | {orders[1]} | {steps} | {residual:.1e} | "

@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 import time
 
-import numpy as np
+from dg_couette_orders import errors_and_orders  # the sibling script (scripts/ is on the path)
 
 from gpusolver.physics.exact import isentropic_vortex
 from gpusolver.physics.gas import Gas
@@ -53,10 +53,8 @@ def main() -> None:
                 start = time.perf_counter()
                 steps = solver.advance_to(args.time)
                 seconds = time.perf_counter() - start
-                errors = np.array([solver.l2_error(isentropic_vortex),
-                                   solver.l2_error(isentropic_vortex, strength=args.strength)])
-                orders = (["", ""] if previous is None
-                          else [f"{o:.2f}" for o in np.log2(previous / errors)])
+                errors, orders = errors_and_orders(solver, isentropic_vortex, args.strength,
+                                                   previous)
                 previous = errors
                 print(f"| {kind} | {degree} | {mesh.n_cells} | {errors[0]:.3e} | {orders[0]} | "
                       f"{errors[1]:.3e} | {orders[1]} | {steps} | {seconds:.1f} |", flush=True)

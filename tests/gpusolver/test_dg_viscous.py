@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from gpusolver.errors import SolverDivergedError
 from gpusolver.physics.exact import couette
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.solver import DGSolver, uniform
@@ -63,6 +64,19 @@ def test_steady_couette_flow_converges_at_order_p_plus_one_below_the_papers_erro
     print(f"{kind} p={degree}: {coarse:.3e} -> {fine:.3e}, order {order:.2f}")
     assert coarse < PAPER_ERRORS[kind, degree][0] and fine < PAPER_ERRORS[kind, degree][1]
     assert order > degree + 1 - (0.05 if kind == "quad" else 0.2)
+
+
+def test_newton_refuses_a_state_that_is_not_finite_or_does_not_settle():
+    exact = lambda points, time: couette(COUETTE_GAS, points)  # noqa: E731
+    solver = DGSolver(_channel(4, 2, "quad"), COUETTE_GAS, COUETTE_WALLS, degree=1,
+                      exact=exact)
+    solver.u = solver.project(exact)
+    solver.u[0, 0, 3] = np.nan
+    with pytest.raises(SolverDivergedError, match="the rate is nan"):
+        newton_steady_state(solver)
+    solver.u = solver.project(lambda x, t: uniform(COUETTE_GAS, x))  # far from steady
+    with pytest.raises(SolverDivergedError, match="has not settled after 1 steps"):
+        newton_steady_state(solver, max_iterations=1)
 
 
 def test_no_mass_crosses_a_no_slip_wall():

@@ -24,9 +24,9 @@ RELATIVE_STEP = 1e-7
 ROUND_OFF = 1e-13
 
 
-def element_graph(solver) -> sp.csr_matrix:
-    """``(n_elements, n_elements)`` adjacency of the elements whose rates couple: through
-    an interior face or a periodic pair of boundary faces."""
+def element_graph(solver) -> CSR:
+    """The elements whose rates couple: through an interior face or a periodic pair of
+    boundary faces."""
     lay = solver.layout
     ni = lay.n_interior
     left, right = [lay.left[:ni]], [lay.right[:ni]]
@@ -34,10 +34,7 @@ def element_graph(solver) -> sp.csr_matrix:
         first, end = lay.markers[name]
         left.append(lay.left[first:end])
         right.append(lay.left[ni + partners])
-    a, b = np.concatenate(left), np.concatenate(right)
-    n = lay.n_elements
-    graph = sp.coo_matrix((np.ones(2 * len(a)), (np.r_[a, b], np.r_[b, a])), shape=(n, n))
-    return (graph.tocsr() > 0).astype(np.int8)
+    return CSR.from_pairs(np.concatenate(left), np.concatenate(right), lay.n_elements)
 
 
 def rate_jacobian(solver, u: np.ndarray, rate: np.ndarray | None = None) -> sp.csc_matrix:
@@ -65,8 +62,8 @@ def rate_jacobian(solver, u: np.ndarray, rate: np.ndarray | None = None) -> sp.c
     >>> bool(np.abs(coloured - one_by_one).max() < 1e-12 * np.abs(one_by_one).max())
     True
     """
-    graph = element_graph(solver)
-    closed = graph + sp.identity(graph.shape[0], dtype=np.int8, format="csr")
+    graph = element_graph(solver).to_scipy()
+    closed = (graph + sp.identity(graph.shape[0], dtype=np.int8, format="csr")).tocsr()
     reach = (closed @ closed).tocsr()
     reach.setdiag(0)
     reach.eliminate_zeros()
