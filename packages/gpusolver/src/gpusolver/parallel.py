@@ -2,9 +2,10 @@
 
 A transport moves the states of halo cells from the parts that own them
 (:func:`halo_lists` says which local positions go where) and sums arrays over all
-parts. The transports of several ranks pack and unpack through one path
-(:class:`Packing`: ``state[:, positions]`` into contiguous buffers, on the device where
-the state is):
+parts. A state is any array whose last axis runs over the part's cells (the finite
+volumes' ``(n_vars, n_cells)``, DG's ``(n_vars, n_modes, n_elements)``). The transports of
+several ranks pack and unpack through one path (:class:`Packing`: ``state[..., positions]``
+into contiguous buffers, on the device where the state is):
 
 - :class:`Loopback`: every part in this process (tests, and the reference answer);
 - :class:`MpiHost`: one part per MPI rank (mpi4py): packed on the GPU, staged through
@@ -84,19 +85,20 @@ class Packing:
     ----------
     halo : Halo
     like : array
-        A state ``(n_vars, n_cells)``: the array module, dtype and row count of the buffers.
+        A state (cells on its last axis): the array module, dtype and leading shape of
+        the buffers.
     pinned : bool
         Also keep page-locked host copies of the buffers (staging GPU states for MPI).
     """
 
     def __init__(self, halo: Halo, like, pinned: bool = False):
         xp = self.xp = array_module(like)
-        n_vars, dtype = like.shape[0], like.dtype
+        rows, dtype = like.shape[:-1], like.dtype
         self.dtype = dtype
         self.send_positions = {q: xp.asarray(p) for q, p in halo.send.items()}
         self.receive_positions = {q: xp.asarray(p) for q, p in halo.receive.items()}
-        self.send = {q: xp.empty((n_vars, len(p)), dtype) for q, p in halo.send.items()}
-        self.receive = {q: xp.empty((n_vars, len(p)), dtype) for q, p in halo.receive.items()}
+        self.send = {q: xp.empty((*rows, len(p)), dtype) for q, p in halo.send.items()}
+        self.receive = {q: xp.empty((*rows, len(p)), dtype) for q, p in halo.receive.items()}
         self.host_send, self.host_receive = self.send, self.receive
         if pinned and xp is not np:
             import cupyx
@@ -108,12 +110,12 @@ class Packing:
     def pack(self, state) -> None:
         """Gather the cells every neighbour needs into its send buffer."""
         for q, positions in self.send_positions.items():
-            self.xp.take(state, positions, axis=1, out=self.send[q])
+            self.xp.take(state, positions, axis=-1, out=self.send[q])
 
     def unpack(self, state) -> None:
         """Scatter every neighbour's cells from its receive buffer into the halo."""
         for q, positions in self.receive_positions.items():
-            state[:, positions] = self.receive[q]
+            state[..., positions] = self.receive[q]
 
 
 class _Streams:
@@ -173,10 +175,14 @@ class Loopback:
         _call(meanwhile)
         for p, halo in self.halos.items():
             for q, positions in halo.receive.items():
-                states[p][:, positions] = states[q][:, self.halos[q].send[p]]
+                states[p][..., positions] = states[q][..., self.halos[q].send[p]]
 
     def sum(self, array: np.ndarray) -> np.ndarray:
         """The sum over all parts: here, the array itself."""
+        return array
+
+    def minimum(self, array: np.ndarray) -> np.ndarray:
+        """The minimum over all parts: here, the array itself."""
         return array
 
     def gather(self, item) -> list:
@@ -228,6 +234,14 @@ class _Ranks:
         """The element-wise sum of ``array`` (on the host) over all ranks."""
         out = np.empty_like(array)
         self.comm.Allreduce(np.ascontiguousarray(array), out)
+        return out
+
+    def minimum(self, array: np.ndarray) -> np.ndarray:
+        """The element-wise minimum of ``array`` (on the host) over all ranks."""
+        from mpi4py import MPI
+
+        out = np.empty_like(array)
+        self.comm.Allreduce(np.ascontiguousarray(array), out, op=MPI.MIN)
         return out
 
     def _buffers(self, state, pinned: bool) -> tuple[Packing, _Streams]:

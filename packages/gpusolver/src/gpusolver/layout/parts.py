@@ -25,33 +25,27 @@ import numpy as np
 
 from gpusolver.layout.geometry import FVGeometry, native_face_order, native_geometry
 from meshorder import Topology
+from meshorder.part_mesh import PartMesh
 from meshorder.plan import PlanPart
 
 
 @dataclass(frozen=True)
-class PartLayout:
-    """The cells and faces of one part, in its local numbering.
+class PartCells:
+    """The cells of one part in its local numbering (own cells first, then the halo), and
+    its boundary faces: what the exchange, the global sums and the loads of a part need,
+    whatever its discretisation.
 
     Attributes
     ----------
-    geometry : FVGeometry
-        Local cells (own cells first, then the halo) and the faces they need.
+    geometry : FVGeometry or gpusolver.solvers.dg.layout.DGLayout
+        The local cells' faces: interior first, then boundary faces grouped by marker
+        (``markers``, ``normal``, ``area``, ``face_centre``, ``boundary_nodes``).
     cells : numpy.ndarray
-        Global (plan) number of every local cell; ``geometry.cell_order`` holds its
-        number in the mesh file.
+        Global (plan) number of every local cell.
+    file_cells : numpy.ndarray
+        Number in the mesh file of every local cell.
     n_own : int
         Local cells ``[0, n_own)`` are the part's own.
-    n_deep : int
-        Local cells ``[0, n_deep)`` are own cells with no neighbour in the halo.
-    n_near : int
-        Local cells ``[0, n_near)`` are the own cells and the first halo layer: the
-        cells whose gradients an own cell's residual reads.
-    face_ranges : dict of str to (int, int)
-        The local interior faces in four contiguous ranges: ``deep`` (two deep cells:
-        computable while the halo is in flight), ``own`` (the other faces between two
-        own cells), ``interface`` (an own cell and a halo cell: one contiguous range)
-        and ``halo`` (two halo cells, only for the first layer's gradients); boundary
-        faces follow, by marker.
     facets : numpy.ndarray
         For each local boundary face, the number in the mesh file of its facet (-1: none).
     own_boundary : numpy.ndarray
@@ -59,12 +53,10 @@ class PartLayout:
         boundary fluxes of these faces are the part's share of the forces.
     """
 
-    geometry: FVGeometry
+    geometry: object
     cells: np.ndarray
+    file_cells: np.ndarray
     n_own: int
-    n_deep: int
-    n_near: int
-    face_ranges: dict[str, tuple[int, int]]
     facets: np.ndarray
     own_boundary: np.ndarray
 
@@ -84,6 +76,40 @@ class PartLayout:
         return positions
 
 
+@dataclass(frozen=True)
+class PartLayout(PartCells):
+    """The cells and faces of one part for the finite-volume solver (see
+    :class:`PartCells`; its ``geometry`` an :class:`FVGeometry` whose ``cell_order`` is
+    ``file_cells``).
+
+    Attributes
+    ----------
+    n_deep : int
+        Local cells ``[0, n_deep)`` are own cells with no neighbour in the halo.
+    n_near : int
+        Local cells ``[0, n_near)`` are the own cells and the first halo layer: the
+        cells whose gradients an own cell's residual reads.
+    face_ranges : dict of str to (int, int)
+        The local interior faces in four contiguous ranges: ``deep`` (two deep cells:
+        computable while the halo is in flight), ``own`` (the other faces between two
+        own cells), ``interface`` (an own cell and a halo cell: one contiguous range)
+        and ``halo`` (two halo cells, only for the first layer's gradients); boundary
+        faces follow, by marker.
+    """
+
+    n_deep: int
+    n_near: int
+    face_ranges: dict[str, tuple[int, int]]
+
+
+def file_facets(part: PartMesh, face_facet: np.ndarray) -> np.ndarray:
+    """The number in the mesh file of the facet of each of some boundary faces of a
+    part's mesh, given their facets in that mesh (``face_facet``; -1: none, kept)."""
+    facets = np.full(len(face_facet), -1, dtype=np.int64)
+    facets[face_facet >= 0] = part.facet_ids[face_facet[face_facet >= 0]]
+    return facets
+
+
 def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.ndarray,
                 n_cells: int) -> np.ndarray:
     """Cells across an interior face from ``cells``, not in ``cells``."""
@@ -99,13 +125,11 @@ def layout_of_part(part: PlanPart) -> PartLayout:
     mesh = part.mesh
     topology = Topology(mesh.mesh)
     host = native_geometry(mesh.mesh, topology)
-    facet = np.full(host.n_faces - host.n_interior, -1, dtype=np.int64)
-    facet_of = topology.face_facet[native_face_order(topology)[host.n_interior:]]
-    facet[facet_of >= 0] = mesh.facet_ids[facet_of[facet_of >= 0]]
-    layout = part_layout(host, part.own(), facet)
-    return replace(layout, cells=mesh.cells[layout.cells],
-                   geometry=replace(layout.geometry,
-                                    cell_order=mesh.file_cells[layout.cells]))
+    facets = file_facets(mesh, topology.face_facet[native_face_order(topology)[host.n_interior:]])
+    layout = part_layout(host, part.own(), facets)
+    file_cells = mesh.file_cells[layout.cells]
+    return replace(layout, cells=mesh.cells[layout.cells], file_cells=file_cells,
+                   geometry=replace(layout.geometry, cell_order=file_cells))
 
 
 def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLayout:
@@ -159,6 +183,7 @@ def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLa
         interior_colours=np.array([0, len(keep_interior)], dtype=np.int64),
         boundary_nodes=host.boundary_nodes[keep_boundary - ni])
     own_boundary = np.flatnonzero(own_cells[host.left[keep_boundary]])
-    return PartLayout(geometry, cells, len(own), len(own) - int(next_to_halo.sum()),
-                      len(own) + len(layer1), face_ranges, facets[keep_boundary - ni],
-                      own_boundary)
+    return PartLayout(geometry=geometry, cells=cells, file_cells=geometry.cell_order,
+                      n_own=len(own), facets=facets[keep_boundary - ni],
+                      own_boundary=own_boundary, n_deep=len(own) - int(next_to_halo.sum()),
+                      n_near=len(own) + len(layer1), face_ranges=face_ranges)
