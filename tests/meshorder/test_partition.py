@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from meshorder import Topology, read_mesh
 from meshorder.orderings import OrderingInput, get_ordering
 from meshorder.partition import PartitionError, partition_cells
-from meshorder.testing import box_mesh, grid_mesh
+from meshorder.testing import annulus_mesh, box_mesh, grid_mesh
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -213,6 +213,33 @@ def test_each_part_mesh_holds_its_cells_its_halo_and_their_facets(mesh):
         unmarked = (sub.face_cells[:, 1] < 0) & (sub.face_facet < 0)
         outer = np.isin(part.cells[sub.face_cells[unmarked, 0]], split.halo(p))
         assert outer.all()
+
+
+def test_part_meshes_keep_the_curved_edges_of_their_cells_through_the_plan_file(tmp_path):
+    """A second-order mesh's mid-edge nodes (the DG solver's curved walls) travel with
+    each part: the same edges, between the same corners, bent through the same points."""
+    from meshorder.pipeline import PlanOptions, make_plan
+    from meshorder.plan import read_plan_part
+
+    mesh = annulus_mesh(12, 3, "triangle")  # second order: its arcs are curved
+    plan = make_plan(mesh, PlanOptions(partitions=3))
+    plan.save(tmp_path / "plan.npz")
+
+    def edges(points, table):  # (corner a, corner b, mid node) as coordinates, sorted
+        rows = np.concatenate([points[table[:, k], :2] for k in range(3)], axis=1)
+        return rows[np.lexsort(rows.T[::-1])]
+
+    covered = 0
+    for p in range(3):
+        part = read_plan_part(tmp_path / "plan.npz", p).mesh
+        ids = part.point_ids
+        corners = np.unique(np.concatenate([b.nodes.ravel() for b in part.mesh.cells]))
+        whole = mesh.mid_edge_nodes[np.isin(mesh.mid_edge_nodes[:, :2], ids[corners])
+                                    .all(axis=1)]
+        np.testing.assert_array_equal(edges(part.mesh.points, part.mesh.mid_edge_nodes),
+                                      edges(mesh.points, whole))
+        covered += len(part.mesh.mid_edge_nodes)
+    assert covered > len(mesh.mid_edge_nodes)  # halos share edges
 
 
 def test_a_rank_reads_its_part_of_the_plan_file_and_nothing_of_the_whole_mesh(tmp_path,

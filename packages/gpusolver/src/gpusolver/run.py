@@ -24,10 +24,12 @@ from gpusolver.io.output import (
 )
 from gpusolver.monitors.history import History
 from gpusolver.parallel import make_transport, mpi_world, use_local_gpu
+from gpusolver.solvers.dg.partitioned import PartitionedDG
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.fv.discretisation import check_markers
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import Solver
+from gpusolver.solvers.parts import Parts
 from meshorder import Topology, read_mesh
 from meshorder.atomic import check_writable
 from meshorder.pipeline import PlanOptions, make_plan
@@ -58,15 +60,16 @@ class RunResult:
     interrupted: bool = False
 
 
-def build_solver(case: Case) -> Solver | PartitionedSolver | DGSolver:
+def build_solver(case: Case) -> Solver | PartitionedSolver | DGSolver | PartitionedDG:
     """Read the mesh (and plan), check the markers, and set up the solver.
 
-    Under ``mpiexec`` with several ranks: the partitioned solver, one part per rank; with
-    the case's plan (which must have that many parts), each rank reads only its part of
-    the plan and never the mesh; without a plan, each rank reads the mesh and makes one.
+    Under ``mpiexec`` with several ranks: the partitioned solver (finite volumes or DG),
+    one part per rank; with the case's plan (which must have that many parts), each rank
+    reads only its part of the plan and never the mesh; without a plan, each rank reads
+    the mesh and makes one.
     """
     comm = mpi_world()
-    if comm is not None and case.method != "dg":
+    if comm is not None:
         solver = _partitioned_solver(case, comm)
     else:
         mesh = read_mesh(case.mesh_file)
@@ -75,7 +78,9 @@ def build_solver(case: Case) -> Solver | PartitionedSolver | DGSolver:
         check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
         plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
         if case.method == "dg":
-            solver = _dg_solver(case, mesh, topology, plan, comm)
+            solver = DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, plan=plan,
+                              topology=topology, backend=case.run["backend"],
+                              **_dg_options(case))
         else:
             solver = Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
                             stepping=case.stepping, plan=plan, strategy=case.run["strategy"],
@@ -87,27 +92,26 @@ def build_solver(case: Case) -> Solver | PartitionedSolver | DGSolver:
     return solver
 
 
-def _dg_solver(case: Case, mesh, topology, plan, comm) -> DGSolver:
-    """The DG solver of ``case``, after refusing what it does not run yet."""
+def _dg_options(case: Case) -> dict:
+    """The DG solver's options from ``case``, after refusing what it does not run yet."""
     run, stepping = case.run, case.stepping
-    refused = [(comm is not None, "one process (not several MPI ranks)"),
-               (stepping.integrator not in TABLEAUX,
+    refused = [(stepping.integrator not in TABLEAUX,
                 f"explicit steps ({', '.join(TABLEAUX)})"),
                (run["precision"] != "fp64", "fp64")]
     for refuse, what in refused:
         if refuse:
             raise ConfigError(f"{case.path}: [solver] method = 'dg' runs {what} so far")
-    return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, degree=case.degree,
-                    flux=case.scheme.flux, plan=plan, integrator=stepping.integrator,
-                    cfl=stepping.cfl, reference_area=case.reference_area, topology=topology,
-                    local_time_step=stepping.local_time_step,
-                    shock_capturing=case.shock_capturing, backend=run["backend"])
+    return {"degree": case.degree, "flux": case.scheme.flux, "integrator": stepping.integrator,
+            "cfl": stepping.cfl, "reference_area": case.reference_area,
+            "local_time_step": stepping.local_time_step,
+            "shock_capturing": case.shock_capturing}
 
 
-def _partitioned_solver(case: Case, comm) -> PartitionedSolver:
+def _partitioned_solver(case: Case, comm) -> PartitionedSolver | PartitionedDG:
     stepping = case.stepping
-    if (not stepping.local_time_step or stepping.integrator not in (*TABLEAUX, "lusgs")
-            or stepping.multigrid):
+    if case.method != "dg" and (not stepping.local_time_step
+                                or stepping.integrator not in (*TABLEAUX, "lusgs")
+                                or stepping.multigrid):
         raise ConfigError(f"runs on several ranks take explicit or LU-SGS local steps "
                           f"without multigrid for now ({', '.join(TABLEAUX)} or lusgs, with "
                           f"local_time_step = true)")
@@ -128,12 +132,16 @@ def _partitioned_solver(case: Case, comm) -> PartitionedSolver:
                           "backend = 'cupy' (on a machine with GPUs) or transport = 'mpi-host'")
     if backend == "cupy":
         use_local_gpu(comm)
+    transport = make_transport(run["transport"], comm)
+    if case.method == "dg":
+        return PartitionedDG([part], case.gas_for(part.mesh.mesh.dim), case.boundaries,
+                             transport=transport, backend=backend, **_dg_options(case))
     return PartitionedSolver(
         [part], case.gas_for(part.mesh.mesh.dim), case.boundaries, scheme=case.scheme,
         integrator=stepping.integrator, cfl=stepping.cfl, cfl_max=stepping.cfl_max,
         sweeps=stepping.sweeps, backend=backend, precision=run["precision"],
-        reference_area=case.reference_area, transport=make_transport(run["transport"], comm),
-        kernels=run["kernels"], overlap=run["overlap"])
+        reference_area=case.reference_area, transport=transport, kernels=run["kernels"],
+        overlap=run["overlap"])
 
 
 def _take_steps(solver: Solver | PartitionedSolver | DGSolver, steps: int) -> np.ndarray:
@@ -215,7 +223,7 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     write_checkpoint()
     files = [out / "history.csv", checkpoint]
     if solver.has_loads:  # at least one step taken in this process
-        if isinstance(solver, PartitionedSolver):  # each process its pieces
+        if isinstance(solver, Parts):  # each process its pieces
             files += write_partitioned_solution(out / "solution.pvtu", solver)
         elif root:
             write_solution(out / "solution.vtu", solver)
@@ -223,7 +231,6 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
         if root:
             write_forces(out / "forces.csv", solver)
             files += [out / "forces.csv", *write_surface_pressure(out, solver)]
-        if isinstance(solver, DGSolver):
-            write_high_order_solution(out / "solution_high_order.vtu", solver)
-            files.append(out / "solution_high_order.vtu")
+        if isinstance(solver, DGSolver | PartitionedDG):  # gathered on the root
+            files += write_high_order_solution(out / "solution_high_order.vtu", solver)
     return RunResult(solver, files if root else [], converged, interrupted)

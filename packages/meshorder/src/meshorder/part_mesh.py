@@ -2,7 +2,8 @@
 
 A part's mesh holds its own cells and its halo (:meth:`meshorder.partition.Partition.halo`:
 every cell of another part within two faces), the points they use and the original
-boundary facets that bound them, so that a rank builds its topology and geometry
+boundary facets that bound them, and the mid-edge nodes of their second-order edges (the
+curved walls of a high-order solver), so that a rank builds its topology and geometry
 without reading the whole mesh. The faces on the outside of the halo's outer layer have
 no facet: its topology gives them the ``unmarked`` marker, and no own cell touches them.
 
@@ -12,7 +13,7 @@ the part's own cells first in plan order, then its halo cells in plan order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,6 +24,10 @@ from .topology import Topology
 
 #: The arrays of a part, by name (as :meth:`PartMesh.arrays` returns them).
 PART_ARRAYS = ("points", "point_ids", "cells", "file_cells")
+
+#: The part's :attr:`meshorder.Mesh.mid_edge_nodes` (absent from plans of linear meshes
+#: and from those written before it was stored).
+MID_EDGE_ARRAY = "mid_edge_nodes"
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class PartMesh:
                   "cells": self.cells, "file_cells": self.file_cells}
         for block in self.mesh.cells:
             arrays[f"cells_{block.type}"] = block.nodes
+        if len(self.mesh.mid_edge_nodes):
+            arrays[MID_EDGE_ARRAY] = self.mesh.mid_edge_nodes
         facet_ids = np.split(self.facet_ids, np.cumsum([len(b) for b in self.mesh.facets])[:-1])
         for block, markers, ids in zip(self.mesh.facets, self.mesh.facet_markers, facet_ids,
                                        strict=True):
@@ -89,6 +96,8 @@ class PartMesh:
             mesh = Mesh.from_blocks(arrays["points"], blocks, marker_names, source)
         except TopologyError as error:
             raise PlanError(str(error)) from None
+        if MID_EDGE_ARRAY in arrays:
+            mesh = replace(mesh, mid_edge_nodes=np.asarray(arrays[MID_EDGE_ARRAY], np.int64))
         cells = np.asarray(arrays["cells"], np.int64)
         if len(cells) != mesh.n_cells or len(arrays["file_cells"]) != mesh.n_cells:
             raise PlanError(f"{source}: {len(cells)} cell numbers for {mesh.n_cells} cells")
@@ -123,10 +132,15 @@ def part_mesh(mesh: Mesh, topology: Topology, cell_order: np.ndarray, split: Par
                                                            - facet_offsets[k]],
                  mesh.facet_markers[k][facets[facet_block == k] - facet_offsets[k]])
                 for k in range(len(mesh.facets)) if (facet_block == k).any()]
-    point_ids = np.unique(np.concatenate([nodes.ravel() for _, nodes, *_ in
-                                          connectivity + bounding]))
+    corners = np.unique(np.concatenate([nodes.ravel() for _, nodes, *_ in
+                                        connectivity + bounding]))
+    mid_edges = mesh.mid_edge_nodes[np.isin(mesh.mid_edge_nodes[:, 0], corners)
+                                    & np.isin(mesh.mid_edge_nodes[:, 1], corners)]
+    point_ids = np.union1d(corners, mid_edges[:, 2])
     blocks = [(t, np.searchsorted(point_ids, nodes), None) for t, nodes in connectivity]
     blocks += [(t, np.searchsorted(point_ids, nodes), markers) for t, nodes, markers in bounding]
     sub = Mesh.from_blocks(mesh.points[point_ids], blocks, mesh.marker_names,
                            f"{mesh.source} (part {part})")
+    if len(mid_edges):  # a < b stays: the renumbering keeps the order of the points
+        sub = replace(sub, mid_edge_nodes=np.searchsorted(point_ids, mid_edges))
     return PartMesh(part, sub, plan_cells, file_cells, point_ids, facets)  # sorted: by block

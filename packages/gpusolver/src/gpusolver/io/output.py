@@ -120,10 +120,17 @@ def _write_vtu(path: Path, mesh, fields: dict[str, np.ndarray], cells: np.ndarra
         meshio.write(tmp, meshio.Mesh(mesh.points, blocks, cell_data=data), file_format="vtu")
 
 
-def write_high_order_solution(path: Path, solver) -> None:
+def write_high_order_solution(path: Path, solver) -> list[Path]:
     """``solution_high_order.vtu``: a DG solution on its elements cut into sub-cells, with
-    point data density, velocity, pressure and mach (:meth:`DGSolver.high_order_view`)."""
-    points, cells, w = solver.high_order_view()
+    point data density, velocity, pressure and mach (:meth:`DGSolver.high_order_view`).
+
+    On parts every process calls it (the view is gathered) and the root writes; returns
+    the files this process wrote.
+    """
+    view = solver.high_order_view()
+    if view is None:
+        return []
+    points, cells, w = view
     velocity = np.zeros((len(points), 3))
     velocity[:, :2] = w[1:-1].T
     speed = np.sqrt((w[1:-1] ** 2).sum(axis=0))
@@ -132,3 +139,4 @@ def write_high_order_solution(path: Path, solver) -> None:
     xyz = np.column_stack([points, np.zeros(len(points))])
     with atomic_path(path) as tmp:
         meshio.write(tmp, meshio.Mesh(xyz, cells, point_data=point_data))
+    return [path]

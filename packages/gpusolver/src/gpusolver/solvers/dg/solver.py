@@ -502,20 +502,24 @@ class DGSolver(WholeMesh):
         padded[:, :u.shape[1]] = u[:, :, self.layout.cell_order]
         self.u = self.backend.asarray(padded)
 
-    def high_order_view(self) -> tuple[np.ndarray, list, np.ndarray]:
-        """Each element cut into ``(p + 1)^2`` sub-cells, the solution at their corners:
+    def high_order_view(self, n_elements: int | None = None
+                        ) -> tuple[np.ndarray, list, np.ndarray]:
+        """Each element (of the first ``n_elements`` in plan order; default all) cut into
+        ``(p + 1)^2`` sub-cells, the solution at their corners:
         ``(points (n, 2), [(cell type, connectivity)], primitive states (n_vars, n))``.
         Points are repeated per element, so the view shows the jumps between elements."""
         lay, gas = self.layout, self.gas
         u = self.backend.to_host(self.u)
+        n_elements = lay.n_elements if n_elements is None else n_elements
         points, blocks, states, first = [], [], [], 0
         for g in lay.groups:
+            keep = g.elements < n_elements
             ref, cells = subdivision(g.shape, lay.degree + 1)
-            xy = map_points(g.shape, ref, g.nodes).transpose(2, 1, 0)  # (n_e, m, 2)
+            xy = map_points(g.shape, ref, g.nodes).transpose(2, 1, 0)[keep]  # (n_e, m, 2)
             values = np.einsum("mq,vme->veq", basis(g.shape, lay.degree).values(ref),
-                               u[:, :, g.elements])
+                               u[:, :, g.elements[keep]])
             count = ref.shape[1]
-            offsets = first + count * np.arange(len(g.elements))
+            offsets = first + count * np.arange(int(keep.sum()))
             blocks.append((g.shape, (offsets[:, None, None] + cells[None]).reshape(-1,
                                                                                   cells.shape[1])))
             points.append(xy.reshape(-1, 2))

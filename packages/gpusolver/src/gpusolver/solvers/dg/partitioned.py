@@ -1,0 +1,225 @@
+"""Modal RKDG on the parts of a partitioned plan, exchanging the halo's modes.
+
+Each part (``meshorder reorder --partitions N``) runs the single-mesh DG solver
+(:class:`~gpusolver.solvers.dg.solver.DGSolver`: its NumPy right-hand side or, on the
+cupy backend, its kernels) on its part's mesh: its own elements first, in plan order, then
+the halo's (every element of another part within two faces). Before each stage's
+right-hand side the halo's modal coefficients are refreshed from the parts that own
+them, through the same transports as the finite-volume solver (:mod:`gpusolver.parallel`):
+``loopback`` for every part in one process, ``mpi-host`` and ``nccl`` one part per MPI
+rank. An own element's right-hand side reads its face neighbours' traces (the first
+halo layer) and, in Navier-Stokes, their BR2 liftings, which read nothing further out:
+so one exchange per stage gives the one-part answer. The faces on the outside of the
+halo (marker ``unmarked``) take extrapolated states; they touch no own element.
+
+Global steps are the minimum over all parts; residual norms, wall loads and the bad-element
+check are summed over all parts once per step (:class:`gpusolver.solvers.parts.Parts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpusolver.errors import ConfigError
+from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.layout.parts import PartCells, file_facets
+from gpusolver.parallel import Loopback, halo_lists
+from gpusolver.physics.gas import Gas
+from gpusolver.solvers.dg.solver import EXACT, DGSolver
+from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
+from gpusolver.solvers.parts import Parts, PerPart
+from meshorder import Topology
+from meshorder.pipeline import make_plan
+from meshorder.plan import PlanPart
+from meshorder.topology import UNMARKED_NAME
+
+#: The condition of the faces on the outside of a part's halo.
+HALO_RIM = "supersonic-outflow"
+
+
+class PartitionedDG(Parts):
+    """Explicit Runge-Kutta DG steps on the parts of a partitioned plan.
+
+    Parameters
+    ----------
+    parts : list of meshorder.plan.PlanPart
+        The parts this process computes: one under MPI, every part with ``loopback``.
+    gas : Gas
+    boundaries : dict
+        Condition per marker of the whole mesh, as for :class:`DGSolver` (periodic
+        markers are not supported across parts).
+    transport : callable, optional
+        Makes the transport from the parts' halo lists (default
+        :class:`~gpusolver.parallel.Loopback`).
+    degree, flux, integrator, cfl, exact, reference_area, local_time_step, \
+shock_capturing, backend
+        As for :class:`DGSolver`.
+    """
+
+    dtype = np.dtype(np.float64)
+    #: No vortex-corrected far field here (checkpoints record it as 0).
+    circulation = 0.0
+
+    def __init__(self, parts: list[PlanPart], gas: Gas, boundaries: dict, *,
+                 transport=None, degree: int = 1, flux: str = "rusanov",
+                 integrator: str = "rk4", cfl: float = 0.5, exact: Callable | None = None,
+                 reference_area: float = 1.0, local_time_step: bool = False,
+                 shock_capturing: bool = False, backend: str = "numpy"):
+        if integrator not in TABLEAUX:
+            raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
+        specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
+                 else BoundarySpec.parse(name, value) for name, value in boundaries.items()}
+        if any(spec != EXACT and spec.condition.name == "periodic" for spec in specs.values()):
+            raise ConfigError("periodic boundaries are not supported across parts yet")
+        check_markers(parts[0].boundary_markers, specs)
+        self.parts, self.local = parts, [part.mesh.part for part in parts]
+        self.n_cells = parts[0].n_cells
+        self.gas, self.cfl, self.reference_area = gas, cfl, reference_area
+        self.stages, self.local_time_step = TABLEAUX[integrator], local_time_step
+        self.solvers, self.layouts = [], []
+        for part in parts:
+            solver, layout = _part_solver(part, specs, gas, degree=degree, flux=flux,
+                                          integrator=integrator, cfl=cfl, exact=exact,
+                                          reference_area=reference_area,
+                                          local_time_step=local_time_step,
+                                          shock_capturing=shock_capturing, backend=backend)
+            self.solvers.append(solver)
+            self.layouts.append(layout)
+        self.backend = self.solvers[0].backend
+        #: Every local part's exchange lists.
+        self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), parts[0].send)
+        self.transport = (transport or Loopback)(self.halos)
+        self.wall_markers = [name for name, spec in specs.items()
+                             if spec != EXACT and spec.condition.wall]
+        self._start_loads()
+
+    @property
+    def time(self) -> float:
+        """Physical time (that of every part's solver: their exact boundary states)."""
+        return self.solvers[0].time
+
+    @time.setter
+    def time(self, value: float) -> None:
+        for solver in self.solvers:
+            solver.time = value
+
+    @property
+    def states(self) -> list:
+        """Each local part's modal coefficients ``(n_vars, n_modes, n_local)``."""
+        return [solver.u for solver in self.solvers]
+
+    @states.setter
+    def states(self, states: list) -> None:
+        self._gathered = None
+        for solver, u in zip(self.solvers, states, strict=True):
+            solver.u = u
+
+    def time_step(self) -> float:
+        """The largest stable global step at the CFL number (over all parts)."""
+        steps = [float(self.backend.to_host(solver.local_time_steps()[:layout.n_own]).min())
+                 for solver, layout in zip(self.solvers, self.layouts, strict=True)]
+        return float(self.transport.minimum(np.array([min(steps)]))[0])
+
+    def step(self, dt: float | None = None) -> np.ndarray:
+        """Advance every part by ``dt`` (default: the CFL number's, per element with
+        ``local_time_step``); the RMS over all elements of the mean ``dU/dt`` per variable
+        at the step's start.
+
+        Raises
+        ------
+        SolverDivergedError
+            If an own element's mean state is non-finite or non-physical in any part.
+        """
+        local = dt is None and self.local_time_step
+        if dt is None and not local:
+            dt = self.time_step()
+        steps = (PerPart(solver.local_time_steps() for solver in self.solvers) if local
+                 else dt)
+        offsets = iter([0.0 if local else stage.time * dt for stage in self.stages])
+        first_flux: list = []
+
+        def rate(states: PerPart) -> PerPart:
+            offset = next(offsets)
+            self.transport.exchange(states)
+            rates = PerPart()
+            for solver, u in zip(self.solvers, states, strict=True):
+                solver.stage_offset = offset
+                rates.append(solver.rate(u if solver.filter is None else solver.filter(u)))
+            if not first_flux:  # the first stage's, for the forces
+                first_flux.extend(solver.boundary_flux for solver in self.solvers)
+            return rates
+
+        states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, steps)
+        self.states = [u if solver.filter is None else solver.filter(u)
+                       for solver, u in zip(self.solvers, states, strict=True)]
+        for solver in self.solvers:
+            solver.stage_offset = 0.0
+        self.time += 0.0 if local else dt
+        squares = self._own_squares([solver.cell_averages(r)
+                                     for solver, r in zip(self.solvers, first_rates, strict=True)])
+        return self._finish(squares, first_flux, bad_cells=self._bad_elements())
+
+    def _bad_elements(self) -> list:
+        """Per local part, its first own element whose mean state is non-finite or
+        non-physical (local number), or None."""
+        bad = []
+        for solver, layout in zip(self.solvers, self.layouts, strict=True):
+            invalid = self.backend.to_host(self.gas.invalid(
+                solver.cell_averages()[:, :layout.n_own]))
+            bad.append(int(np.argmax(invalid)) if invalid.any() else None)
+        return bad
+
+    def set_conserved(self, u: np.ndarray) -> None:
+        """Set the modal coefficients of every element from the file's cell order (as
+        :meth:`DGSolver.set_conserved`: a lower degree's start this one)."""
+        self._gathered = None
+        for solver, part in zip(self.solvers, self.parts, strict=True):
+            solver.set_conserved(np.asarray(u)[..., part.mesh.file_cells])
+
+    def primitive(self) -> np.ndarray:
+        """Primitive element means ``(n_vars, n_cells)`` in the file's cell order (every
+        process calls it: a global sum)."""
+        return self.gas.to_primitive(self._gather_cells(
+            [solver.cell_averages() for solver in self.solvers]))
+
+    def high_order_view(self) -> tuple[np.ndarray, list, np.ndarray] | None:
+        """The own elements of every part cut into sub-cells, as
+        :meth:`DGSolver.high_order_view`, gathered on the root (None elsewhere; every
+        process calls it)."""
+        views = self.transport.gather([solver.high_order_view(layout.n_own)
+                                       for solver, layout in zip(self.solvers, self.layouts,
+                                                                 strict=True)])
+        if views is None:
+            return None
+        points, blocks, states, first = [], [], [], 0
+        for process in views:
+            for xy, cells, w in process:
+                points.append(xy)
+                blocks += [(shape, nodes + first) for shape, nodes in cells]
+                states.append(w)
+                first += len(xy)
+        return np.concatenate(points), blocks, np.concatenate(states, axis=1)
+
+
+def _part_solver(part: PlanPart, specs: dict, gas: Gas, **options) -> tuple[DGSolver, PartCells]:
+    """The DG solver of one part's mesh (own elements first, in plan order, then the halo's;
+    the halo's outer faces extrapolated) and the part's cells."""
+    mesh = part.mesh
+    topology = Topology(mesh.mesh)
+    own = part.own()
+    halo = np.setdiff1d(np.arange(mesh.mesh.n_cells), own)
+    order = np.concatenate([own, halo[np.argsort(mesh.cells[halo])]])
+    plan = make_plan(mesh.mesh, topology=topology, cell_order=order)
+    markers = plan.boundary_ranges()
+    boundaries = {name: specs[name] for name in markers if name != UNMARKED_NAME}
+    if UNMARKED_NAME in markers:
+        boundaries[UNMARKED_NAME] = BoundarySpec.parse(UNMARKED_NAME, HALO_RIM)
+    solver = DGSolver(mesh.mesh, gas, boundaries, plan=plan, topology=topology, **options)
+    ni = plan.n_interior_faces
+    cells = PartCells(geometry=solver.layout, cells=mesh.cells[order],
+                      file_cells=mesh.file_cells[order], n_own=len(own),
+                      facets=file_facets(mesh, topology.face_facet[plan.face_order[ni:]]),
+                      own_boundary=np.flatnonzero(plan.face_cells[ni:, 0] < len(own)))
+    return solver, cells

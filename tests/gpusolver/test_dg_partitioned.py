@@ -1,0 +1,205 @@
+"""DG on the parts of a partitioned plan gives the one-part answer: in one process
+(loopback), on the GPU, and under ``mpiexec -n 2 gpusolver run``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpusolver.errors import ConfigError
+from gpusolver.physics.gas import Gas
+from gpusolver.solvers.dg.partitioned import PartitionedDG
+from gpusolver.solvers.dg.solver import DGSolver
+from meshorder import Topology, read_mesh
+from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.testing import grid_mesh
+
+from .fv_cases import AIRFOIL, DATA
+from .test_fv_partitioned import _mpiexec, every_part
+
+CYLINDER = {"cylinder": "no-slip-adiabatic", "farfield": "farfield"}
+
+
+def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy", **options):
+    """The whole-mesh solver and the parts' solver from one perturbed state."""
+    print(f"seed {seed}")
+    topology = Topology(mesh)
+    plan = make_plan(mesh, PlanOptions(partitions=n_parts), topology=topology)
+    whole = DGSolver(mesh, gas, boundaries, plan=plan, topology=topology, **options)
+    parts = PartitionedDG(every_part(plan), gas, boundaries, backend=backend, **options)
+    u = whole.conserved()
+    u *= 1.0 + 0.01 * np.random.default_rng(seed).uniform(-1, 1, u.shape)
+    whole.set_conserved(u)
+    parts.set_conserved(u)
+    return whole, parts
+
+
+def _assert_same_steps(whole, parts, steps: int, rtol: float = 1e-12) -> None:
+    for _ in range(steps):
+        norms = [whole.step(), parts.step()]
+        np.testing.assert_allclose(norms[1], norms[0], rtol=rtol)
+    np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=rtol, atol=1e-14)
+    forces = [s.wall_forces()["total"].force for s in (whole, parts)]
+    np.testing.assert_allclose(forces[1], forces[0], rtol=10 * rtol, atol=1e-15)
+    assert parts.time == pytest.approx(whole.time, rel=1e-14)
+
+
+@pytest.mark.parametrize("n_parts, shock_capturing", [(2, False), (3, True), (4, False)])
+def test_dg_parts_give_the_one_part_answer_on_an_airfoil(n_parts, shock_capturing):
+    """Euler, p = 2, global steps (their minimum over all parts), the modal filter on."""
+    whole, parts = _pair(read_mesh(DATA / "naca0012_tri.msh"), AIRFOIL,
+                         Gas(dim=2, mach=0.6, aoa_deg=2.0), n_parts,
+                         seed=int(np.random.default_rng().integers(2**31)), degree=2,
+                         cfl=0.3, shock_capturing=shock_capturing)
+    assert parts.n_parts == n_parts
+    _assert_same_steps(whole, parts, 3)
+    np.testing.assert_allclose(parts.primitive(), whole.primitive(), rtol=1e-12)
+
+
+def test_dg_parts_of_a_curved_navier_stokes_mesh_give_the_one_part_answer():
+    """BR2 liftings read the face neighbours' traces; the parts' meshes keep the walls'
+    mid-edge nodes, so their elements are curved as in the whole mesh."""
+    whole, parts = _pair(read_mesh(DATA / "cylinder_order2.msh"), CYLINDER,
+                         Gas(dim=2, mach=0.2, reynolds=20.0), 3,
+                         seed=int(np.random.default_rng().integers(2**31)), degree=2,
+                         cfl=0.5, local_time_step=True)
+    _assert_same_steps(whole, parts, 3)
+
+
+def test_the_high_order_view_of_the_parts_is_the_whole_meshs():
+    whole, parts = _pair(read_mesh(DATA / "cylinder_order2.msh"), CYLINDER,
+                         Gas(dim=2, mach=0.2, reynolds=20.0), 2, seed=3, degree=1)
+    (points, blocks, w), (p_points, p_blocks, p_w) = whole.high_order_view(), \
+        parts.high_order_view()
+
+    def rows(xy, states):  # sub-cell corners with their states (elements repeat corners)
+        table = np.column_stack([xy, states.T]).round(12)
+        return table[np.lexsort(table.T[::-1])]
+
+    assert sum(len(c) for _, c in p_blocks) == sum(len(c) for _, c in blocks)
+    np.testing.assert_allclose(rows(p_points, p_w), rows(points, w), rtol=1e-12, atol=1e-14)
+
+
+def test_dg_parts_refuse_periodic_boundaries():
+    mesh = grid_mesh(6, 4, "quad")
+    plan = make_plan(mesh, PlanOptions(partitions=2))
+    boundaries = {"left": {"type": "periodic", "partner": "right"},
+                  "right": {"type": "periodic", "partner": "left"},
+                  "bottom": "slip-wall", "top": "slip-wall"}
+    with pytest.raises(ConfigError, match="periodic boundaries are not supported across parts"):
+        PartitionedDG(every_part(plan), Gas(dim=2, mach=0.3), boundaries)
+
+
+@pytest.mark.gpu
+def test_dg_parts_on_the_gpu_give_the_numpy_one_part_answer():
+    """Each part's right-hand side in the DG kernels, the halo exchanged on the device."""
+    whole, parts = _pair(read_mesh(DATA / "cylinder_order2.msh"), CYLINDER,
+                         Gas(dim=2, mach=0.2, reynolds=20.0), 3,
+                         seed=int(np.random.default_rng().integers(2**31)), backend="cupy",
+                         degree=2, cfl=0.5, local_time_step=True)
+    _assert_same_steps(whole, parts, 3)
+
+
+CASE = """
+[solver]
+method = "dg"
+
+[mesh]
+file = "{mesh}"
+plan = "plan.npz"
+
+[physics]
+equations = "navier-stokes"
+mach = 0.2
+reynolds = 20.0
+
+[boundaries]
+cylinder = "no-slip-adiabatic"
+farfield = "farfield"
+
+[scheme]
+flux = "llf"
+degree = 1
+
+[run]
+{run}
+time_integrator = "rk4"
+cfl = 0.5
+local_time_step = true
+iterations = {iterations}
+{restart}
+
+[output]
+directory = "{out}"
+history_every = 2
+"""
+
+
+def _dg_run(tmp_path, name: str, ranks: int, iterations: int, restart: str = "",
+            run: str = 'backend = "numpy"'):
+    import subprocess
+    import sys
+
+    case = tmp_path / f"{name}.toml"
+    case.write_text(CASE.format(mesh=DATA / "cylinder_order2.msh", iterations=iterations,
+                                restart=restart, out=name, run=run))
+    command = [sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"]
+    if ranks > 1:
+        command = [_mpiexec(), "-n", str(ranks), *command]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return completed.stdout, np.loadtxt(tmp_path / name / "history.csv", delimiter=",",
+                                        skiprows=1, ndmin=2)
+
+
+def test_dg_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path):
+    """``mpiexec -n 2 gpusolver run`` of a DG case (NumPy, ``mpi-host``) on the shipped
+    curved cylinder mesh: the one-rank history, forces, Cp and state, and a restart of
+    its checkpoint on one rank continues it."""
+    import meshio
+
+    from meshorder.cli import main as meshorder_main
+
+    _mpiexec()
+    assert meshorder_main(["reorder", str(DATA / "cylinder_order2.msh"),
+                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _, one = _dg_run(tmp_path, "one", 1, 6)
+    printed, two = _dg_run(tmp_path, "two", 2, 4)
+    assert printed.splitlines()[0] == "2 ranks"
+    restart = f'restart = "{tmp_path / "two" / "checkpoint.npz"}"'
+    _, rest = _dg_run(tmp_path, "rest", 1, 2, restart)
+    both = np.concatenate([two, rest])  # columns: iteration, time, wall_s, residuals..., cl, cd
+    np.testing.assert_array_equal(both[:, 0], one[:, 0])
+    # 9 digits in the file; the symmetric cylinder's lift is rounding (1e-12 of its drag)
+    np.testing.assert_allclose(both[:, 3:], one[:, 3:], rtol=2e-8, atol=1e-12)
+    states = [np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in ("one", "rest")]
+    np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
+    for name in ("forces.csv", "cp_cylinder.csv"):
+        tables = [np.loadtxt(tmp_path / run / name, delimiter=",", skiprows=1,
+                             usecols=range(1, 4) if name == "forces.csv" else None)
+                  for run in ("one", "rest")]
+        np.testing.assert_allclose(tables[1], tables[0], rtol=1e-8, atol=1e-12)
+    views = [meshio.read(tmp_path / run / "solution_high_order.vtu") for run in ("one", "two")]
+    assert sum(len(b.data) for b in views[1].cells) == sum(len(b.data) for b in views[0].cells)
+    assert (tmp_path / "two" / "solution.pvtu").exists()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("transport", ["mpi-host", "nccl"])
+def test_dg_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
+    """Two ranks, one GPU each (nccl needs two), against one rank on one GPU."""
+    import cupy
+
+    from meshorder.cli import main as meshorder_main
+
+    if transport == "nccl" and cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("nccl between two ranks needs two GPUs")
+    assert meshorder_main(["reorder", str(DATA / "cylinder_order2.msh"),
+                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    run = f'backend = "cupy"\ntransport = "{transport}"'
+    _, one = _dg_run(tmp_path, "one", 1, 20, run=run)
+    printed, two = _dg_run(tmp_path, "two", 2, 20, run=run)
+    assert printed.splitlines()[0] == "2 ranks"
+    np.testing.assert_allclose(two[:, 3:], one[:, 3:], rtol=2e-8, atol=1e-12)
+    states = [np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in ("one", "two")]
+    np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
