@@ -77,6 +77,10 @@ def main() -> None:
                         help="largest diffusive speed over the free stream's")
     parser.add_argument("--merge-growth", type=float, default=1.0,
                         help="the merging radius's growth per diameter from the body")
+    parser.add_argument("--merge-signs", default="same", choices=("same", "any"),
+                        help="merge pairs of one sign only, or of any")
+    parser.add_argument("--merge-radius", type=float, default=0.3,
+                        help="the merging radius near the body, in mean panel lengths")
     parser.add_argument("--probe", default="2.5,0.0",
                         help="x,y of the point (diameters from the centre) whose cross-stream "
                              "velocity is recorded every --probe-every steps")
@@ -91,6 +95,8 @@ def main() -> None:
                                          precision=args.precision, far_distance=args.far,
                                          diffusion_limit=args.diffusion_limit,
                                          merge_growth=args.merge_growth,
+                                         merge_signs=args.merge_signs,
+                                         merge_radius=args.merge_radius * np.pi / args.panels,
                                          method=args.method, theta=args.theta),
                           backend=args.backend)
     probe = np.array([[float(v) for v in args.probe.split(",")]])

@@ -56,6 +56,25 @@ def test_merging_keeps_circulation_and_impulse_and_leaves_no_close_pair_of_a_sig
     assert np.all(partner < 0)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_merging_of_any_sign_keeps_circulation_and_leaves_no_close_pair(seed):
+    rng = np.random.default_rng(seed)
+    positions = rng.uniform(0, 1, (200, 2))
+    gammas = rng.choice([-1.0, 1.0], 200) * rng.uniform(0.5, 1.5, 200)
+    radii = np.full(200, 0.05)
+    merged_positions, merged_gammas = positions, gammas
+    for _ in range(30):
+        merged_positions, merged_gammas = restructure.apply_merges(
+            merged_positions, merged_gammas,
+            restructure.partners(merged_positions, merged_gammas, radii[:len(merged_gammas)],
+                                 "any"))
+    assert merged_gammas.sum() == pytest.approx(gammas.sum())
+    assert np.abs(merged_gammas).sum() < np.abs(gammas).sum()  # opposite ones cancelled
+    assert np.all(restructure.partners(merged_positions, merged_gammas,
+                                       radii[:len(merged_gammas)], "any") < 0)
+
+
 def test_competing_pairs_wait():
     # 0 -> 1 -> 2: 1 seeks 2, so (0, 1) waits and (1, 2) merges; 3 and 4 both claim 5:
     # the lower wins
@@ -78,8 +97,9 @@ def test_the_restructuring_kernels_equal_the_numpy_rules(chunk, monkeypatch):
                           restructure.absorbed(start, end, body))
     gammas = rng.normal(size=400)
     radii = rng.uniform(0.02, 0.1, 400)
-    assert np.array_equal(device.partners(backend, start, gammas, radii),
-                          restructure.partners(start, gammas, radii))
+    for signs in ("same", "any"):
+        assert np.array_equal(device.partners(backend, start, gammas, radii, signs),
+                              restructure.partners(start, gammas, radii, signs))
     intensity = rng.normal(size=64)
     out = np.zeros((400, 2))
     device.add_sheet_velocity(backend, end, intensity, arrays, out, 0.01)

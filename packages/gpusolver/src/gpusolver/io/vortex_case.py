@@ -21,6 +21,7 @@ from gpusolver.solvers.vortex.body import (
     naca_airfoil,
     rounded_plate,
 )
+from gpusolver.solvers.vortex.restructure import MERGE_SIGNS
 from gpusolver.solvers.vortex.solver import VortexSettings
 
 SHAPES = ("circle", "plate", "naca", "mesh")
@@ -61,6 +62,8 @@ VORTEX_SCHEMA: dict[str, dict[str, Key]] = {
         "merge_growth": Key(NUMBER, default=1.0,
                             help="growth of the merging radius per reference length from the "
                                  "body"),
+        "merge_signs": Key(str, MERGE_SIGNS, "same",
+                           help="merge pairs of one sign only (same) or of any sign (any)"),
         "radius_floor": Key(NUMBER, positive=True,
                             help="smallest domain radius (default: 0.2 panel lengths)"),
         "far_distance": Key(NUMBER, default=20.0, positive=True,
@@ -145,7 +148,7 @@ def parse_vortex_case(data: dict, path: Path) -> VortexCase:
         free_stream=(speed * math.cos(angle), speed * math.sin(angle)),
         reference_length=optional(flow["reference_length"]), core=optional(vortex["core"]),
         merge_radius=optional(vortex["merge_radius"]),
-        merge_growth=float(vortex["merge_growth"]),
+        merge_growth=float(vortex["merge_growth"]), merge_signs=vortex["merge_signs"],
         radius_floor=optional(vortex["radius_floor"]),
         far_distance=float(vortex["far_distance"]), per_panel=vortex["per_panel"],
         method=vortex["velocity"], theta=float(vortex["theta"]),

@@ -119,13 +119,14 @@ def absorbed(backend: Backend, start, end, panels: BodyArrays):
     return flag.astype(bool)
 
 
-def partners(backend: Backend, positions, gammas, radii):
+def partners(backend: Backend, positions, gammas, radii, signs: str = "same"):
     """:func:`.restructure.partners` by the kernel (fp64)."""
     n = len(positions)
     xp = backend.xp
     out = xp.full(n, n, dtype=np.int64)  # n: none found
     _kernel(backend, "partners_kernel")(
-        _chunked(n)[0], (BLOCK,), (np.int32(n), np.int32(CHUNK), positions, gammas, radii, out))
+        _chunked(n)[0], (BLOCK,), (np.int32(n), np.int32(CHUNK), positions, gammas, radii,
+                                   np.int32(signs == "any"), out))
     return xp.where(out == n, -1, out)
 
 

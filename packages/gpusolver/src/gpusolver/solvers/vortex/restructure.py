@@ -6,10 +6,13 @@
   the wall. Two stages, as in the paper: a bounding-box test of the move against the
   body, then, for the few moves that pass it, the trajectory against every panel and the
   end point against the contour (crossing number).
-- **Merging** (:func:`merge_pairs`): same-sign elements closer than a merging radius
-  become one, at their circulation-weighted centre (which keeps the total circulation and
-  the first moment, so the vortex impulse). Stage one finds for each element ``i`` its
-  partner: the lowest ``j > i`` of the same sign within ``i``'s radius. Stage two applies
+- **Merging** (:func:`partners`, :func:`apply_merges`): elements closer than a merging
+  radius become one, at their centre weighted by ``|Gamma|`` (for two of one sign that
+  keeps the total circulation and the first moment, so the vortex impulse). Pairs are of
+  one sign (``same``), or of any sign (``any``, as VM2D's restructuring: opposite
+  circulations partly cancel, the vorticity's noise is smoothed away). Stage one finds for
+  each element ``i`` its partner: the lowest ``j > i`` within ``i``'s radius (of the same
+  sign with ``same``). Stage two applies
   the pairs whose partner seeks no one itself, the lowest claimant winning; so no element
   is in two pairs, and the rest wait a step. The rule is the same on every backend, so
   the kernels reproduce the NumPy reference exactly.
@@ -58,9 +61,14 @@ def absorbed(start: np.ndarray, end: np.ndarray, body: Body) -> np.ndarray:
     return out
 
 
-def partners(positions: np.ndarray, gammas: np.ndarray, radii: np.ndarray) -> np.ndarray:
-    """Stage one of merging: each element's partner (the lowest ``j > i`` of the same sign
-    closer than ``radii[i]``), or -1."""
+#: Which pairs merge: of one sign, or of any.
+MERGE_SIGNS = ("same", "any")
+
+
+def partners(positions: np.ndarray, gammas: np.ndarray, radii: np.ndarray,
+             signs: str = "same") -> np.ndarray:
+    """Stage one of merging: each element's partner (the lowest ``j > i`` closer than
+    ``radii[i]``, of the same sign unless ``signs`` is ``any``), or -1."""
     partner = np.full(len(positions), -1, dtype=np.int64)
     if len(positions) < 2:
         return partner
@@ -69,7 +77,8 @@ def partners(positions: np.ndarray, gammas: np.ndarray, radii: np.ndarray) -> np
         return partner
     i, j = pairs.min(axis=1), pairs.max(axis=1)
     d2 = ((positions[i] - positions[j]) ** 2).sum(axis=1)
-    keep = (d2 < radii[i] ** 2) & (gammas[i] * gammas[j] > 0)
+    product = gammas[i] * gammas[j]
+    keep = (d2 < radii[i] ** 2) & ((product > 0) if signs == "same" else (product != 0))
     i, j = i[keep], j[keep]
     order = np.lexsort((j, i))
     i, j = i[order], j[order]

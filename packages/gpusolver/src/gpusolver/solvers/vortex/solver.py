@@ -71,8 +71,10 @@ class VortexSettings:
     core : float or None
         Core radius ``eps`` of the Biot-Savart kernel; default: the mean panel length.
     merge_radius : float or None
-        Same-sign elements closer than this merge near the body; default 0.3 mean panel
-        lengths.
+        Elements closer than this merge near the body; default 0.3 mean panel lengths.
+    merge_signs : str
+        ``same``: only pairs of one sign merge; ``any``: opposite ones too
+        (:mod:`.restructure`).
     merge_growth : float
         The merging radius grows by this factor per reference length of distance from
         the body's centre beyond one.
@@ -100,6 +102,7 @@ class VortexSettings:
     core: float | None = None
     merge_radius: float | None = None
     merge_growth: float = 1.0
+    merge_signs: str = "same"
     radius_floor: float | None = None
     far_distance: float = 20.0
     per_panel: int = 1
@@ -122,6 +125,9 @@ class VortexSettings:
                               "number's speed)")
         if not (isinstance(self.per_panel, int) and self.per_panel >= 1):
             raise ConfigError(f"per_panel must be a positive integer, got {self.per_panel!r}")
+        if self.merge_signs not in restructure.MERGE_SIGNS:
+            raise ConfigError(f"unknown merge_signs {self.merge_signs!r}; valid: "
+                              f"{', '.join(restructure.MERGE_SIGNS)}")
         if self.method not in METHODS:
             raise ConfigError(f"unknown velocity method {self.method!r}; valid: "
                               f"{', '.join(METHODS)}")
@@ -306,11 +312,12 @@ class VortexSolver:
     def _merge(self, positions, gammas):
         radii = self.merge_radii(positions)
         if self.backend.name == "numpy":
-            partner = restructure.partners(positions, gammas, radii)
+            partner = restructure.partners(positions, gammas, radii, self.settings.merge_signs)
         else:
             partner = device.partners(self.backend, self.xp.ascontiguousarray(positions),
                                       self.xp.ascontiguousarray(gammas),
-                                      self.xp.ascontiguousarray(radii))
+                                      self.xp.ascontiguousarray(radii),
+                                      self.settings.merge_signs)
         return restructure.apply_merges(positions, gammas, partner)
 
     def flow_velocity(self, points):

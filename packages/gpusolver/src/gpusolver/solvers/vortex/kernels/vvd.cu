@@ -286,6 +286,7 @@ __global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
                                                         const double* __restrict__ positions,
                                                         const double* __restrict__ gammas,
                                                         const double* __restrict__ radius,
+                                                        int any_sign,
                                                         long long* __restrict__ partner) {
     const ChunkedBlock block = chunked_block(n, chunk);
     const int i = block.i;
@@ -300,7 +301,8 @@ __global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
     for_each_source<double>(first, block.last, positions, gammas,
                             [&](int j, double sx, double sy, double gj) {
         const double dx = x - sx, dy = y - sy;
-        if (j > i && dx * dx + dy * dy < reach2 && g * gj > 0) found = j;
+        const bool signs = any_sign ? g * gj != 0 : g * gj > 0;
+        if (j > i && dx * dx + dy * dy < reach2 && signs) found = j;
         return found < 0 && mine;
     });
     if (mine && found >= 0) atomicMin(&partner[i], found);
