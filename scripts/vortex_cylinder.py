@@ -2,6 +2,7 @@
 
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
 [--until 150] [--budget 400] [--far 20] [--diffusion-limit 1.5] [--merge-growth 1]
+[--merge-signs any] [--merge-radius 0.3]
 [--probe 2.5,0] [--method direct] [--theta 0.4]
 [--checkpoint run.npz] [--backend cupy] [--csv loads.csv] [--surface surface.csv]``.
 Diameter 1, speed 1. Prints every 500 steps, and at the end the mean drag coefficient
@@ -77,8 +78,8 @@ def main() -> None:
                         help="largest diffusive speed over the free stream's")
     parser.add_argument("--merge-growth", type=float, default=1.0,
                         help="the merging radius's growth per diameter from the body")
-    parser.add_argument("--merge-signs", default="same", choices=("same", "any"),
-                        help="merge pairs of one sign only, or of any")
+    parser.add_argument("--merge-signs", default="any", choices=("any", "same"),
+                        help="merge pairs of any sign, or of one sign only")
     parser.add_argument("--merge-radius", type=float, default=0.3,
                         help="the merging radius near the body, in mean panel lengths")
     parser.add_argument("--probe", default="2.5,0.0",

@@ -62,8 +62,8 @@ VORTEX_SCHEMA: dict[str, dict[str, Key]] = {
         "merge_growth": Key(NUMBER, default=1.0,
                             help="growth of the merging radius per reference length from the "
                                  "body"),
-        "merge_signs": Key(str, MERGE_SIGNS, "same",
-                           help="merge pairs of one sign only (same) or of any sign (any)"),
+        "merge_signs": Key(str, MERGE_SIGNS, "any",
+                           help="merge pairs of any sign (any) or of one sign only (same)"),
         "radius_floor": Key(NUMBER, positive=True,
                             help="smallest domain radius (default: 0.2 panel lengths)"),
         "far_distance": Key(NUMBER, default=20.0, positive=True,

@@ -73,8 +73,9 @@ class VortexSettings:
     merge_radius : float or None
         Elements closer than this merge near the body; default 0.3 mean panel lengths.
     merge_signs : str
-        ``same``: only pairs of one sign merge; ``any``: opposite ones too
-        (:mod:`.restructure`).
+        ``any`` (default): pairs of any sign merge, opposite circulations partly
+        cancelling, as in VM2D; ``same``: only pairs of one sign (:mod:`.restructure`).
+        With ``same`` a cylinder's wake collapsed at small steps (docs/validation.md).
     merge_growth : float
         The merging radius grows by this factor per reference length of distance from
         the body's centre beyond one.
@@ -102,7 +103,7 @@ class VortexSettings:
     core: float | None = None
     merge_radius: float | None = None
     merge_growth: float = 1.0
-    merge_signs: str = "same"
+    merge_signs: str = "any"
     radius_floor: float | None = None
     far_distance: float = 20.0
     per_panel: int = 1
