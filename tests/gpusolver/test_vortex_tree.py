@@ -11,6 +11,7 @@ from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
 from gpusolver.bench.vortex import cloud
 from gpusolver.errors import ConfigError
+from gpusolver.solvers.vortex import diffusion
 from gpusolver.solvers.vortex.biot_savart import direct_velocity
 from gpusolver.solvers.vortex.tree import (
     COEFFICIENT_CHUNK,
@@ -18,6 +19,7 @@ from gpusolver.solvers.vortex.tree import (
     build_tree,
     coefficients,
     kernel_coefficients,
+    kernel_tree_diffusion_sums,
     kernel_tree_velocity,
     tree_velocity,
 )
@@ -170,3 +172,26 @@ def test_the_traversal_kernel_equals_the_numpy_tree(backend, kind):
                                    precision="fp32"))
     assert single.dtype == np.float32
     assert _error(single, tree_velocity(*rounded, 1e-3, rounded[0])) < 1e-5
+
+
+@pytest.mark.parametrize("backend", KERNEL_BACKENDS)
+@pytest.mark.parametrize("kind", ["uniform", "wake"])
+def test_the_tree_gives_the_domain_radii_and_wake_sums_of_the_direct_rules(backend, kind):
+    """The viscous vortex domains' local sums by walking the tree (kernels compiled for
+    the CPU, or CUDA) against the NumPy references (cKDTree radii, all-pairs wake sums),
+    fp64: radii to 1e-12 and sums to 1e-12 of the largest; elements of both signs, with
+    a floor on the radii and some coincident elements."""
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    positions, gammas = cloud(kind, 3000, seed)
+    gammas = gammas * np.random.default_rng(seed).choice([-1.0, 1.0], len(gammas))
+    positions[:20] = positions[20:40]  # coincident pairs: each other's nearest, no sum
+    host = get_backend(backend)
+    radii, i1, i2 = (host.to_host(a) for a in kernel_tree_diffusion_sums(
+        host, host.asarray(positions), host.asarray(gammas), 1e-3, diffusion.CUTOFF,
+        np.float64, leaf_size=16))
+    expected = diffusion.domain_radii(positions, 1e-3)
+    np.testing.assert_allclose(radii, expected, rtol=1e-12)
+    want_i1, want_i2 = diffusion.wake_sums(positions, gammas, expected)
+    assert np.abs(i1 - want_i1).max() < 1e-12 * np.abs(want_i1).max()
+    assert np.abs(i2 - want_i2).max() < 1e-12 * np.abs(want_i2).max()

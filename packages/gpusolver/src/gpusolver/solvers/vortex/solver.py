@@ -9,7 +9,9 @@ Each step (explicit Euler, as in the paper):
    each carrying its share of the panel's circulation.
 2. **Velocities.** Convective: free stream plus Biot-Savart of every element (direct sum
    or tree, in the run's precision). Diffusive: the viscous vortex domains' sums, with
-   the body's surface terms (:mod:`.diffusion`).
+   the body's surface terms (:mod:`.diffusion`); with the tree on the GPU, the domain
+   radii and the wake's sums walk a quadtree too
+   (:func:`.tree.kernel_tree_diffusion_sums`), the other sums stay direct.
 3. **Move** every element by ``(V + W) dt``.
 4. **Restructuring** (:mod:`.restructure`): elements whose move crossed the body are
    taken out, close same-sign pairs merged (the merging radius grows with the distance
@@ -44,7 +46,7 @@ import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
-from gpusolver.solvers.vortex import device, diffusion, restructure
+from gpusolver.solvers.vortex import device, diffusion, restructure, tree
 from gpusolver.solvers.vortex.biot_savart import METHODS, velocity
 from gpusolver.solvers.vortex.body import Body
 from gpusolver.solvers.vortex.sheet import VortexSheet, mean_tangential
@@ -264,8 +266,12 @@ class VortexSolver:
             be, dtype = self.backend, self.dtype
             p = xp.ascontiguousarray(positions.astype(dtype))
             g = xp.ascontiguousarray(gammas.astype(dtype))
-            radii = device.domain_radii(be, p, self.radius_floor)
-            i1, i2 = device.wake_sums(be, p, g, radii)
+            if self.settings.method == "tree":  # the local sums by walking a quadtree
+                radii, i1, i2 = tree.kernel_tree_diffusion_sums(
+                    be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype)
+            else:
+                radii = device.domain_radii(be, p, self.radius_floor)
+                i1, i2 = device.wake_sums(be, p, g, radii)
             i0, i3, wall = device.surface_sums(be, p, radii, self.panels, g)
         w = diffusion.combine(i0, i1, i2, i3, radii, self.nu,
                               self.settings.diffusion_limit * self.speed)

@@ -105,7 +105,8 @@ def build_tree(positions, gammas, terms: int, leaf_size: int,
     The same array code builds it with NumPy and on the GPU with CuPy (``backend``;
     NumPy by default; the arrays are that backend's, fp64): Morton sort, then level by
     level each box that holds more than ``leaf_size`` sources is split, and each source
-    is listed once per box that holds it, for the radii and the coefficients.
+    is listed once per box that holds it, for the radii and the coefficients
+    (``terms`` 0: none, for the local sums of :func:`kernel_tree_diffusion_sums`).
     """
     backend = backend or get_backend("numpy")
     xp = backend.xp
@@ -174,7 +175,8 @@ def _assemble(backend: Backend, z, gamma, levels, members, terms: int, lo,
     backend.scatter["max"](radius, box, xp.abs(z[source] - centre[box]))
     make = coefficients if backend.name == "numpy" else kernel_coefficients
     return Tree(z, gamma, centre, radius, first, count, child_first, child_count,
-                make(backend, z, gamma, source, box, centre, terms), lo, size)
+                make(backend, z, gamma, source, box, centre, terms) if terms
+                else xp.zeros((n_boxes, 0), dtype=complex), lo, size)
 
 
 def coefficients(backend: Backend, z, gamma, source, box, centre, terms: int):
@@ -294,6 +296,55 @@ def _traverse(tree: Tree, zt: np.ndarray, eps: float, theta: float) -> np.ndarra
     return out_re + 1j * out_im
 
 
+def _tree_arrays(xp, tree: Tree, dtype) -> tuple:
+    """The tree's boxes as the kernels of ``kernels/tree.cu`` take them: centres, radii
+    (``dtype``), first source, count, first child, child count (int32)."""
+    def cast(array, kind):
+        return xp.ascontiguousarray(array.astype(kind))
+
+    int32 = np.int32
+    return (cast(_pairs(tree.centre), dtype), cast(tree.radius, dtype),
+            cast(tree.first, int32), cast(tree.count, int32),
+            cast(tree.child_first, int32), cast(tree.child_count, int32))
+
+
+def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float,
+                               cutoff: float, dtype, leaf_size: int = LEAF_SIZE) -> tuple:
+    """The viscous vortex domains' radii ``(N,)`` and wake sums ``I1`` ``(N,)``, ``I2``
+    ``(N, 2)`` (:func:`~gpusolver.solvers.vortex.diffusion.domain_radii` and
+    :func:`~gpusolver.solvers.vortex.diffusion.wake_sums`: equal up to the order of the
+    sums) by walking a quadtree of the elements (``tree_domain_radii_kernel`` and
+    ``tree_wake_sums_kernel`` of ``kernels/tree.cu``; CUDA on CuPy, compiled for the CPU on
+    NumPy) in ``dtype``: each element visits only the boxes that can hold its three
+    nearest or its neighbours within ``cutoff`` radii, ``O(N log N)`` instead of the
+    direct kernels' ``O(N^2)``."""
+    from gpusolver.backends.cuda import grid, real_type
+
+    xp = backend.xp
+    names = tuple(f"{kernel}<{real_type(dtype)}>"
+                  for kernel in ("tree_domain_radii_kernel", "tree_wake_sums_kernel"))
+    kernels = backend.kernels(__package__, "kernels/tree.cu", names)
+    positions = xp.asarray(positions, dtype=np.float64)
+    tree = build_tree(positions, xp.asarray(gammas, dtype=np.float64), 0, leaf_size, backend)
+    order = tree.morton_order(positions)
+    boxes = _tree_arrays(xp, tree, dtype)
+    sources = xp.ascontiguousarray(_pairs(tree.positions).astype(dtype))
+    real = np.dtype(dtype).type
+    n, block = len(positions), 128
+    radii = xp.empty(n, dtype=dtype)
+    kernels[names[0]](grid(n, block), (block,),
+                      (np.int32(n), *boxes, sources, real(floor), radii))
+    i1, i2 = xp.empty(n, dtype=dtype), xp.empty((n, 2), dtype=dtype)
+    kernels[names[1]](grid(n, block), (block,),
+                      (np.int32(n), *boxes, sources,
+                       xp.ascontiguousarray(tree.gammas.astype(dtype)), radii, real(cutoff),
+                       i1, i2))
+    out = (xp.empty_like(radii), xp.empty_like(i1), xp.empty_like(i2))
+    for unsorted, value in zip(out, (radii, i1, i2), strict=True):
+        unsorted[order] = value
+    return out
+
+
 def kernel_tree_velocity(backend: Backend, tree: Tree, targets, eps: float, theta: float,
                          dtype) -> object:
     """Velocities ``(M, 2)`` at ``targets`` by the traversal kernel of ``kernels/tree.cu``
@@ -311,10 +362,7 @@ def kernel_tree_velocity(backend: Backend, tree: Tree, targets, eps: float, thet
     def cast(array, kind=dtype):
         return xp.ascontiguousarray(array.astype(kind))
 
-    int32 = np.int32
-    arguments = (cast(targets[order]), cast(_pairs(tree.centre)), cast(tree.radius),
-                 cast(tree.first, int32), cast(tree.count, int32),
-                 cast(tree.child_first, int32), cast(tree.child_count, int32),
+    arguments = (cast(targets[order]), *_tree_arrays(xp, tree, dtype),
                  cast(_pairs(tree.coefficients)), cast(_pairs(tree.positions)),
                  cast(tree.gammas))
     real = np.dtype(dtype).type

@@ -116,3 +116,95 @@ __global__ void tree_coefficients_kernel(long long n_entries, int chunk,
     }
     flush_coefficients<TERMS>(current, a_re, a_im, coefficients);
 }
+
+// The viscous vortex domains' local sums by the same quadtree (tree.py,
+// kernel_tree_diffusion_sums): the targets are the tree's own sources, in its Morton order,
+// and a thread walks the tree depth first, skipping every box none of whose sources can
+// count. Both equal the direct kernels of vvd.cu (nearest_three_kernel with
+// domain_radii_kernel, wake_sums_kernel) up to the order of the sums. Boxes are skipped
+// with a relative margin of PRUNE_MARGIN, so that a box radius rounded to the run's
+// precision never drops a source the direct sums keep.
+#define PRUNE_MARGIN 1e-5
+
+#include "nearest.cuh"
+
+// radius[t]: the root mean square distance from source t to its three nearest other
+// sources, at least floor; a box is skipped once its nearest possible source lies beyond
+// the third nearest found so far
+template <typename real>
+__global__ void __launch_bounds__(128) tree_domain_radii_kernel(
+    int n, const real* __restrict__ centre, const real* __restrict__ box_radius,
+    const int* __restrict__ first, const int* __restrict__ count,
+    const int* __restrict__ child_first, const int* __restrict__ child_count,
+    const real* __restrict__ sources, real floor, real* __restrict__ radius) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const real x = sources[2 * t], y = sources[2 * t + 1];
+    real e0 = real(1e30), e1 = real(1e30), e2 = real(1e30);
+    int stack[TREE_STACK];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const int box = stack[--top];
+        const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
+        const real nearest = sqrt(dx * dx + dy * dy) - box_radius[box] * real(1 + PRUNE_MARGIN);
+        if (nearest > 0 && nearest * nearest > e2) continue;
+        if (child_count[box] == 0) {
+            const int end = first[box] + count[box];
+            for (int k = first[box]; k < end; ++k) {
+                const real sx = x - sources[2 * k], sy = y - sources[2 * k + 1];
+                const real d2 = sx * sx + sy * sy;
+                if (d2 < e2 && k != t) keep_three_smallest(d2, e0, e1, e2);
+            }
+        } else {
+            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
+        }
+    }
+    radius[t] = fmax(sqrt((e0 + e1 + e2) / real(3)), floor);
+}
+
+// i1[t], i2[t]: I1 and I2 of source t over the sources of its sign within cutoff of its
+// radius (itself out); a box is skipped when all its sources lie at least that far
+template <typename real>
+__global__ void __launch_bounds__(128) tree_wake_sums_kernel(
+    int n, const real* __restrict__ centre, const real* __restrict__ box_radius,
+    const int* __restrict__ first, const int* __restrict__ count,
+    const int* __restrict__ child_first, const int* __restrict__ child_count,
+    const real* __restrict__ sources, const real* __restrict__ gammas,
+    const real* __restrict__ radius, real cutoff, real* __restrict__ i1,
+    real* __restrict__ i2) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const real x = sources[2 * t], y = sources[2 * t + 1], g = gammas[t];
+    const real inverse = real(1) / radius[t], reach = cutoff * radius[t];
+    const real reach2 = reach * reach;
+    real s1 = 0, sx = 0, sy = 0;
+    int stack[TREE_STACK];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const int box = stack[--top];
+        const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
+        if (sqrt(dx * dx + dy * dy) - box_radius[box] * real(1 + PRUNE_MARGIN) >= reach) continue;
+        if (child_count[box] == 0) {
+            const int end = first[box] + count[box];
+            for (int k = first[box]; k < end; ++k) {
+                const real ex = x - sources[2 * k], ey = y - sources[2 * k + 1];
+                const real r2 = ex * ex + ey * ey, gk = gammas[k];
+                // each sign diffuses on its own; the element itself (r = 0) stays out
+                if (r2 < reach2 && r2 > 0 && g * gk > 0) {
+                    const real r = sqrt(r2);
+                    const real weight = gk * exp(-r * inverse);
+                    s1 += weight;
+                    sx += weight * ex / r;
+                    sy += weight * ey / r;
+                }
+            }
+        } else {
+            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
+        }
+    }
+    i1[t] = s1;
+    i2[2 * t] = sx;
+    i2[2 * t + 1] = sy;
+}

@@ -61,19 +61,7 @@ __device__ __forceinline__ void for_each_source(int first, int last,
 #endif
 }
 
-template <typename real>
-__device__ __forceinline__ void keep_three_smallest(real d2, real& e0, real& e1, real& e2) {
-    if (d2 < e0) {
-        e2 = e1;
-        e1 = e0;
-        e0 = d2;
-    } else if (d2 < e1) {
-        e2 = e1;
-        e1 = d2;
-    } else if (d2 < e2) {
-        e2 = d2;
-    }
-}
+#include "nearest.cuh"
 
 // nearest[(chunk * n + i) * 3 + k]: the three smallest squared distances from element i to
 // the other elements of a source chunk
