@@ -55,11 +55,11 @@ def main() -> None:
             p64, g64 = xp.asarray(positions), xp.asarray(gammas)
             p, g = p64.astype(dtype), g64.astype(dtype)
 
-            def direct():
+            def direct(p=p, g=g):
                 radii = device.domain_radii(backend, p, FLOOR)
                 return (radii, *device.wake_sums(backend, p, g, radii))
 
-            def by_tree():
+            def by_tree(p64=p64, g64=g64):
                 return kernel_tree_diffusion_sums(backend, p64, g64, FLOOR, diffusion.CUTOFF,
                                                   dtype)
 

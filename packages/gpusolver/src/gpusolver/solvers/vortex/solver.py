@@ -9,9 +9,9 @@ Each step (explicit Euler, as in the paper):
    each carrying its share of the panel's circulation.
 2. **Velocities.** Convective: free stream plus Biot-Savart of every element (direct sum
    or tree, in the run's precision). Diffusive: the viscous vortex domains' sums, with
-   the body's surface terms (:mod:`.diffusion`); with the tree on the GPU, the domain
-   radii and the wake's sums walk a quadtree too
-   (:func:`.tree.kernel_tree_diffusion_sums`), the other sums stay direct.
+   the body's surface terms (:mod:`.diffusion`); with the tree on the GPU and at least
+   :data:`TREE_DIFFUSION_MIN` elements, the domain radii and the wake's sums walk a
+   quadtree too (:func:`.tree.kernel_tree_diffusion_sums`), the other sums stay direct.
 3. **Move** every element by ``(V + W) dt``.
 4. **Restructuring** (:mod:`.restructure`): elements whose move crossed the body are
    taken out, close same-sign pairs merged (the merging radius grows with the distance
@@ -54,6 +54,12 @@ from gpusolver.solvers.vortex.surface import SurfaceLoads, surface_forces, surfa
 
 #: New elements start this fraction of a mean panel length off their panel.
 BIRTH_OFFSET = 1e-3
+
+#: With ``method = "tree"`` on the GPU, the diffusion's local sums walk the tree from this
+#: many elements on; below, the direct kernels are faster (the tree's build, array code,
+#: takes about 20 ms: on the H100 the direct sums take 3 ms at 51,200 elements and 73 ms at
+#: 262,144, the tree 24 and 29 ms; docs/benchmarks.md).
+TREE_DIFFUSION_MIN = 131072
 
 
 @dataclass(frozen=True)
@@ -266,7 +272,7 @@ class VortexSolver:
             be, dtype = self.backend, self.dtype
             p = xp.ascontiguousarray(positions.astype(dtype))
             g = xp.ascontiguousarray(gammas.astype(dtype))
-            if self.settings.method == "tree":  # the local sums by walking a quadtree
+            if self.settings.method == "tree" and len(gammas) >= TREE_DIFFUSION_MIN:
                 radii, i1, i2 = tree.kernel_tree_diffusion_sums(
                     be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype)
             else:
