@@ -1,8 +1,8 @@
 """Halo exchange between mesh parts, and the one place global sums happen.
 
 A transport moves the states of halo cells from the parts that own them
-(:func:`halo_lists` says which local positions go where) and sums arrays over all
-parts. A state is any array whose last axis runs over the part's cells (the finite
+(:func:`halo_lists` says which local positions go where), and sums arrays (and takes
+their minima) over all parts. A state is any array whose last axis runs over the part's cells (the finite
 volumes' ``(n_vars, n_cells)``, DG's ``(n_vars, n_modes, n_elements)``). The transports of
 several ranks pack and unpack through one path (:class:`Packing`: ``state[..., positions]``
 into contiguous buffers, on the device where the state is):

@@ -144,7 +144,8 @@ def _partitioned_solver(case: Case, comm) -> PartitionedSolver | PartitionedDG:
         overlap=run["overlap"])
 
 
-def _take_steps(solver: Solver | PartitionedSolver | DGSolver, steps: int) -> np.ndarray:
+def _take_steps(solver: Solver | PartitionedSolver | DGSolver | PartitionedDG, steps: int
+                ) -> np.ndarray:
     """``steps`` steps; the residual norms of the last. The DG solver takes them as one
     batch (:meth:`DGSolver.advance`: the state is checked once, after the last)."""
     if isinstance(solver, DGSolver):
