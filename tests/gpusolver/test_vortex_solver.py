@@ -328,8 +328,9 @@ def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance, chunk
 @pytest.mark.parametrize("method", ["direct", "tree"])
 def test_gpu_steps_follow_the_numpy_steps(method, monkeypatch):
     """fp64; the tree's steps walk the same boxes as the NumPy tree, and its local
-    diffusion sums (here at any number of elements) equal the direct ones."""
-    monkeypatch.setattr(solver_module, "TREE_DIFFUSION_MIN", 0)
+    searches (here at any number of elements: diffusion sums, merging partners) give the
+    direct ones."""
+    monkeypatch.setattr(solver_module, "TREE_LOCAL_MIN", 0)
     settings_ = VortexSettings(reynolds=200.0, dt=0.02, method=method)
     cpu = VortexSolver(circle(80, 0.5), settings_, backend="numpy")
     gpu = VortexSolver(circle(80, 0.5), settings_, backend="cupy")

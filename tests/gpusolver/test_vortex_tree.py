@@ -11,7 +11,7 @@ from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
 from gpusolver.bench.vortex import cloud
 from gpusolver.errors import ConfigError
-from gpusolver.solvers.vortex import diffusion
+from gpusolver.solvers.vortex import diffusion, restructure
 from gpusolver.solvers.vortex.biot_savart import direct_velocity
 from gpusolver.solvers.vortex.tree import (
     COEFFICIENT_CHUNK,
@@ -20,6 +20,7 @@ from gpusolver.solvers.vortex.tree import (
     coefficients,
     kernel_coefficients,
     kernel_tree_diffusion_sums,
+    kernel_tree_partners,
     kernel_tree_velocity,
     tree_velocity,
 )
@@ -195,3 +196,22 @@ def test_the_tree_gives_the_domain_radii_and_wake_sums_of_the_direct_rules(backe
     want_i1, want_i2 = diffusion.wake_sums(positions, gammas, expected)
     assert np.abs(i1 - want_i1).max() < 1e-12 * np.abs(want_i1).max()
     assert np.abs(i2 - want_i2).max() < 1e-12 * np.abs(want_i2).max()
+
+
+@pytest.mark.parametrize("backend", KERNEL_BACKENDS)
+@pytest.mark.parametrize("signs", ["same", "any"])
+def test_the_tree_finds_the_merging_partners_of_the_direct_rule(backend, signs):
+    """Each element's partner (the lowest later element within its radius) by walking the
+    tree equals the NumPy rule's, element for element."""
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    positions, gammas = cloud("wake", 3000, seed)
+    gammas = gammas * rng.choice([-1.0, 1.0], len(gammas))
+    radii = rng.uniform(0.002, 0.02, len(gammas))
+    host = get_backend(backend)
+    got = host.to_host(kernel_tree_partners(host, host.asarray(positions), host.asarray(gammas),
+                                            host.asarray(radii), signs, leaf_size=16))
+    want = restructure.partners(positions, gammas, radii, signs)
+    assert (want >= 0).sum() > 100  # many pairs to find
+    np.testing.assert_array_equal(got, want)

@@ -2,10 +2,11 @@
 
 A transport moves the states of halo cells from the parts that own them
 (:func:`halo_lists` says which local positions go where), and sums arrays (and takes
-their minima) over all parts. A state is any array whose last axis runs over the part's cells (the finite
-volumes' ``(n_vars, n_cells)``, DG's ``(n_vars, n_modes, n_elements)``). The transports of
-several ranks pack and unpack through one path (:class:`Packing`: ``state[..., positions]``
-into contiguous buffers, on the device where the state is):
+their minima) over all parts. A state is any array whose last axis runs over the part's
+cells (the finite volumes' ``(n_vars, n_cells)``, DG's ``(n_vars, n_modes,
+n_elements)``). The transports of several ranks pack and unpack through one path
+(:class:`Packing`: ``state[..., positions]`` into contiguous buffers, on the device where
+the state is):
 
 - :class:`Loopback`: every part in this process (tests, and the reference answer);
 - :class:`MpiHost`: one part per MPI rank (mpi4py): packed on the GPU, staged through

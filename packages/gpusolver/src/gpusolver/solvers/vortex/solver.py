@@ -10,7 +10,7 @@ Each step (explicit Euler, as in the paper):
 2. **Velocities.** Convective: free stream plus Biot-Savart of every element (direct sum
    or tree, in the run's precision). Diffusive: the viscous vortex domains' sums, with
    the body's surface terms (:mod:`.diffusion`); with the tree on the GPU and at least
-   :data:`TREE_DIFFUSION_MIN` elements, the domain radii and the wake's sums walk a
+   :data:`TREE_LOCAL_MIN` elements, the domain radii and the wake's sums walk a
    quadtree too (:func:`.tree.kernel_tree_diffusion_sums`), the other sums stay direct.
 3. **Move** every element by ``(V + W) dt``.
 4. **Restructuring** (:mod:`.restructure`): elements whose move crossed the body are
@@ -55,11 +55,12 @@ from gpusolver.solvers.vortex.surface import SurfaceLoads, surface_forces, surfa
 #: New elements start this fraction of a mean panel length off their panel.
 BIRTH_OFFSET = 1e-3
 
-#: With ``method = "tree"`` on the GPU, the diffusion's local sums walk the tree from this
-#: many elements on; below, the direct kernels are faster (the tree's build, array code,
-#: takes about 20 ms: on the H100 the direct sums take 3 ms at 51,200 elements and 73 ms at
-#: 262,144, the tree 24 and 29 ms; docs/benchmarks.md).
-TREE_DIFFUSION_MIN = 131072
+#: With ``method = "tree"`` on the GPU, the local searches (the diffusion's radii and wake
+#: sums, merging's partners) walk a tree from this many elements on; below, the direct
+#: kernels are faster (the tree's build, array code, takes about 20 ms: on the H100 the
+#: direct diffusion sums take 3 ms at 51,200 elements and 73 ms at 262,144, the tree 24
+#: and 29 ms; docs/benchmarks.md).
+TREE_LOCAL_MIN = 131072
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,7 @@ class VortexSolver:
             be, dtype = self.backend, self.dtype
             p = xp.ascontiguousarray(positions.astype(dtype))
             g = xp.ascontiguousarray(gammas.astype(dtype))
-            if self.settings.method == "tree" and len(gammas) >= TREE_DIFFUSION_MIN:
+            if self._local_tree(gammas):
                 radii, i1, i2 = tree.kernel_tree_diffusion_sums(
                     be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype)
             else:
@@ -322,9 +323,17 @@ class VortexSolver:
         beyond = self.xp.maximum(r / self.reference_length - 1.0, 0.0)
         return self.merge_radius * (1.0 + self.settings.merge_growth * beyond)
 
+    def _local_tree(self, gammas) -> bool:
+        """Whether the local searches walk a tree (:data:`TREE_LOCAL_MIN`)."""
+        return (self.settings.method == "tree" and self.backend.name == "cupy"
+                and len(gammas) >= TREE_LOCAL_MIN)
+
     def _merge(self, positions, gammas):
         radii = self.merge_radii(positions)
-        if self.backend.name == "numpy":
+        if self._local_tree(gammas):
+            partner = tree.kernel_tree_partners(self.backend, positions, gammas, radii,
+                                                self.settings.merge_signs)
+        elif self.backend.name == "numpy":
             partner = restructure.partners(positions, gammas, radii, self.settings.merge_signs)
         else:
             partner = device.partners(self.backend, self.xp.ascontiguousarray(positions),

@@ -345,6 +345,31 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     return out
 
 
+def kernel_tree_partners(backend: Backend, positions, gammas, radii, signs: str = "same",
+                         leaf_size: int = LEAF_SIZE):
+    """Merging's partners (:func:`~gpusolver.solvers.vortex.restructure.partners`: each
+    element's lowest-numbered later element within its radius, -1 if none; the same
+    pairs) by walking a quadtree of the elements (``tree_partners_kernel``; CUDA on CuPy,
+    compiled for the CPU on NumPy), fp64."""
+    from gpusolver.backends.cuda import grid
+
+    xp = backend.xp
+    name = "tree_partners_kernel"
+    kernel = backend.kernels(__package__, "kernels/tree.cu", (name,))[name]
+    positions = xp.asarray(positions, dtype=np.float64)
+    tree = build_tree(positions, xp.asarray(gammas, dtype=np.float64), 0, leaf_size, backend)
+    order = tree.morton_order(positions)
+    n, block = len(positions), 128
+    partner = xp.empty(n, dtype=np.int64)
+    kernel(grid(n, block), (block,),
+           (np.int32(n), *_tree_arrays(xp, tree, np.float64),
+            xp.ascontiguousarray(_pairs(tree.positions)), xp.ascontiguousarray(tree.gammas),
+            xp.ascontiguousarray(order.astype(np.int64)),
+            xp.ascontiguousarray(xp.asarray(radii, dtype=np.float64)[order]),
+            np.int32(signs == "any"), partner))
+    return partner
+
+
 def kernel_tree_velocity(backend: Backend, tree: Tree, targets, eps: float, theta: float,
                          dtype) -> object:
     """Velocities ``(M, 2)`` at ``targets`` by the traversal kernel of ``kernels/tree.cu``

@@ -208,3 +208,43 @@ __global__ void __launch_bounds__(128) tree_wake_sums_kernel(
     i2[2 * t] = sx;
     i2[2 * t + 1] = sy;
 }
+
+// partner[t]: merging's stage one (restructure.py, partners) by the tree: the lowest
+// original number j (index[k], the sources' numbers before the Morton sort) above source
+// t's among the sources within radius[t] of it (of its sign unless any_sign), or -1; a box
+// is skipped when all its sources lie at least radius[t] away. fp64, as restructuring is.
+__global__ void __launch_bounds__(128) tree_partners_kernel(
+    int n, const double* __restrict__ centre, const double* __restrict__ box_radius,
+    const int* __restrict__ first, const int* __restrict__ count,
+    const int* __restrict__ child_first, const int* __restrict__ child_count,
+    const double* __restrict__ sources, const double* __restrict__ gammas,
+    const long long* __restrict__ index, const double* __restrict__ radius, int any_sign,
+    long long* __restrict__ partner) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const double x = sources[2 * t], y = sources[2 * t + 1], g = gammas[t];
+    const double reach = radius[t], reach2 = reach * reach;
+    const long long mine = index[t];
+    long long found = -1;
+    int stack[TREE_STACK];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const int box = stack[--top];
+        const double dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
+        if (sqrt(dx * dx + dy * dy) - box_radius[box] * (1 + PRUNE_MARGIN) >= reach) continue;
+        if (child_count[box] == 0) {
+            const int end = first[box] + count[box];
+            for (int k = first[box]; k < end; ++k) {
+                const double ex = x - sources[2 * k], ey = y - sources[2 * k + 1];
+                const bool signs = any_sign ? g * gammas[k] != 0 : g * gammas[k] > 0;
+                const long long j = index[k];
+                if (j > mine && (found < 0 || j < found) && ex * ex + ey * ey < reach2 && signs)
+                    found = j;
+            }
+        } else {
+            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
+        }
+    }
+    partner[mine] = found;
+}
