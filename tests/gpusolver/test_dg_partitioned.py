@@ -90,6 +90,13 @@ def test_dg_parts_refuse_periodic_boundaries():
         PartitionedDG(every_part(plan), Gas(dim=2, mach=0.3), boundaries)
 
 
+def test_dg_parts_refuse_boundaries_that_do_not_name_every_marker():
+    plan = make_plan(grid_mesh(6, 4, "quad"), PlanOptions(partitions=2))
+    with pytest.raises(ConfigError, match="no condition for marker"):
+        PartitionedDG(every_part(plan), Gas(dim=2, mach=0.3),
+                      {"left": "farfield", "right": "farfield", "bottom": "slip-wall"})
+
+
 @pytest.mark.gpu
 def test_dg_parts_on_the_gpu_give_the_numpy_one_part_answer():
     """Each part's right-hand side in the DG kernels, the halo exchanged on the device."""

@@ -348,6 +348,8 @@ def test_more_bad_vortex_settings_are_refused():
         VortexSettings(reynolds=100, dt=0.1, reference_length=-1.0)
     with pytest.raises(ConfigError, match="unknown precision"):
         VortexSettings(reynolds=100, dt=0.1, precision="fp16")
+    with pytest.raises(ConfigError, match="unknown merge_signs 'opposite'; valid: same, any"):
+        VortexSettings(reynolds=100, dt=0.1, merge_signs="opposite")
 
 
 def test_a_mesh_body_needs_its_file_and_marker(tmp_path):

@@ -47,6 +47,9 @@ class Tree:
     ----------
     positions : numpy.ndarray
         ``(N,)`` complex source positions in Morton order.
+    order : numpy.ndarray
+        ``(N,)`` the sources' numbers as given, in that order (``positions`` is the given
+        positions at ``order``).
     gammas : numpy.ndarray
         ``(N,)`` circulations in the same order.
     centre, radius : numpy.ndarray
@@ -64,6 +67,7 @@ class Tree:
     """
 
     positions: np.ndarray
+    order: np.ndarray
     gammas: np.ndarray
     centre: np.ndarray
     radius: np.ndarray
@@ -139,7 +143,7 @@ def build_tree(positions, gammas, terms: int, leaf_size: int,
         if level == DEPTH or not bool(split.any()):
             break
         active = active[split[box_of]]
-    return _assemble(backend, z, gamma, levels, members, terms, lo, size)
+    return _assemble(backend, z, order, gamma, levels, members, terms, lo, size)
 
 
 def _compact_bits(values):
@@ -150,7 +154,7 @@ def _compact_bits(values):
     return v
 
 
-def _assemble(backend: Backend, z, gamma, levels, members, terms: int, lo,
+def _assemble(backend: Backend, z, order, gamma, levels, members, terms: int, lo,
               size: float) -> Tree:
     """Boxes of all levels in one numbering, their children, radii and coefficients."""
     xp = backend.xp
@@ -174,7 +178,7 @@ def _assemble(backend: Backend, z, gamma, levels, members, terms: int, lo,
     radius = xp.zeros(n_boxes)
     backend.scatter["max"](radius, box, xp.abs(z[source] - centre[box]))
     make = coefficients if backend.name == "numpy" else kernel_coefficients
-    return Tree(z, gamma, centre, radius, first, count, child_first, child_count,
+    return Tree(z, order, gamma, centre, radius, first, count, child_first, child_count,
                 make(backend, z, gamma, source, box, centre, terms) if terms
                 else xp.zeros((n_boxes, 0), dtype=complex), lo, size)
 
@@ -326,7 +330,6 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     kernels = backend.kernels(__package__, "kernels/tree.cu", names)
     positions = xp.asarray(positions, dtype=np.float64)
     tree = build_tree(positions, xp.asarray(gammas, dtype=np.float64), 0, leaf_size, backend)
-    order = tree.morton_order(positions)
     boxes = _tree_arrays(xp, tree, dtype)
     sources = xp.ascontiguousarray(_pairs(tree.positions).astype(dtype))
     real = np.dtype(dtype).type
@@ -341,7 +344,7 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
                        i1, i2))
     out = (xp.empty_like(radii), xp.empty_like(i1), xp.empty_like(i2))
     for unsorted, value in zip(out, (radii, i1, i2), strict=True):
-        unsorted[order] = value
+        unsorted[tree.order] = value
     return out
 
 
@@ -358,14 +361,13 @@ def kernel_tree_partners(backend: Backend, positions, gammas, radii, signs: str 
     kernel = backend.kernels(__package__, "kernels/tree.cu", (name,))[name]
     positions = xp.asarray(positions, dtype=np.float64)
     tree = build_tree(positions, xp.asarray(gammas, dtype=np.float64), 0, leaf_size, backend)
-    order = tree.morton_order(positions)
     n, block = len(positions), 128
     partner = xp.empty(n, dtype=np.int64)
     kernel(grid(n, block), (block,),
            (np.int32(n), *_tree_arrays(xp, tree, np.float64),
             xp.ascontiguousarray(_pairs(tree.positions)), xp.ascontiguousarray(tree.gammas),
-            xp.ascontiguousarray(order.astype(np.int64)),
-            xp.ascontiguousarray(xp.asarray(radii, dtype=np.float64)[order]),
+            xp.ascontiguousarray(tree.order.astype(np.int64)),
+            xp.ascontiguousarray(xp.asarray(radii, dtype=np.float64)[tree.order]),
             np.int32(signs == "any"), partner))
     return partner
 

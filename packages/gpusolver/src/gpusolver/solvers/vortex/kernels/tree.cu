@@ -17,6 +17,21 @@
 // the root (16 levels).
 #define TREE_STACK 64
 
+// Depth first from the root: visit(box) handles a box and returns whether to open it
+// into its children (a leaf is never opened).
+template <typename Visit>
+__device__ __forceinline__ void walk_tree(const int* __restrict__ child_first,
+                                          const int* __restrict__ child_count, Visit visit) {
+    int stack[TREE_STACK];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const int box = stack[--top];
+        if (visit(box) && child_count[box] > 0)
+            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
+    }
+}
+
 template <typename real, int TERMS>
 __global__ void __launch_bounds__(128) tree_velocity_kernel(
     int n_targets, const real* __restrict__ targets, const real* __restrict__ centre,
@@ -30,11 +45,7 @@ __global__ void __launch_bounds__(128) tree_velocity_kernel(
     const real x = targets[2 * t], y = targets[2 * t + 1];
     const real eps2 = eps * eps;
     real sum_re = 0, sum_im = 0;
-    int stack[TREE_STACK];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        const int box = stack[--top];
+    walk_tree(child_first, child_count, [&](int box) {
         const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
         const real distance = sqrt(dx * dx + dy * dy);
         const real r = radius[box];
@@ -51,7 +62,9 @@ __global__ void __launch_bounds__(128) tree_velocity_kernel(
             }
             sum_re += s_re * w_re - s_im * w_im;
             sum_im += s_re * w_im + s_im * w_re;
-        } else if (child_count[box] == 0) {
+            return false;
+        }
+        if (child_count[box] == 0) {
             const int end = first[box] + count[box];
             for (int k = first[box]; k < end; ++k) {
                 const real sx = x - sources[2 * k], sy = y - sources[2 * k + 1];
@@ -59,10 +72,9 @@ __global__ void __launch_bounds__(128) tree_velocity_kernel(
                 sum_re += weight * sx;
                 sum_im -= weight * sy;
             }
-        } else {
-            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
         }
-    }
+        return true;
+    });
     velocity[2 * t] = sum_im * scale;
     velocity[2 * t + 1] = sum_re * scale;
 }
@@ -117,20 +129,39 @@ __global__ void tree_coefficients_kernel(long long n_entries, int chunk,
     flush_coefficients<TERMS>(current, a_re, a_im, coefficients);
 }
 
-// The viscous vortex domains' local sums by the same quadtree (tree.py,
-// kernel_tree_diffusion_sums): the targets are the tree's own sources, in its Morton order,
-// and a thread walks the tree depth first, skipping every box none of whose sources can
-// count. Both equal the direct kernels of vvd.cu (nearest_three_kernel with
-// domain_radii_kernel, wake_sums_kernel) up to the order of the sums. Boxes are skipped
-// with a relative margin of PRUNE_MARGIN, so that a box radius rounded to the run's
-// precision never drops a source the direct sums keep.
+// The local searches by the same quadtree (tree.py: kernel_tree_diffusion_sums,
+// kernel_tree_partners): the viscous vortex domains' radii and wake sums, and merging's
+// partners. The targets are the tree's own sources, in its Morton order; a thread walks the
+// tree skipping every box none of whose sources lies within its reach. The answers are the
+// direct kernels' of vvd.cu (the same pair rules, pair_rules.cuh) up to the order of the
+// sums. Boxes are skipped with a relative margin of PRUNE_MARGIN, so that a box radius
+// rounded to the run's precision never drops a source the direct kernels keep.
 #define PRUNE_MARGIN 1e-5
 
-#include "nearest.cuh"
+#include "pair_rules.cuh"
+
+// visit(k) for every source k of the leaves whose nearest possible source (the box's
+// distance less its radius) lies closer than reach(), read at each box (a search that
+// narrows as it goes, as the three nearest do, prunes more and more)
+template <typename real, typename Reach, typename Visit>
+__device__ __forceinline__ void for_each_source_within(
+    real x, real y, const real* __restrict__ centre, const real* __restrict__ box_radius,
+    const int* __restrict__ first, const int* __restrict__ count,
+    const int* __restrict__ child_first, const int* __restrict__ child_count, Reach reach,
+    Visit visit) {
+    walk_tree(child_first, child_count, [&](int box) {
+        const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
+        if (sqrt(dx * dx + dy * dy) - box_radius[box] * real(1 + PRUNE_MARGIN) >= reach())
+            return false;
+        if (child_count[box] > 0) return true;
+        const int end = first[box] + count[box];
+        for (int k = first[box]; k < end; ++k) visit(k);
+        return false;
+    });
+}
 
 // radius[t]: the root mean square distance from source t to its three nearest other
-// sources, at least floor; a box is skipped once its nearest possible source lies beyond
-// the third nearest found so far
+// sources, at least floor
 template <typename real>
 __global__ void __launch_bounds__(128) tree_domain_radii_kernel(
     int n, const real* __restrict__ centre, const real* __restrict__ box_radius,
@@ -141,30 +172,16 @@ __global__ void __launch_bounds__(128) tree_domain_radii_kernel(
     if (t >= n) return;
     const real x = sources[2 * t], y = sources[2 * t + 1];
     real e0 = real(1e30), e1 = real(1e30), e2 = real(1e30);
-    int stack[TREE_STACK];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        const int box = stack[--top];
-        const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
-        const real nearest = sqrt(dx * dx + dy * dy) - box_radius[box] * real(1 + PRUNE_MARGIN);
-        if (nearest > 0 && nearest * nearest > e2) continue;
-        if (child_count[box] == 0) {
-            const int end = first[box] + count[box];
-            for (int k = first[box]; k < end; ++k) {
-                const real sx = x - sources[2 * k], sy = y - sources[2 * k + 1];
-                const real d2 = sx * sx + sy * sy;
-                if (d2 < e2 && k != t) keep_three_smallest(d2, e0, e1, e2);
-            }
-        } else {
-            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
-        }
-    }
+    for_each_source_within(x, y, centre, box_radius, first, count, child_first, child_count,
+                           [&] { return sqrt(e2); }, [&](int k) {
+        const real sx = x - sources[2 * k], sy = y - sources[2 * k + 1];
+        const real d2 = sx * sx + sy * sy;
+        if (d2 < e2 && k != t) keep_three_smallest(d2, e0, e1, e2);
+    });
     radius[t] = fmax(sqrt((e0 + e1 + e2) / real(3)), floor);
 }
 
-// i1[t], i2[t]: I1 and I2 of source t over the sources of its sign within cutoff of its
-// radius (itself out); a box is skipped when all its sources lie at least that far
+// i1[t], i2[t]: I1 and I2 of source t over the sources within cutoff of its radius
 template <typename real>
 __global__ void __launch_bounds__(128) tree_wake_sums_kernel(
     int n, const real* __restrict__ centre, const real* __restrict__ box_radius,
@@ -179,40 +196,20 @@ __global__ void __launch_bounds__(128) tree_wake_sums_kernel(
     const real inverse = real(1) / radius[t], reach = cutoff * radius[t];
     const real reach2 = reach * reach;
     real s1 = 0, sx = 0, sy = 0;
-    int stack[TREE_STACK];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        const int box = stack[--top];
-        const real dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
-        if (sqrt(dx * dx + dy * dy) - box_radius[box] * real(1 + PRUNE_MARGIN) >= reach) continue;
-        if (child_count[box] == 0) {
-            const int end = first[box] + count[box];
-            for (int k = first[box]; k < end; ++k) {
-                const real ex = x - sources[2 * k], ey = y - sources[2 * k + 1];
-                const real r2 = ex * ex + ey * ey, gk = gammas[k];
-                // each sign diffuses on its own; the element itself (r = 0) stays out
-                if (r2 < reach2 && r2 > 0 && g * gk > 0) {
-                    const real r = sqrt(r2);
-                    const real weight = gk * exp(-r * inverse);
-                    s1 += weight;
-                    sx += weight * ex / r;
-                    sy += weight * ey / r;
-                }
-            }
-        } else {
-            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
-        }
-    }
+    for_each_source_within(x, y, centre, box_radius, first, count, child_first, child_count,
+                           [&] { return reach; }, [&](int k) {
+        add_wake_sum(x - sources[2 * k], y - sources[2 * k + 1], gammas[k], g, reach2, inverse,
+                     s1, sx, sy);
+    });
     i1[t] = s1;
     i2[2 * t] = sx;
     i2[2 * t + 1] = sy;
 }
 
-// partner[t]: merging's stage one (restructure.py, partners) by the tree: the lowest
-// original number j (index[k], the sources' numbers before the Morton sort) above source
-// t's among the sources within radius[t] of it (of its sign unless any_sign), or -1; a box
-// is skipped when all its sources lie at least radius[t] away. fp64, as restructuring is.
+// partner[index[t]]: merging's stage one for source t (vvd.cu, partners_kernel): the
+// lowest original number j above t's (index: the sources' numbers before the Morton sort)
+// among the sources within radius[t] whose sign may merge with t's, or -1. fp64, as
+// restructuring is.
 __global__ void __launch_bounds__(128) tree_partners_kernel(
     int n, const double* __restrict__ centre, const double* __restrict__ box_radius,
     const int* __restrict__ first, const int* __restrict__ count,
@@ -226,25 +223,13 @@ __global__ void __launch_bounds__(128) tree_partners_kernel(
     const double reach = radius[t], reach2 = reach * reach;
     const long long mine = index[t];
     long long found = -1;
-    int stack[TREE_STACK];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        const int box = stack[--top];
-        const double dx = x - centre[2 * box], dy = y - centre[2 * box + 1];
-        if (sqrt(dx * dx + dy * dy) - box_radius[box] * (1 + PRUNE_MARGIN) >= reach) continue;
-        if (child_count[box] == 0) {
-            const int end = first[box] + count[box];
-            for (int k = first[box]; k < end; ++k) {
-                const double ex = x - sources[2 * k], ey = y - sources[2 * k + 1];
-                const bool signs = any_sign ? g * gammas[k] != 0 : g * gammas[k] > 0;
-                const long long j = index[k];
-                if (j > mine && (found < 0 || j < found) && ex * ex + ey * ey < reach2 && signs)
-                    found = j;
-            }
-        } else {
-            for (int c = child_count[box] - 1; c >= 0; --c) stack[top++] = child_first[box] + c;
-        }
-    }
+    for_each_source_within(x, y, centre, box_radius, first, count, child_first, child_count,
+                           [&] { return reach; }, [&](int k) {
+        const double ex = x - sources[2 * k], ey = y - sources[2 * k + 1];
+        const long long j = index[k];
+        if (j > mine && (found < 0 || j < found) && ex * ex + ey * ey < reach2
+            && merge_signs_match(g, gammas[k], any_sign))
+            found = j;
+    });
     partner[mine] = found;
 }

@@ -61,7 +61,7 @@ __device__ __forceinline__ void for_each_source(int first, int last,
 #endif
 }
 
-#include "nearest.cuh"
+#include "pair_rules.cuh"
 
 // nearest[(chunk * n + i) * 3 + k]: the three smallest squared distances from element i to
 // the other elements of a source chunk
@@ -117,15 +117,7 @@ __global__ void __launch_bounds__(TILE) wake_sums_kernel(int n, int chunk,
     real s1 = 0, sx = 0, sy = 0;
     for_each_source<real>(block.first, block.last, positions, gammas,
                           [&](int, real px, real py, real gj) {
-        const real dx = x - px, dy = y - py, r2 = dx * dx + dy * dy;
-        // each sign diffuses on its own; the element itself (r = 0) stays out
-        if (r2 < reach2 && r2 > 0 && g * gj > 0) {
-            const real r = sqrt(r2);
-            const real weight = gj * exp(-r * inverse);
-            s1 += weight;
-            sx += weight * dx / r;
-            sy += weight * dy / r;
-        }
+        add_wake_sum(x - px, y - py, gj, g, reach2, inverse, s1, sx, sy);
         return true;
     });
     if (!mine || s1 == 0) return;
@@ -268,7 +260,8 @@ __global__ void absorbed_kernel(int n, const double* __restrict__ start,
     flag[i] = crossed || inside;
 }
 
-// partner[i]: the lowest j > i of the same sign closer than radius[i] (each chunk's lowest
+// partner[i]: the lowest j > i closer than radius[i] whose sign may merge with i's
+// (merge_signs_match; each chunk's lowest
 // by atomicMin into partner, which holds n on entry: none found)
 __global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
                                                         const double* __restrict__ positions,
@@ -289,8 +282,7 @@ __global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
     for_each_source<double>(first, block.last, positions, gammas,
                             [&](int j, double sx, double sy, double gj) {
         const double dx = x - sx, dy = y - sy;
-        const bool signs = any_sign ? g * gj != 0 : g * gj > 0;
-        if (j > i && dx * dx + dy * dy < reach2 && signs) found = j;
+        if (j > i && dx * dx + dy * dy < reach2 && merge_signs_match(g, gj, any_sign)) found = j;
         return found < 0 && mine;
     });
     if (mine && found >= 0) atomicMin(&partner[i], found);
