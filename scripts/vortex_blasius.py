@@ -1,7 +1,8 @@
 """The paper's Blasius case by the vortex method: the boundary layer of a thin plate.
 
 Usage: ``python scripts/vortex_blasius.py [--panels 2576] [--dt 0.002] [--until 2.0]
-[--average 0.5] [--backend cupy] [--precision fp32] [--merge-signs any] [--out blasius]``.
+[--average 0.5] [--backend cupy] [--precision fp32] [--merge-signs any]
+[--diffusion-signs same] [--out blasius]``.
 
 A plate of relative thickness 2% with semicircular ends (``vortex-methods-cuda``,
 section 5), length 1 from x = 0, at Re_L = 1000 in a unit stream along x. After the
@@ -47,13 +48,18 @@ def main() -> None:
     parser.add_argument("--precision", default="fp32")
     parser.add_argument("--merge-signs", default="any", choices=("any", "same"),
                         help="merge pairs of any sign, or of one sign only")
+    parser.add_argument("--diffusion-signs", default="same", choices=("same", "any"),
+                        help="diffusive velocities from the vorticity of the element's "
+                             "sign, or of all elements")
     parser.add_argument("--out", default="blasius")
     args = parser.parse_args()
     reynolds = 1000.0
     solver = VortexSolver(rounded_plate(args.panels, 1.0, THICKNESS),
                           VortexSettings(reynolds=reynolds, dt=args.dt,
                                          precision=args.precision,
-                                         merge_signs=args.merge_signs), backend=args.backend)
+                                         merge_signs=args.merge_signs,
+                                         diffusion_signs=args.diffusion_signs),
+                          backend=args.backend)
     scale = np.sqrt(STATION / reynolds)  # y per unit eta: sqrt(nu x / U)
     eta = np.linspace(0.25, 8.0, 32)
     probes = np.column_stack([np.full_like(eta, STATION), THICKNESS / 2 + eta * scale])

@@ -2,23 +2,29 @@
 
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
 [--until 150] [--budget 400] [--far 20] [--diffusion-limit 1.5] [--merge-growth 1]
-[--merge-signs any] [--merge-radius 0.3]
-[--probe 2.5,0] [--method direct] [--theta 0.4]
+[--merge-signs any] [--merge-radius 0.3] [--diffusion-signs same]
+[--probe 2.5,0] [--method direct] [--theta 0.4] [--kick 10,2] [--since 100]
 [--checkpoint run.npz] [--backend cupy] [--csv loads.csv] [--surface surface.csv]``.
 Diameter 1, speed 1. Prints every 500 steps, and at the end the mean drag coefficient
 (and its friction part), the lift's amplitude
-and the Strouhal number over the last half of the run, from the lift's zero crossings and
+and the Strouhal number from ``--since`` on (default: the last half of the run), from
+the lift's zero crossings and
 from those of the cross-stream velocity at a probe in the wake (a hot wire: free of the
 impulse loads' step-to-step noise). ``--surface`` gets the mean pressure and friction
 coefficients along the wall over this call's steps in the last half of ``--until``.
+``--kick ANGLE,DURATION`` tilts the free stream by ANGLE degrees for the first DURATION
+time units, to start the shedding sooner (near Re 100 the symmetric wake's instability
+grows slowly from round-off alone).
 ``--checkpoint`` lets a long run go on over several calls (it needs the same ``--csv``,
 which holds the loads so far).
 """
 
 import argparse
 import csv
+import math
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -80,26 +86,38 @@ def main() -> None:
                         help="the merging radius's growth per diameter from the body")
     parser.add_argument("--merge-signs", default="any", choices=("any", "same"),
                         help="merge pairs of any sign, or of one sign only")
+    parser.add_argument("--diffusion-signs", default="same", choices=("same", "any"),
+                        help="diffusive velocities from the vorticity of the element's "
+                             "sign, or of all elements")
     parser.add_argument("--merge-radius", type=float, default=0.3,
                         help="the merging radius near the body, in mean panel lengths")
     parser.add_argument("--probe", default="2.5,0.0",
                         help="x,y of the point (diameters from the centre) whose cross-stream "
                              "velocity is recorded every --probe-every steps")
     parser.add_argument("--probe-every", type=int, default=5)
+    parser.add_argument("--kick", default=None,
+                        help="ANGLE,DURATION: the free stream tilted by ANGLE degrees "
+                             "until t = DURATION")
+    parser.add_argument("--since", type=float, default=None,
+                        help="the means and Strouhal numbers over t >= this "
+                             "(default: the last half)")
     parser.add_argument("--checkpoint", default=None,
                         help="npz to continue from when it exists, and to leave at the end")
     parser.add_argument("--csv", default="loads.csv")
     parser.add_argument("--surface", default="surface.csv")
     args = parser.parse_args()
-    solver = VortexSolver(circle(args.panels, 0.5),
-                          VortexSettings(reynolds=args.reynolds, dt=args.dt,
-                                         precision=args.precision, far_distance=args.far,
-                                         diffusion_limit=args.diffusion_limit,
-                                         merge_growth=args.merge_growth,
-                                         merge_signs=args.merge_signs,
-                                         merge_radius=args.merge_radius * np.pi / args.panels,
-                                         method=args.method, theta=args.theta),
-                          backend=args.backend)
+    settings = VortexSettings(reynolds=args.reynolds, dt=args.dt,
+                              precision=args.precision, far_distance=args.far,
+                              diffusion_limit=args.diffusion_limit,
+                              merge_growth=args.merge_growth,
+                              merge_signs=args.merge_signs,
+                              diffusion_signs=args.diffusion_signs,
+                              merge_radius=args.merge_radius * np.pi / args.panels,
+                              method=args.method, theta=args.theta)
+    body = circle(args.panels, 0.5)
+    solver = VortexSolver(body, settings, backend=args.backend)
+    kick_angle, kick_until = (0.0, 0.0) if args.kick is None else (
+        float(v) for v in args.kick.split(","))
     probe = np.array([[float(v) for v in args.probe.split(",")]])
     rows = []
     surface = SurfaceMean(args.panels)
@@ -108,6 +126,19 @@ def main() -> None:
         rows = [tuple(row) for row in np.atleast_2d(np.loadtxt(args.csv, delimiter=",",
                                                                 skiprows=1))]
     start = time.perf_counter()
+    if solver.time < kick_until:
+        angle = math.radians(kick_angle)
+        kicked = VortexSolver(body, replace(settings, free_stream=(math.cos(angle),
+                                                                   math.sin(angle))),
+                              backend=args.backend)
+        kicked.set_state(solver.positions, solver.gammas, solver.time, solver.iteration,
+                         solver.far_circulation)
+        while kicked.time < kick_until - 0.5 * args.dt:
+            loads = kicked.step()
+            rows.append((loads.time, loads.cx, loads.cy, loads.elements, loads.absorbed,
+                         np.nan, loads.cx_friction))
+        solver.set_state(kicked.positions, kicked.gammas, kicked.time, kicked.iteration,
+                         kicked.far_circulation)
     while solver.time < args.until - 0.5 * args.dt and time.perf_counter() - start < args.budget:
         loads = solver.step()
         v = (float(solver.backend.to_host(solver.flow_velocity(probe))[0, 1])
@@ -129,12 +160,12 @@ def main() -> None:
                                   "cx_friction"), *rows])
     if surface.steps:
         write_surface(Path(args.surface), solver.body, surface)
-    half = data[:, 0] > data[-1, 0] / 2
+    half = data[:, 0] >= (data[-1, 0] / 2 if args.since is None else args.since)
     st, spread = strouhal(data[half, 0], data[half, 2])
     sampled = half & np.isfinite(data[:, 5])
     st_probe, spread_probe = strouhal(data[sampled, 0], data[sampled, 5])
     print(f"Re {args.reynolds:g}: t {data[-1, 0]:.1f}, {len(data)} steps, "
-          f"{time.perf_counter() - start:.0f} s this run; over the last half: mean CD "
+          f"{time.perf_counter() - start:.0f} s this run; from t {data[half, 0][0]:.1f}: mean CD "
           f"{data[half, 1].mean():.3f} (friction {data[half, 6].mean():.3f}), CL amplitude "
           f"{0.5 * np.ptp(smoothed(data[half, 0], data[half, 2])[1]):.3f}, "
           f"St {st:.4f} (+- {spread:.4f}) from the lift, {st_probe:.4f} "

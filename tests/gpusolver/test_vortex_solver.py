@@ -294,10 +294,10 @@ def test_the_cuda_kernels_equal_the_numpy_references(precision, tolerance, chunk
     radii = diffusion.domain_radii(positions, 0.002)
     assert np.allclose(device.domain_radii(backend, p, 0.002).get(), radii, rtol=tolerance)
     r = xp.asarray(radii, dtype=dtype)
-    for got, want in zip((*device.wake_sums(backend, p, g, r),
+    for got, want in zip((*device.wake_sums(backend, p, g, r, "any"),
                           *device.surface_sums(backend, p, r,
                                                device.BodyArrays(backend, body, dtype))),
-                         (*diffusion.wake_sums(positions, gammas, radii),
+                         (*diffusion.wake_sums(positions, gammas, radii, "any"),
                           *diffusion.surface_sums(positions, radii, body)), strict=True):
         assert np.allclose(got.get(), want, rtol=tolerance, atol=tolerance * np.abs(want).max())
     i0 = diffusion.surface_sums(positions, radii, body)[0]
@@ -350,6 +350,8 @@ def test_more_bad_vortex_settings_are_refused():
         VortexSettings(reynolds=100, dt=0.1, precision="fp16")
     with pytest.raises(ConfigError, match="unknown merge_signs 'opposite'; valid: same, any"):
         VortexSettings(reynolds=100, dt=0.1, merge_signs="opposite")
+    with pytest.raises(ConfigError, match="unknown diffusion_signs 'both'; valid: same, any"):
+        VortexSettings(reynolds=100, dt=0.1, diffusion_signs="both")
 
 
 def test_a_mesh_body_needs_its_file_and_marker(tmp_path):

@@ -176,8 +176,10 @@ def test_the_traversal_kernel_equals_the_numpy_tree(backend, kind):
 
 
 @pytest.mark.parametrize("backend", KERNEL_BACKENDS)
-@pytest.mark.parametrize("kind", ["uniform", "wake"])
-def test_the_tree_gives_the_domain_radii_and_wake_sums_of_the_direct_rules(backend, kind):
+@pytest.mark.parametrize(("kind", "signs"), [("uniform", "same"), ("wake", "same"),
+                                             ("wake", "any")])
+def test_the_tree_gives_the_domain_radii_and_wake_sums_of_the_direct_rules(backend, kind,
+                                                                           signs):
     """The viscous vortex domains' local sums by walking the tree (kernels compiled for
     the CPU, or CUDA) against the NumPy references (cKDTree radii, all-pairs wake sums),
     fp64: radii to 1e-12 and sums to 1e-12 of the largest; elements of both signs, with
@@ -190,10 +192,10 @@ def test_the_tree_gives_the_domain_radii_and_wake_sums_of_the_direct_rules(backe
     host = get_backend(backend)
     radii, i1, i2 = (host.to_host(a) for a in kernel_tree_diffusion_sums(
         host, host.asarray(positions), host.asarray(gammas), 1e-3, diffusion.CUTOFF,
-        np.float64, leaf_size=16))
+        np.float64, signs, leaf_size=16))
     expected = diffusion.domain_radii(positions, 1e-3)
     np.testing.assert_allclose(radii, expected, rtol=1e-12)
-    want_i1, want_i2 = diffusion.wake_sums(positions, gammas, expected)
+    want_i1, want_i2 = diffusion.wake_sums(positions, gammas, expected, signs)
     assert np.abs(i1 - want_i1).max() < 1e-12 * np.abs(want_i1).max()
     assert np.abs(i2 - want_i2).max() < 1e-12 * np.abs(want_i2).max()
 

@@ -21,6 +21,7 @@ from gpusolver.solvers.vortex.body import (
     naca_airfoil,
     rounded_plate,
 )
+from gpusolver.solvers.vortex.diffusion import DIFFUSION_SIGNS
 from gpusolver.solvers.vortex.restructure import MERGE_SIGNS
 from gpusolver.solvers.vortex.solver import VortexSettings
 
@@ -64,6 +65,9 @@ VORTEX_SCHEMA: dict[str, dict[str, Key]] = {
                                  "body"),
         "merge_signs": Key(str, MERGE_SIGNS, "any",
                            help="merge pairs of any sign (any) or of one sign only (same)"),
+        "diffusion_signs": Key(str, DIFFUSION_SIGNS, "same",
+                               help="the diffusive velocity from the vorticity of the "
+                                    "element's sign (same) or of all elements (any)"),
         "radius_floor": Key(NUMBER, positive=True,
                             help="smallest domain radius (default: 0.2 panel lengths)"),
         "far_distance": Key(NUMBER, default=20.0, positive=True,
@@ -149,6 +153,7 @@ def parse_vortex_case(data: dict, path: Path) -> VortexCase:
         reference_length=optional(flow["reference_length"]), core=optional(vortex["core"]),
         merge_radius=optional(vortex["merge_radius"]),
         merge_growth=float(vortex["merge_growth"]), merge_signs=vortex["merge_signs"],
+        diffusion_signs=vortex["diffusion_signs"],
         radius_floor=optional(vortex["radius_floor"]),
         far_distance=float(vortex["far_distance"]), per_panel=vortex["per_panel"],
         method=vortex["velocity"], theta=float(vortex["theta"]),

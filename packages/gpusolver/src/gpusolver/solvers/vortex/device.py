@@ -50,7 +50,7 @@ def domain_radii(backend: Backend, positions, floor: float):
     return out
 
 
-def wake_sums(backend: Backend, positions, gammas, radii):
+def wake_sums(backend: Backend, positions, gammas, radii, signs: str = "same"):
     """:func:`.diffusion.wake_sums` by the kernel."""
     n = len(positions)
     xp, real = backend.xp, positions.dtype.type
@@ -58,8 +58,8 @@ def wake_sums(backend: Backend, positions, gammas, radii):
     i2 = xp.zeros((n, 2), dtype=positions.dtype)
     _kernel(backend, "wake_sums_kernel", positions.dtype)(
         _chunked(n)[0], (BLOCK,),
-        (np.int32(n), np.int32(CHUNK), positions, gammas, radii, real(diffusion.CUTOFF), i1,
-         i2))
+        (np.int32(n), np.int32(CHUNK), positions, gammas, radii, real(diffusion.CUTOFF),
+         np.int32(signs == "any"), i1, i2))
     return i1, i2
 
 

@@ -9,9 +9,12 @@ the body) and differentiates the smoothed field:
     I1_i = sum_{j != i} Gamma_j exp(-r_ij / eps_i),
     I2_i = sum_{j != i} Gamma_j (r_i - r_j) / r_ij exp(-r_ij / eps_i),
 
-the sums over the other elements of the sign of ``Gamma_i`` (diffusion is linear: the
-positive and the negative vorticity each diffuse on their own; an element with none near
-has no diffusive velocity from the wake). The element itself stays out of ``I1``, as in
+the sums over the other elements of the sign of ``Gamma_i`` (``signs = "same"``:
+diffusion is linear, so the positive and the negative vorticity may each diffuse on their
+own; an element with none near has no diffusive velocity from the wake), or over the
+other elements of any sign (``signs = "any"``, as in VM2D: the gradient of the smoothed
+vorticity itself, which drives opposite vorticity together where it meets, merging then
+cancelling it). The element itself stays out of ``I1``, as in
 VM2D: with it in, a Gaussian spread at 0.85 of the viscosity on a lattice, without it at
 0.99 (and a half-Gaussian on a wall at 0.985). And
     I0_i = 2 pi eps_i^2 - int_body exp(-|r_i - xi| / eps_i) dA,
@@ -49,6 +52,8 @@ from gpusolver.backends import array_module
 from gpusolver.errors import ConfigError
 from gpusolver.solvers.vortex.body import Body
 
+#: Whose vorticity the wake sums smooth: the element's sign only, or any.
+DIFFUSION_SIGNS = ("same", "any")
 #: Neighbours whose root mean square distance is an element's domain radius.
 NEIGHBOURS = 3
 #: Sums stop at this many domain radii.
@@ -84,9 +89,10 @@ def domain_radii(positions: np.ndarray, floor: float = 0.0) -> np.ndarray:
     return np.maximum(np.sqrt((distances[:, 1:] ** 2).mean(axis=1)), floor)
 
 
-def wake_sums(positions: np.ndarray, gammas: np.ndarray,
-              radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``I1`` ``(N,)`` and ``I2`` ``(N, 2)`` of every element (module docstring)."""
+def wake_sums(positions: np.ndarray, gammas: np.ndarray, radii: np.ndarray,
+              signs: str = "same") -> tuple[np.ndarray, np.ndarray]:
+    """``I1`` ``(N,)`` and ``I2`` ``(N, 2)`` of every element over the others of its sign
+    (``signs = "same"``) or of any (module docstring)."""
     i1 = np.zeros(len(positions))
     i2 = np.zeros((len(positions), 2))
     for first in range(0, len(positions), CHUNK):
@@ -94,8 +100,9 @@ def wake_sums(positions: np.ndarray, gammas: np.ndarray,
         d = positions[rows, None, :] - positions[None, :, :]  # (chunk, N, 2)
         distance = np.hypot(d[..., 0], d[..., 1])
         eps = radii[rows, None]
-        same_sign = gammas[rows, None] * gammas[None, :] > 0
-        weight = np.where((distance < CUTOFF * eps) & (distance > 0) & same_sign,
+        product = gammas[rows, None] * gammas[None, :]
+        counted = product > 0 if signs == "same" else product != 0
+        weight = np.where((distance < CUTOFF * eps) & (distance > 0) & counted,
                           gammas[None, :] * np.exp(-distance / eps), 0.0)
         i1[rows] = weight.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -205,10 +212,10 @@ def combine(i0: np.ndarray | None, i1: np.ndarray, i2: np.ndarray, i3: np.ndarra
 
 def diffusive_velocity(positions: np.ndarray, gammas: np.ndarray, nu: float,
                        radii: np.ndarray, body: Body | None = None,
-                       limit: float = math.inf) -> np.ndarray:
+                       limit: float = math.inf, signs: str = "same") -> np.ndarray:
     """``(N, 2)`` diffusive velocities of the elements (the module docstring), with the
     surface terms of ``body`` when given; elements whose smoothed vorticity vanishes get
-    none from the wake sums; no speed above ``limit``."""
+    none from the wake sums; no speed above ``limit``; ``signs`` as in :func:`wake_sums`."""
     positions = np.asarray(positions, dtype=np.float64)
     gammas = np.asarray(gammas, dtype=np.float64)
     radii = np.asarray(radii, dtype=np.float64)
@@ -218,6 +225,6 @@ def diffusive_velocity(positions: np.ndarray, gammas: np.ndarray, nu: float,
         raise ConfigError("positions, gammas and radii must describe the same elements")
     if not np.all(radii > 0):
         raise ConfigError("every domain radius must be positive")
-    i1, i2 = wake_sums(positions, gammas, radii)
+    i1, i2 = wake_sums(positions, gammas, radii, signs)
     i0, i3 = surface_sums(positions, radii, body) if body is not None else (None, None)
     return combine(i0, i1, i2, i3, radii, nu, limit)

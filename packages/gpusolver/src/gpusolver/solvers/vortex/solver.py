@@ -85,6 +85,10 @@ class VortexSettings:
         ``any`` (default): pairs of any sign merge, opposite circulations partly
         cancelling, as in VM2D; ``same``: only pairs of one sign (:mod:`.restructure`).
         With ``same`` a cylinder's wake collapsed at small steps (docs/validation.md).
+    diffusion_signs : str
+        ``same`` (default): each sign's vorticity diffuses on its own; ``any``: the
+        diffusive velocity follows the smoothed vorticity of all elements, as in VM2D
+        (:mod:`.diffusion`).
     merge_growth : float
         The merging radius grows by this factor per reference length of distance from
         the body's centre beyond one.
@@ -113,6 +117,7 @@ class VortexSettings:
     merge_radius: float | None = None
     merge_growth: float = 1.0
     merge_signs: str = "any"
+    diffusion_signs: str = "same"
     radius_floor: float | None = None
     far_distance: float = 20.0
     per_panel: int = 1
@@ -138,6 +143,9 @@ class VortexSettings:
         if self.merge_signs not in restructure.MERGE_SIGNS:
             raise ConfigError(f"unknown merge_signs {self.merge_signs!r}; valid: "
                               f"{', '.join(restructure.MERGE_SIGNS)}")
+        if self.diffusion_signs not in diffusion.DIFFUSION_SIGNS:
+            raise ConfigError(f"unknown diffusion_signs {self.diffusion_signs!r}; valid: "
+                              f"{', '.join(diffusion.DIFFUSION_SIGNS)}")
         if self.method not in METHODS:
             raise ConfigError(f"unknown velocity method {self.method!r}; valid: "
                               f"{', '.join(METHODS)}")
@@ -264,9 +272,10 @@ class VortexSolver:
         xp = self.xp
         if len(gammas) <= diffusion.NEIGHBOURS:
             return xp.zeros_like(positions), xp.zeros(self.body.n_panels)
+        signs = self.settings.diffusion_signs
         if self.backend.name == "numpy":
             radii = diffusion.domain_radii(positions, self.radius_floor)
-            i1, i2 = diffusion.wake_sums(positions, gammas, radii)
+            i1, i2 = diffusion.wake_sums(positions, gammas, radii, signs)
             i0, i3 = diffusion.surface_sums(positions, radii, self.body)
             wall = diffusion.wall_vorticity(positions, gammas, radii, i0, self.body)
         else:
@@ -275,10 +284,10 @@ class VortexSolver:
             g = xp.ascontiguousarray(gammas.astype(dtype))
             if self._local_tree(gammas):
                 radii, i1, i2 = tree.kernel_tree_diffusion_sums(
-                    be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype)
+                    be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype, signs)
             else:
                 radii = device.domain_radii(be, p, self.radius_floor)
-                i1, i2 = device.wake_sums(be, p, g, radii)
+                i1, i2 = device.wake_sums(be, p, g, radii, signs)
             i0, i3, wall = device.surface_sums(be, p, radii, self.panels, g)
         w = diffusion.combine(i0, i1, i2, i3, radii, self.nu,
                               self.settings.diffusion_limit * self.speed)

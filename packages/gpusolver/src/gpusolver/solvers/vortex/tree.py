@@ -313,15 +313,16 @@ def _tree_arrays(xp, tree: Tree, dtype) -> tuple:
 
 
 def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float,
-                               cutoff: float, dtype, leaf_size: int = LEAF_SIZE) -> tuple:
+                               cutoff: float, dtype, signs: str = "same",
+                               leaf_size: int = LEAF_SIZE) -> tuple:
     """The viscous vortex domains' radii ``(N,)`` and wake sums ``I1`` ``(N,)``, ``I2``
     ``(N, 2)`` (:func:`~gpusolver.solvers.vortex.diffusion.domain_radii` and
     :func:`~gpusolver.solvers.vortex.diffusion.wake_sums`: equal up to the order of the
-    sums) by walking a quadtree of the elements (``tree_domain_radii_kernel`` and
-    ``tree_wake_sums_kernel`` of ``kernels/tree.cu``; CUDA on CuPy, compiled for the CPU on
-    NumPy) in ``dtype``: each element visits only the boxes that can hold its three
-    nearest or its neighbours within ``cutoff`` radii, ``O(N log N)`` instead of the
-    direct kernels' ``O(N^2)``."""
+    sums; ``signs`` as there) by walking a quadtree of the elements
+    (``tree_domain_radii_kernel`` and ``tree_wake_sums_kernel`` of ``kernels/tree.cu``;
+    CUDA on CuPy, compiled for the CPU on NumPy) in ``dtype``: each element visits only
+    the boxes that can hold its three nearest or its neighbours within ``cutoff`` radii,
+    ``O(N log N)`` instead of the direct kernels' ``O(N^2)``."""
     from gpusolver.backends.cuda import grid, real_type
 
     xp = backend.xp
@@ -341,7 +342,7 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     kernels[names[1]](grid(n, block), (block,),
                       (np.int32(n), *boxes, sources,
                        xp.ascontiguousarray(tree.gammas.astype(dtype)), radii, real(cutoff),
-                       i1, i2))
+                       np.int32(signs == "any"), i1, i2))
     out = (xp.empty_like(radii), xp.empty_like(i1), xp.empty_like(i2))
     for unsorted, value in zip(out, (radii, i1, i2), strict=True):
         unsorted[tree.order] = value

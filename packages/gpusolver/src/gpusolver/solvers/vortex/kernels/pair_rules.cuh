@@ -19,24 +19,26 @@ __device__ __forceinline__ void keep_three_smallest(real d2, real& e0, real& e1,
     }
 }
 
+// Whether two circulations pair up: of one sign, or of any (any_sign; zero never).
+template <typename real>
+__device__ __forceinline__ bool signs_match(real g, real gj, int any_sign) {
+    return any_sign ? g * gj != 0 : g * gj > 0;
+}
+
 // Adds source j at offset (dx, dy) = element - source, circulation gj, to the element's
 // I1 (s1) and I2 (sx, sy) when it counts: within reach (reach2 its square), of the
-// element's sign g, and not the element itself (r = 0). Each sign diffuses on its own.
+// element's sign g unless any_sign (then the smoothed vorticity of all elements), and
+// not the element itself (r = 0).
 template <typename real>
-__device__ __forceinline__ void add_wake_sum(real dx, real dy, real gj, real g, real reach2,
-                                             real inverse_radius, real& s1, real& sx,
-                                             real& sy) {
+__device__ __forceinline__ void add_wake_sum(real dx, real dy, real gj, real g, int any_sign,
+                                             real reach2, real inverse_radius, real& s1,
+                                             real& sx, real& sy) {
     const real r2 = dx * dx + dy * dy;
-    if (r2 < reach2 && r2 > 0 && g * gj > 0) {
+    if (r2 < reach2 && r2 > 0 && signs_match(g, gj, any_sign)) {
         const real r = sqrt(r2);
         const real weight = gj * exp(-r * inverse_radius);
         s1 += weight;
         sx += weight * dx / r;
         sy += weight * dy / r;
     }
-}
-
-// Whether two circulations may merge: of one sign, or of any (any_sign; zero never).
-__device__ __forceinline__ bool merge_signs_match(double g, double gj, int any_sign) {
-    return any_sign ? g * gj != 0 : g * gj > 0;
 }

@@ -181,14 +181,15 @@ __global__ void __launch_bounds__(128) tree_domain_radii_kernel(
     radius[t] = fmax(sqrt((e0 + e1 + e2) / real(3)), floor);
 }
 
-// i1[t], i2[t]: I1 and I2 of source t over the sources within cutoff of its radius
+// i1[t], i2[t]: I1 and I2 of source t over the sources within cutoff of its radius, of its
+// sign or of any (any_sign)
 template <typename real>
 __global__ void __launch_bounds__(128) tree_wake_sums_kernel(
     int n, const real* __restrict__ centre, const real* __restrict__ box_radius,
     const int* __restrict__ first, const int* __restrict__ count,
     const int* __restrict__ child_first, const int* __restrict__ child_count,
     const real* __restrict__ sources, const real* __restrict__ gammas,
-    const real* __restrict__ radius, real cutoff, real* __restrict__ i1,
+    const real* __restrict__ radius, real cutoff, int any_sign, real* __restrict__ i1,
     real* __restrict__ i2) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n) return;
@@ -198,8 +199,8 @@ __global__ void __launch_bounds__(128) tree_wake_sums_kernel(
     real s1 = 0, sx = 0, sy = 0;
     for_each_source_within(x, y, centre, box_radius, first, count, child_first, child_count,
                            [&] { return reach; }, [&](int k) {
-        add_wake_sum(x - sources[2 * k], y - sources[2 * k + 1], gammas[k], g, reach2, inverse,
-                     s1, sx, sy);
+        add_wake_sum(x - sources[2 * k], y - sources[2 * k + 1], gammas[k], g, any_sign, reach2,
+                     inverse, s1, sx, sy);
     });
     i1[t] = s1;
     i2[2 * t] = sx;
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(128) tree_partners_kernel(
         const double ex = x - sources[2 * k], ey = y - sources[2 * k + 1];
         const long long j = index[k];
         if (j > mine && (found < 0 || j < found) && ex * ex + ey * ey < reach2
-            && merge_signs_match(g, gammas[k], any_sign))
+            && signs_match(g, gammas[k], any_sign))
             found = j;
     });
     partner[mine] = found;

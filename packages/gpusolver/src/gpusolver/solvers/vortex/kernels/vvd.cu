@@ -99,14 +99,15 @@ __global__ void domain_radii_kernel(int n, int chunks, const real* __restrict__ 
     radius[i] = fmax(sqrt((e0 + e1 + e2) / real(3)), floor);
 }
 
-// I1 and I2 of every element over the elements of its sign within cutoff radii, added to
-// i1 and i2 (zero on entry) chunk by chunk
+// I1 and I2 of every element over the elements of its sign (of any sign: any_sign) within
+// cutoff radii, added to i1 and i2 (zero on entry) chunk by chunk
 template <typename real>
 __global__ void __launch_bounds__(TILE) wake_sums_kernel(int n, int chunk,
                                                          const real* __restrict__ positions,
                                                          const real* __restrict__ gammas,
                                                          const real* __restrict__ radius, real cutoff,
-                                                         real* __restrict__ i1, real* __restrict__ i2) {
+                                                         int any_sign, real* __restrict__ i1,
+                                                         real* __restrict__ i2) {
     const ChunkedBlock block = chunked_block(n, chunk);
     const int i = block.i;
     const bool mine = i < n;
@@ -117,10 +118,10 @@ __global__ void __launch_bounds__(TILE) wake_sums_kernel(int n, int chunk,
     real s1 = 0, sx = 0, sy = 0;
     for_each_source<real>(block.first, block.last, positions, gammas,
                           [&](int, real px, real py, real gj) {
-        add_wake_sum(x - px, y - py, gj, g, reach2, inverse, s1, sx, sy);
+        add_wake_sum(x - px, y - py, gj, g, any_sign, reach2, inverse, s1, sx, sy);
         return true;
     });
-    if (!mine || s1 == 0) return;
+    if (!mine || (s1 == 0 && sx == 0 && sy == 0)) return;
     atomicAdd(&i1[i], s1);
     atomicAdd(&i2[2 * i], sx);
     atomicAdd(&i2[2 * i + 1], sy);
@@ -261,7 +262,7 @@ __global__ void absorbed_kernel(int n, const double* __restrict__ start,
 }
 
 // partner[i]: the lowest j > i closer than radius[i] whose sign may merge with i's
-// (merge_signs_match; each chunk's lowest
+// (signs_match; each chunk's lowest
 // by atomicMin into partner, which holds n on entry: none found)
 __global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
                                                         const double* __restrict__ positions,
@@ -282,7 +283,7 @@ __global__ void __launch_bounds__(TILE) partners_kernel(int n, int chunk,
     for_each_source<double>(first, block.last, positions, gammas,
                             [&](int j, double sx, double sy, double gj) {
         const double dx = x - sx, dy = y - sy;
-        if (j > i && dx * dx + dy * dy < reach2 && merge_signs_match(g, gj, any_sign)) found = j;
+        if (j > i && dx * dx + dy * dy < reach2 && signs_match(g, gj, any_sign)) found = j;
         return found < 0 && mine;
     });
     if (mine && found >= 0) atomicMin(&partner[i], found);
