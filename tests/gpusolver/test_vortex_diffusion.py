@@ -112,7 +112,6 @@ def test_each_sign_diffuses_on_its_own():
     assert np.allclose(both[:len(gammas)], alone, atol=1e-14)
 
 
-
 def test_summing_any_sign_drives_opposite_vorticity_together():
     # a positive lattice touching a negative one along x = 0: summing any sign follows the
     # smoothed vorticity, which falls to zero at the seam, so the seam's elements move
@@ -133,6 +132,7 @@ def test_summing_any_sign_drives_opposite_vorticity_together():
                                           radii[positive], signs="any"),
                        diffusive_velocity(positions[positive], gammas[positive], 0.01,
                                           radii[positive], signs="same"), atol=1e-15)
+
 
 def test_the_flow_area_integral_is_the_kernels_integral_outside_the_body():
     # I0 against a fine quadrature of exp(-|r - x| / eps) over the plane less the disc
