@@ -67,6 +67,15 @@ def strouhal(times: np.ndarray, lift: np.ndarray) -> tuple[float, float]:
     return float(frequency), float(0.5 * np.ptp(1.0 / periods))
 
 
+def kick(text: str) -> tuple[float, float]:
+    """``ANGLE,DURATION`` of ``--kick`` as two numbers (an argparse type)."""
+    try:
+        angle, duration = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ANGLE,DURATION, got {text!r}") from None
+    return angle, duration
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reynolds", type=float, default=100.0)
@@ -97,7 +106,7 @@ def main() -> None:
                         help="x,y of the point (diameters from the centre) whose cross-stream "
                              "velocity is recorded every --probe-every steps")
     parser.add_argument("--probe-every", type=int, default=5)
-    parser.add_argument("--kick", default=None,
+    parser.add_argument("--kick", type=kick, default=(0.0, 0.0),
                         help="ANGLE,DURATION: the free stream tilted by ANGLE degrees "
                              "until t = DURATION")
     parser.add_argument("--since", type=float, default=None,
@@ -119,8 +128,7 @@ def main() -> None:
                               method=args.method, theta=args.theta)
     body = circle(args.panels, 0.5)
     solver = VortexSolver(body, settings, backend=args.backend)
-    kick_angle, kick_until = (0.0, 0.0) if args.kick is None else (
-        float(v) for v in args.kick.split(","))
+    kick_angle, kick_until = args.kick
     probe = np.array([[float(v) for v in args.probe.split(",")]])
     rows = []
     surface = SurfaceMean(args.panels)

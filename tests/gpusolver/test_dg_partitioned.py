@@ -15,7 +15,7 @@ from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import grid_mesh
 
 from .fv_cases import AIRFOIL, DATA
-from .test_fv_partitioned import _mpiexec, every_part
+from .test_fv_partitioned import _mpiexec, _plan_in_parts, _skip_nccl_on_one_gpu, every_part
 
 CYLINDER = {"cylinder": "no-slip-adiabatic", "farfield": "farfield"}
 
@@ -165,11 +165,8 @@ def test_dg_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path):
     its checkpoint on one rank continues it."""
     import meshio
 
-    from meshorder.cli import main as meshorder_main
-
     _mpiexec()
-    assert meshorder_main(["reorder", str(DATA / "cylinder_order2.msh"),
-                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _plan_in_parts(tmp_path, DATA / "cylinder_order2.msh")
     _, one = _dg_run(tmp_path, "one", 1, 6)
     printed, two = _dg_run(tmp_path, "two", 2, 4)
     assert printed.splitlines()[0] == "2 ranks"
@@ -195,14 +192,8 @@ def test_dg_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path):
 @pytest.mark.parametrize("transport", ["mpi-host", "nccl"])
 def test_dg_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
     """Two ranks, one GPU each (nccl needs two), against one rank on one GPU."""
-    import cupy
-
-    from meshorder.cli import main as meshorder_main
-
-    if transport == "nccl" and cupy.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("nccl between two ranks needs two GPUs")
-    assert meshorder_main(["reorder", str(DATA / "cylinder_order2.msh"),
-                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _skip_nccl_on_one_gpu(transport)
+    _plan_in_parts(tmp_path, DATA / "cylinder_order2.msh")
     run = f'backend = "cupy"\ntransport = "{transport}"'
     _, one = _dg_run(tmp_path, "one", 1, 20, run=run)
     printed, two = _dg_run(tmp_path, "two", 2, 20, run=run)

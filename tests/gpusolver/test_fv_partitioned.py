@@ -372,6 +372,23 @@ def _mpiexec() -> str:
     return mpiexec
 
 
+def _plan_in_parts(tmp_path, mesh, parts: int = 2) -> None:
+    """``tmp_path/plan.npz``: ``mesh`` in ``parts`` parts, as the cases of these runs name
+    it."""
+    from meshorder.cli import main as meshorder_main
+
+    assert meshorder_main(["reorder", str(mesh), str(tmp_path / "plan.npz"),
+                           "--partitions", str(parts), "--quiet"]) == 0
+
+
+def _skip_nccl_on_one_gpu(transport: str) -> None:
+    """NCCL between two ranks needs two GPUs: skip ``nccl`` on a machine with one."""
+    import cupy
+
+    if transport == "nccl" and cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("nccl between two ranks needs two GPUs")
+
+
 def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0, run="",
                    mesh=DATA / "naca0012_tri.msh"):
     import subprocess
@@ -393,10 +410,7 @@ def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0, run=
 
 
 def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path):
-    from meshorder.cli import main as meshorder_main
-
-    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
-                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh")
     _, one = _gpusolver_run(tmp_path, "one", 1, 8)
     printed, two = _gpusolver_run(tmp_path, "two", 2, 4)
     assert printed.splitlines()[0] == "2 ranks"
@@ -418,10 +432,7 @@ def test_ranks_never_read_the_mesh_and_write_the_solution_in_pieces(tmp_path):
 
     import meshio
 
-    from meshorder.cli import main as meshorder_main
-
-    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
-                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh")
     _, one = _gpusolver_run(tmp_path, "one", 1, 3)
     (tmp_path / "broken.msh").write_text("not a mesh\n")
     _, two = _gpusolver_run(tmp_path, "two", 2, 3, mesh=tmp_path / "broken.msh")
@@ -452,14 +463,8 @@ def test_ranks_never_read_the_mesh_and_write_the_solution_in_pieces(tmp_path):
 @pytest.mark.parametrize("transport", ["mpi-host", "nccl"])
 def test_gpusolver_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
     """Two ranks, one GPU each (nccl needs two), against one rank on one GPU."""
-    import cupy
-
-    from meshorder.cli import main as meshorder_main
-
-    if transport == "nccl" and cupy.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("nccl between two ranks needs two GPUs")
-    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
-                           str(tmp_path / "plan.npz"), "--partitions", "2", "--quiet"]) == 0
+    _skip_nccl_on_one_gpu(transport)
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh")
     run = f'backend = "cupy"\ntransport = "{transport}"'
     _, one = _gpusolver_run(tmp_path, "one", 1, 20, run=run)
     printed, two = _gpusolver_run(tmp_path, "two", 2, 20, run=run)
@@ -508,11 +513,7 @@ def test_part_faces_come_deep_then_own_then_interface_then_halo():
     ('transport = "nccl"', "transport = 'nccl' exchanges GPU states"),
 ])
 def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):
-    from meshorder.cli import main as meshorder_main
-
-    parts = "3" if not extra else "2"
-    assert meshorder_main(["reorder", str(DATA / "naca0012_tri.msh"),
-                           str(tmp_path / "plan.npz"), "--partitions", parts, "--quiet"]) == 0
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh", 3 if not extra else 2)
     printed, _ = _gpusolver_run(tmp_path, "bad", 2, 2, extra, expect=1)
     assert message in printed
 

@@ -34,18 +34,28 @@ def test_moves_into_or_through_the_body_are_absorbed_and_others_not():
                                                                 False]
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.integers(0, 2**32 - 1))
-def test_merging_keeps_circulation_and_impulse_and_leaves_no_close_pair_of_a_sign(seed):
+def _random_elements(seed: int):
+    """200 elements in the unit square, circulations of both signs, merging radius 0.05."""
     rng = np.random.default_rng(seed)
     positions = rng.uniform(0, 1, (200, 2))
     gammas = rng.choice([-1.0, 1.0], 200) * rng.uniform(0.5, 1.5, 200)
-    radii = np.full(200, 0.05)
-    merged_positions, merged_gammas = positions, gammas
-    for _ in range(30):  # pairs that compete wait a round
-        merged_positions, merged_gammas = restructure.apply_merges(
-            merged_positions, merged_gammas,
-            restructure.partners(merged_positions, merged_gammas, radii[:len(merged_gammas)]))
+    return positions, gammas, np.full(200, 0.05)
+
+
+def _merged_until_settled(positions, gammas, radii, signs: str):
+    """Thirty rounds of merging (pairs that compete wait a round)."""
+    for _ in range(30):
+        positions, gammas = restructure.apply_merges(
+            positions, gammas,
+            restructure.partners(positions, gammas, radii[:len(gammas)], signs))
+    return positions, gammas
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_merging_keeps_circulation_and_impulse_and_leaves_no_close_pair_of_a_sign(seed):
+    positions, gammas, radii = _random_elements(seed)
+    merged_positions, merged_gammas = _merged_until_settled(positions, gammas, radii, "same")
     for sign in (1, -1):
         mine = np.sign(gammas) == sign
         merged = np.sign(merged_gammas) == sign
@@ -60,16 +70,8 @@ def test_merging_keeps_circulation_and_impulse_and_leaves_no_close_pair_of_a_sig
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_merging_of_any_sign_keeps_circulation_and_leaves_no_close_pair(seed):
-    rng = np.random.default_rng(seed)
-    positions = rng.uniform(0, 1, (200, 2))
-    gammas = rng.choice([-1.0, 1.0], 200) * rng.uniform(0.5, 1.5, 200)
-    radii = np.full(200, 0.05)
-    merged_positions, merged_gammas = positions, gammas
-    for _ in range(30):
-        merged_positions, merged_gammas = restructure.apply_merges(
-            merged_positions, merged_gammas,
-            restructure.partners(merged_positions, merged_gammas, radii[:len(merged_gammas)],
-                                 "any"))
+    positions, gammas, radii = _random_elements(seed)
+    merged_positions, merged_gammas = _merged_until_settled(positions, gammas, radii, "any")
     assert merged_gammas.sum() == pytest.approx(gammas.sum())
     assert np.abs(merged_gammas).sum() < np.abs(gammas).sum()  # opposite ones cancelled
     assert np.all(restructure.partners(merged_positions, merged_gammas,
