@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/vortex_blasius.py [--panels 2576] [--dt 0.002] [--until 2.0]
 [--average 0.5] [--backend cupy] [--precision fp32] [--merge-signs any]
-[--diffusion-signs same] [--out blasius]``.
+[--diffusion-signs same] [--radius-floor 2] [--out blasius]``.
 
 A plate of relative thickness 2% with semicircular ends (``vortex-methods-cuda``,
 section 5), length 1 from x = 0, at Re_L = 1000 in a unit stream along x. After the
@@ -51,14 +51,20 @@ def main() -> None:
     parser.add_argument("--diffusion-signs", default="same", choices=("same", "any"),
                         help="diffusive velocities from the vorticity of the element's "
                              "sign, or of all elements")
+    parser.add_argument("--radius-floor", type=float, default=None,
+                        help="the smallest domain radius, in mean panel lengths "
+                             "(default: the solver's, 2)")
     parser.add_argument("--out", default="blasius")
     args = parser.parse_args()
     reynolds = 1000.0
-    solver = VortexSolver(rounded_plate(args.panels, 1.0, THICKNESS),
+    body = rounded_plate(args.panels, 1.0, THICKNESS)
+    floor = args.radius_floor and args.radius_floor * float(body.lengths.mean())
+    solver = VortexSolver(body,
                           VortexSettings(reynolds=reynolds, dt=args.dt,
                                          precision=args.precision,
                                          merge_signs=args.merge_signs,
-                                         diffusion_signs=args.diffusion_signs),
+                                         diffusion_signs=args.diffusion_signs,
+                                         radius_floor=floor),
                           backend=args.backend)
     scale = np.sqrt(STATION / reynolds)  # y per unit eta: sqrt(nu x / U)
     eta = np.linspace(0.25, 8.0, 32)

@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/vortex_cylinder.py --reynolds 100 [--panels 400] [--dt 0.01]
 [--until 150] [--budget 400] [--far 20] [--diffusion-limit 1.5] [--merge-growth 1]
-[--merge-signs any] [--merge-radius 0.3] [--diffusion-signs same] [--radius-floor 0.2]
+[--merge-signs any] [--merge-radius 0.3] [--diffusion-signs same] [--radius-floor 2]
 [--probe 2.5,0] [--method direct] [--theta 0.4] [--kick 10,2] [--since 100]
 [--checkpoint run.npz] [--backend cupy] [--csv loads.csv] [--surface surface.csv]``.
 Diameter 1, speed 1. Prints every 500 steps, and at the end the mean drag coefficient
@@ -95,8 +95,9 @@ def main() -> None:
                         help="the merging radius's growth per diameter from the body")
     parser.add_argument("--merge-signs", default="any", choices=("any", "same"),
                         help="merge pairs of any sign, or of one sign only")
-    parser.add_argument("--radius-floor", type=float, default=0.2,
-                        help="the smallest domain radius, in mean panel lengths")
+    parser.add_argument("--radius-floor", type=float, default=None,
+                        help="the smallest domain radius, in mean panel lengths "
+                             "(default: the solver's, 2)")
     parser.add_argument("--diffusion-signs", default="same", choices=("same", "any"),
                         help="diffusive velocities from the vorticity of the element's "
                              "sign, or of all elements")
@@ -124,7 +125,8 @@ def main() -> None:
                               merge_signs=args.merge_signs,
                               diffusion_signs=args.diffusion_signs,
                               merge_radius=args.merge_radius * np.pi / args.panels,
-                              radius_floor=args.radius_floor * np.pi / args.panels,
+                              radius_floor=(args.radius_floor and
+                                            args.radius_floor * np.pi / args.panels),
                               method=args.method, theta=args.theta)
     body = circle(args.panels, 0.5)
     solver = VortexSolver(body, settings, backend=args.backend)

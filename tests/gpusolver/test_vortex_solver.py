@@ -169,6 +169,22 @@ def test_the_friction_of_an_impulsive_start_is_rayleighs_layer():
     assert np.abs(lift).max() < 0.01 * loads.cx_friction  # symmetric but for round-off
 
 
+def test_the_radius_floor_steadies_the_diffusion_but_leaves_the_walls_vorticity():
+    # the default floor (2 panel lengths) changes the diffusive velocities next to the
+    # wall; the wall's vorticity (the friction) takes radii floored at 0.2 panel lengths
+    # whatever the floor, so a thin layer's friction is not smeared
+    grown = _solver()
+    for _ in range(6):
+        grown.step()
+    panel = grown.panel_length
+    assert grown.radius_floor == pytest.approx(solver_module.FLOOR_PANELS * panel)
+    small = _solver(radius_floor=solver_module.WALL_FLOOR_PANELS * panel)
+    w_default, wall_default = grown._diffusion(grown.positions, grown.gammas)
+    w_small, wall_small = small._diffusion(grown.positions, grown.gammas)
+    np.testing.assert_array_equal(wall_default, wall_small)
+    assert np.abs(w_default - w_small).max() > 0.1 * np.abs(w_small).max()
+
+
 def test_the_pressure_along_the_wall_adds_up_to_the_impulses_pressure_force():
     # the pressure is the running sum of the vorticity the wall puts in; integrated over
     # the contour it gives the impulse's force (born less absorbed), and the friction

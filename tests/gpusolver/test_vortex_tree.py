@@ -190,11 +190,12 @@ def test_the_tree_gives_the_domain_radii_and_wake_sums_of_the_direct_rules(backe
     gammas = gammas * np.random.default_rng(seed).choice([-1.0, 1.0], len(gammas))
     positions[:20] = positions[20:40]  # coincident pairs: each other's nearest, no sum
     host = get_backend(backend)
-    radii, i1, i2 = (host.to_host(a) for a in kernel_tree_diffusion_sums(
+    radii, i1, i2, wall_radii = (host.to_host(a) for a in kernel_tree_diffusion_sums(
         host, host.asarray(positions), host.asarray(gammas), 1e-3, diffusion.CUTOFF,
-        np.float64, signs, leaf_size=16))
+        np.float64, signs, leaf_size=16, wall_floor=1e-5))
     expected = diffusion.domain_radii(positions, 1e-3)
     np.testing.assert_allclose(radii, expected, rtol=1e-12)
+    np.testing.assert_allclose(wall_radii, diffusion.domain_radii(positions, 1e-5), rtol=1e-12)
     want_i1, want_i2 = diffusion.wake_sums(positions, gammas, expected, signs)
     assert np.abs(i1 - want_i1).max() < 1e-12 * np.abs(want_i1).max()
     assert np.abs(i2 - want_i2).max() < 1e-12 * np.abs(want_i2).max()

@@ -54,6 +54,14 @@ from gpusolver.solvers.vortex.surface import SurfaceLoads, surface_forces, surfa
 
 #: New elements start this fraction of a mean panel length off their panel.
 BIRTH_OFFSET = 1e-3
+#: The domain radii's default floor, in mean panel lengths. Smaller radii next to the wall
+#: over-diffuse the separating shear layers: a cylinder's Strouhal number at Re 100 was
+#: 0.157 with 0.2, 0.160 with 1 and 0.164 with 2 (0.165 published), and 2 keeps the
+#: plate's boundary layer within 0.008 of a finite-volume solution of the same plate;
+#: 3.6 thins it (docs/validation.md, session 41).
+FLOOR_PANELS = 2.0
+#: The radii of the wall's vorticity (the friction) are floored at this many instead.
+WALL_FLOOR_PANELS = 0.2
 
 #: With ``method = "tree"`` on the GPU, the local searches (the diffusion's radii and wake
 #: sums, merging's partners) walk a tree from this many elements on; below, the direct
@@ -93,7 +101,7 @@ class VortexSettings:
         The merging radius grows by this factor per reference length of distance from
         the body's centre beyond one.
     radius_floor : float or None
-        Smallest domain radius; default 0.2 mean panel lengths.
+        Smallest domain radius; default :data:`FLOOR_PANELS` (2) mean panel lengths.
     far_distance : float
         Elements farther than this many reference lengths from the body's centre go.
     per_panel : int
@@ -197,7 +205,8 @@ class VortexSolver:
         self.nu = self.speed * self.reference_length / settings.reynolds
         self.core = settings.core or panel
         self.merge_radius = settings.merge_radius or 0.3 * panel
-        self.radius_floor = settings.radius_floor or 0.2 * panel
+        self.radius_floor = settings.radius_floor or FLOOR_PANELS * panel
+        self.wall_radius_floor = WALL_FLOOR_PANELS * panel
         self.centre = xp.asarray(body.vertices.mean(axis=0))
         self.midpoints = xp.asarray(body.midpoints)
         self.panel_lengths = xp.asarray(body.lengths)
@@ -268,27 +277,41 @@ class VortexSolver:
     def _diffusion(self, positions, gammas):
         """The elements' diffusive velocities ``(N, 2)`` and the wall's vorticity
         integrated along each panel ``(n_panels,)`` (:func:`.diffusion.wall_vorticity`),
-        fp64."""
+        fp64. The wall's vorticity takes the domain radii floored at
+        :data:`WALL_FLOOR_PANELS` panel lengths only: the floor steadies the diffusive
+        velocity, a ratio of sums, but would smear a thin layer's vorticity at the wall
+        (an impulsive start's friction fell to 0.73 of Rayleigh's with 2 panel lengths)."""
         xp = self.xp
         if len(gammas) <= diffusion.NEIGHBOURS:
             return xp.zeros_like(positions), xp.zeros(self.body.n_panels)
         signs = self.settings.diffusion_signs
+        wall_floor = min(self.radius_floor, self.wall_radius_floor)
+        separate = wall_floor < self.radius_floor  # the wall's radii differ from the sums'
         if self.backend.name == "numpy":
-            radii = diffusion.domain_radii(positions, self.radius_floor)
+            wall_radii = diffusion.domain_radii(positions, wall_floor)
+            radii = np.maximum(wall_radii, self.radius_floor)
             i1, i2 = diffusion.wake_sums(positions, gammas, radii, signs)
             i0, i3 = diffusion.surface_sums(positions, radii, self.body)
-            wall = diffusion.wall_vorticity(positions, gammas, radii, i0, self.body)
+            wall_i0 = diffusion.surface_sums(positions, wall_radii, self.body)[0] \
+                if separate else i0
+            wall = diffusion.wall_vorticity(positions, gammas, wall_radii, wall_i0, self.body)
         else:
             be, dtype = self.backend, self.dtype
             p = xp.ascontiguousarray(positions.astype(dtype))
             g = xp.ascontiguousarray(gammas.astype(dtype))
             if self._local_tree(gammas):
-                radii, i1, i2 = tree.kernel_tree_diffusion_sums(
-                    be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype, signs)
+                radii, i1, i2, wall_radii = tree.kernel_tree_diffusion_sums(
+                    be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype, signs,
+                    wall_floor=wall_floor)
             else:
-                radii = device.domain_radii(be, p, self.radius_floor)
+                wall_radii = device.domain_radii(be, p, wall_floor)
+                radii = xp.maximum(wall_radii, dtype.type(self.radius_floor))
                 i1, i2 = device.wake_sums(be, p, g, radii, signs)
-            i0, i3, wall = device.surface_sums(be, p, radii, self.panels, g)
+            if separate:
+                i0, i3 = device.surface_sums(be, p, radii, self.panels)
+                wall = device.surface_sums(be, p, wall_radii, self.panels, g)[2]
+            else:
+                i0, i3, wall = device.surface_sums(be, p, radii, self.panels, g)
         w = diffusion.combine(i0, i1, i2, i3, radii, self.nu,
                               self.settings.diffusion_limit * self.speed)
         return w.astype(np.float64), wall.astype(np.float64)

@@ -314,7 +314,8 @@ def _tree_arrays(xp, tree: Tree, dtype) -> tuple:
 
 def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float,
                                cutoff: float, dtype, signs: str = "same",
-                               leaf_size: int = LEAF_SIZE) -> tuple:
+                               leaf_size: int = LEAF_SIZE,
+                               wall_floor: float | None = None) -> tuple:
     """The viscous vortex domains' radii ``(N,)`` and wake sums ``I1`` ``(N,)``, ``I2``
     ``(N, 2)`` (:func:`~gpusolver.solvers.vortex.diffusion.domain_radii` and
     :func:`~gpusolver.solvers.vortex.diffusion.wake_sums`: equal up to the order of the
@@ -322,7 +323,12 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     (``tree_domain_radii_kernel`` and ``tree_wake_sums_kernel`` of ``kernels/tree.cu``;
     CUDA on CuPy, compiled for the CPU on NumPy) in ``dtype``: each element visits only
     the boxes that can hold its three nearest or its neighbours within ``cutoff`` radii,
-    ``O(N log N)`` instead of the direct kernels' ``O(N^2)``."""
+    ``O(N log N)`` instead of the direct kernels' ``O(N^2)``.
+
+    Returns ``(radii, i1, i2, wall_radii)``: the radii at least ``floor`` (those of the
+    sums) and the same radii at least ``wall_floor`` instead (default ``floor``; the
+    wall's vorticity takes those, :class:`~gpusolver.solvers.vortex.solver.VortexSolver`).
+    """
     from gpusolver.backends.cuda import grid, real_type
 
     xp = backend.xp
@@ -335,16 +341,21 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     sources = xp.ascontiguousarray(_pairs(tree.positions).astype(dtype))
     real = np.dtype(dtype).type
     n, block = len(positions), 128
-    radii = xp.empty(n, dtype=dtype)
+    wall_radii = xp.empty(n, dtype=dtype)
     kernels[names[0]](grid(n, block), (block,),
-                      (np.int32(n), *boxes, sources, real(floor), radii))
+                      (np.int32(n), *boxes, sources,
+                       real(floor if wall_floor is None else min(floor, wall_floor)),
+                       wall_radii))
+    radii = xp.maximum(wall_radii, real(floor))
+    if wall_floor is not None:
+        wall_radii = xp.maximum(wall_radii, real(wall_floor))
     i1, i2 = xp.empty(n, dtype=dtype), xp.empty((n, 2), dtype=dtype)
     kernels[names[1]](grid(n, block), (block,),
                       (np.int32(n), *boxes, sources,
                        xp.ascontiguousarray(tree.gammas.astype(dtype)), radii, real(cutoff),
                        np.int32(signs == "any"), i1, i2))
-    out = (xp.empty_like(radii), xp.empty_like(i1), xp.empty_like(i2))
-    for unsorted, value in zip(out, (radii, i1, i2), strict=True):
+    out = tuple(xp.empty_like(a) for a in (radii, i1, i2, wall_radii))
+    for unsorted, value in zip(out, (radii, i1, i2, wall_radii), strict=True):
         unsorted[tree.order] = value
     return out
 
