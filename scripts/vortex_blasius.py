@@ -58,7 +58,8 @@ def main() -> None:
     args = parser.parse_args()
     reynolds = 1000.0
     body = rounded_plate(args.panels, 1.0, THICKNESS)
-    floor = args.radius_floor and args.radius_floor * float(body.lengths.mean())
+    floor = (None if args.radius_floor is None
+             else args.radius_floor * float(body.lengths.mean()))
     solver = VortexSolver(body,
                           VortexSettings(reynolds=reynolds, dt=args.dt,
                                          precision=args.precision,

@@ -125,7 +125,7 @@ def main() -> None:
                               merge_signs=args.merge_signs,
                               diffusion_signs=args.diffusion_signs,
                               merge_radius=args.merge_radius * np.pi / args.panels,
-                              radius_floor=(args.radius_floor and
+                              radius_floor=(None if args.radius_floor is None else
                                             args.radius_floor * np.pi / args.panels),
                               method=args.method, theta=args.theta)
     body = circle(args.panels, 0.5)

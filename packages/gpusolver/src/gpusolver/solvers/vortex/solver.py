@@ -206,7 +206,8 @@ class VortexSolver:
         self.core = settings.core or panel
         self.merge_radius = settings.merge_radius or 0.3 * panel
         self.radius_floor = settings.radius_floor or FLOOR_PANELS * panel
-        self.wall_radius_floor = WALL_FLOOR_PANELS * panel
+        #: The wall's vorticity takes radii floored at this (never above the sums' floor).
+        self.wall_radius_floor = min(self.radius_floor, WALL_FLOOR_PANELS * panel)
         self.centre = xp.asarray(body.vertices.mean(axis=0))
         self.midpoints = xp.asarray(body.midpoints)
         self.panel_lengths = xp.asarray(body.lengths)
@@ -285,10 +286,10 @@ class VortexSolver:
         if len(gammas) <= diffusion.NEIGHBOURS:
             return xp.zeros_like(positions), xp.zeros(self.body.n_panels)
         signs = self.settings.diffusion_signs
-        wall_floor = min(self.radius_floor, self.wall_radius_floor)
-        separate = wall_floor < self.radius_floor  # the wall's radii differ from the sums'
+        # the wall's radii differ from the sums'
+        separate = self.wall_radius_floor < self.radius_floor
         if self.backend.name == "numpy":
-            wall_radii = diffusion.domain_radii(positions, wall_floor)
+            wall_radii = diffusion.domain_radii(positions, self.wall_radius_floor)
             radii = np.maximum(wall_radii, self.radius_floor)
             i1, i2 = diffusion.wake_sums(positions, gammas, radii, signs)
             i0, i3 = diffusion.surface_sums(positions, radii, self.body)
@@ -302,9 +303,9 @@ class VortexSolver:
             if self._local_tree(gammas):
                 radii, i1, i2, wall_radii = tree.kernel_tree_diffusion_sums(
                     be, positions, gammas, self.radius_floor, diffusion.CUTOFF, dtype, signs,
-                    wall_floor=wall_floor)
+                    wall_floor=self.wall_radius_floor)
             else:
-                wall_radii = device.domain_radii(be, p, wall_floor)
+                wall_radii = device.domain_radii(be, p, self.wall_radius_floor)
                 radii = xp.maximum(wall_radii, dtype.type(self.radius_floor))
                 i1, i2 = device.wake_sums(be, p, g, radii, signs)
             if separate:

@@ -326,8 +326,9 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     ``O(N log N)`` instead of the direct kernels' ``O(N^2)``.
 
     Returns ``(radii, i1, i2, wall_radii)``: the radii at least ``floor`` (those of the
-    sums) and the same radii at least ``wall_floor`` instead (default ``floor``; the
-    wall's vorticity takes those, :class:`~gpusolver.solvers.vortex.solver.VortexSolver`).
+    sums) and the same radii at least ``wall_floor`` (at most ``floor``; default
+    ``floor``) instead, which the wall's vorticity takes
+    (:class:`~gpusolver.solvers.vortex.solver.VortexSolver`).
     """
     from gpusolver.backends.cuda import grid, real_type
 
@@ -344,11 +345,8 @@ def kernel_tree_diffusion_sums(backend: Backend, positions, gammas, floor: float
     wall_radii = xp.empty(n, dtype=dtype)
     kernels[names[0]](grid(n, block), (block,),
                       (np.int32(n), *boxes, sources,
-                       real(floor if wall_floor is None else min(floor, wall_floor)),
-                       wall_radii))
+                       real(floor if wall_floor is None else wall_floor), wall_radii))
     radii = xp.maximum(wall_radii, real(floor))
-    if wall_floor is not None:
-        wall_radii = xp.maximum(wall_radii, real(wall_floor))
     i1, i2 = xp.empty(n, dtype=dtype), xp.empty((n, 2), dtype=dtype)
     kernels[names[1]](grid(n, block), (block,),
                       (np.int32(n), *boxes, sources,
