@@ -169,15 +169,29 @@ def test_the_friction_of_an_impulsive_start_is_rayleighs_layer():
     assert np.abs(lift).max() < 0.01 * loads.cx_friction  # symmetric but for round-off
 
 
+def test_the_default_radius_floor_keeps_the_fourier_number_at_a_tenth_up_to_2_panels():
+    # the floor is sqrt(10 nu dt) (Fourier number nu dt / floor^2 = 0.1), capped at two
+    # panel lengths: Re 1000 with dt 0.01 is under the cap, Re 10 with dt 0.1 above it
+    for reynolds, dt, capped in ((1000.0, 0.01, False), (10.0, 0.1, True)):
+        solver = _solver(reynolds=reynolds, dt=dt)
+        two_panels = solver_module.FLOOR_PANELS * solver.panel_length
+        fourier = solver.nu * dt / solver.radius_floor**2
+        if capped:
+            assert solver.radius_floor == pytest.approx(two_panels)
+            assert fourier > solver_module.FOURIER_MAX
+        else:
+            assert solver.radius_floor < two_panels
+            assert fourier == pytest.approx(solver_module.FOURIER_MAX)
+
+
 def test_the_radius_floor_steadies_the_diffusion_but_leaves_the_walls_vorticity():
-    # the default floor (2 panel lengths) changes the diffusive velocities next to the
-    # wall; the wall's vorticity (the friction) takes radii floored at 0.2 panel lengths
-    # whatever the floor, so a thin layer's friction is not smeared
-    grown = _solver()
+    # a floor of 2 panel lengths changes the diffusive velocities next to the wall; the
+    # wall's vorticity (the friction) takes radii floored at 0.2 panel lengths whatever
+    # the floor, so a thin layer's friction is not smeared
+    panel = _solver().panel_length
+    grown = _solver(radius_floor=solver_module.FLOOR_PANELS * panel)
     for _ in range(6):
         grown.step()
-    panel = grown.panel_length
-    assert grown.radius_floor == pytest.approx(solver_module.FLOOR_PANELS * panel)
     small = _solver(radius_floor=solver_module.WALL_FLOOR_PANELS * panel)
     w_default, wall_default = grown._diffusion(grown.positions, grown.gammas)
     w_small, wall_small = small._diffusion(grown.positions, grown.gammas)

@@ -69,7 +69,8 @@ VORTEX_SCHEMA: dict[str, dict[str, Key]] = {
                                help="the diffusive velocity from the vorticity of the "
                                     "element's sign (same) or of all elements (any)"),
         "radius_floor": Key(NUMBER, positive=True,
-                            help="smallest domain radius (default: 2 panel lengths)"),
+                            help="smallest domain radius (default: sqrt(10 nu dt), at most 2 panel "
+                                 "lengths)"),
         "far_distance": Key(NUMBER, default=20.0, positive=True,
                             help="elements beyond this many reference lengths go"),
         "velocity": Key(str, METHODS, "direct", help="Biot-Savart sum: direct or tree"),

@@ -54,11 +54,15 @@ from gpusolver.solvers.vortex.surface import SurfaceLoads, surface_forces, surfa
 
 #: New elements start this fraction of a mean panel length off their panel.
 BIRTH_OFFSET = 1e-3
-#: The domain radii's default floor, in mean panel lengths. Smaller radii next to the wall
-#: over-diffuse the separating shear layers: a cylinder's Strouhal number at Re 100 was
-#: 0.157 with 0.2, 0.160 with 1 and 0.164 with 2 (0.165 published), and 2 keeps the
-#: plate's boundary layer within 0.008 of a finite-volume solution of the same plate;
-#: 3.6 thins it (docs/validation.md, session 41).
+#: The domain radii's default floor keeps the explicit diffusive step's Fourier number
+#: ``nu dt / floor^2`` at most this: smaller radii next to the wall make the step's
+#: diffusive moves overshoot, over-diffusing the separating shear layers (a cylinder's
+#: Strouhal number at Re 100 was 0.157 with radii floored at 0.2 panel lengths, 0.164 at 2,
+#: 0.165 published; docs/validation.md, sessions 41-42).
+FOURIER_MAX = 0.1
+#: ... but is never above this many mean panel lengths, where it smears layers the panels
+#: resolve: on the Blasius plate (floor 3.6 by the Fourier rule) the boundary layer thinned,
+#: 0.038 from a finite-volume solution of the same plate against 0.008 at 2.
 FLOOR_PANELS = 2.0
 #: The radii of the wall's vorticity (the friction) are floored at this many instead.
 WALL_FLOOR_PANELS = 0.2
@@ -101,7 +105,8 @@ class VortexSettings:
         The merging radius grows by this factor per reference length of distance from
         the body's centre beyond one.
     radius_floor : float or None
-        Smallest domain radius; default :data:`FLOOR_PANELS` (2) mean panel lengths.
+        Smallest domain radius; default ``sqrt(nu dt / FOURIER_MAX)`` (:data:`FOURIER_MAX`),
+        at most :data:`FLOOR_PANELS` mean panel lengths.
     far_distance : float
         Elements farther than this many reference lengths from the body's centre go.
     per_panel : int
@@ -205,7 +210,8 @@ class VortexSolver:
         self.nu = self.speed * self.reference_length / settings.reynolds
         self.core = settings.core or panel
         self.merge_radius = settings.merge_radius or 0.3 * panel
-        self.radius_floor = settings.radius_floor or FLOOR_PANELS * panel
+        self.radius_floor = settings.radius_floor or min(
+            FLOOR_PANELS * panel, math.sqrt(self.nu * settings.dt / FOURIER_MAX))
         #: The wall's vorticity takes radii floored at this (never above the sums' floor).
         self.wall_radius_floor = min(self.radius_floor, WALL_FLOOR_PANELS * panel)
         self.centre = xp.asarray(body.vertices.mean(axis=0))
