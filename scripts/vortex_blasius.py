@@ -53,7 +53,7 @@ def main() -> None:
                              "sign, or of all elements")
     parser.add_argument("--radius-floor", type=float, default=None,
                         help="the smallest domain radius, in mean panel lengths "
-                             "(default: the solver's, 2)")
+                             "(default: the solver's, sqrt(10 nu dt) up to 2)")
     parser.add_argument("--out", default="blasius")
     args = parser.parse_args()
     reynolds = 1000.0

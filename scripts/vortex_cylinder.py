@@ -97,7 +97,7 @@ def main() -> None:
                         help="merge pairs of any sign, or of one sign only")
     parser.add_argument("--radius-floor", type=float, default=None,
                         help="the smallest domain radius, in mean panel lengths "
-                             "(default: the solver's, 2)")
+                             "(default: the solver's, sqrt(10 nu dt) up to 2)")
     parser.add_argument("--diffusion-signs", default="same", choices=("same", "any"),
                         help="diffusive velocities from the vorticity of the element's "
                              "sign, or of all elements")

@@ -55,14 +55,16 @@ from gpusolver.solvers.vortex.surface import SurfaceLoads, surface_forces, surfa
 #: New elements start this fraction of a mean panel length off their panel.
 BIRTH_OFFSET = 1e-3
 #: The domain radii's default floor keeps the explicit diffusive step's Fourier number
-#: ``nu dt / floor^2`` at most this: smaller radii next to the wall make the step's
-#: diffusive moves overshoot, over-diffusing the separating shear layers (a cylinder's
-#: Strouhal number at Re 100 was 0.157 with radii floored at 0.2 panel lengths, 0.164 at 2,
-#: 0.165 published; docs/validation.md, sessions 41-42).
+#: ``nu dt / floor^2`` at most this. Smaller radii next to the wall make the step's
+#: diffusive moves overshoot and over-diffuse the separating shear layers: a cylinder's
+#: Strouhal number at Re 100 was 0.157 with radii floored at 0.2 panel lengths and 0.164
+#: at 2 (0.165 published). A floor of 2 panel lengths at every Reynolds number instead
+#: put an impulsive start's drag peak 18% high at Re 550 (docs/validation.md, sessions
+#: 41-42).
 FOURIER_MAX = 0.1
-#: ... but is never above this many mean panel lengths, where it smears layers the panels
-#: resolve: on the Blasius plate (floor 3.6 by the Fourier rule) the boundary layer thinned,
-#: 0.038 from a finite-volume solution of the same plate against 0.008 at 2.
+#: The default floor is at most this many mean panel lengths: larger floors smear layers
+#: the panels resolve (on the Blasius plate a floor of 3.6 thinned the boundary layer,
+#: 0.038 from a finite-volume solution of the same plate against 0.008 at 2).
 FLOOR_PANELS = 2.0
 #: The radii of the wall's vorticity (the friction) are floored at this many instead.
 WALL_FLOOR_PANELS = 0.2
