@@ -120,12 +120,13 @@ def kick(solver, strength: float) -> None:
     """Push the near wake sideways once (a bump of cross-stream momentum behind the
     cylinder, ``strength`` times the free-stream speed at its centre) so that the
     symmetric start sheds at once instead of after round-off grows."""
-    xp = solver.backend.xp
-    x, y = (xp.asarray(c) for c in solver.host.centroid[:2])
-    speed = solver.gas.free_stream[1]
-    bump = strength * speed * xp.exp(-((x - 1.5) ** 2 + y**2) / 0.5)
-    rho = solver.u[0]
-    solver.u[2] += (rho * bump).astype(solver.u.dtype)
+    host = solver.host
+    centroid = np.empty_like(host.centroid[:2])  # in the file's cell order, as conserved()
+    centroid[:, host.cell_order] = host.centroid[:2]
+    x, y = centroid
+    u = solver.conserved()
+    u[2] += u[0] * strength * solver.gas.free_stream[1] * np.exp(-((x - 1.5)**2 + y**2) / 0.5)
+    solver.set_conserved(u)
 
 
 def pressure_drag(solver, marker: str) -> float:
