@@ -100,8 +100,8 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
         whole = bench_solver(mesh, topology, plan, "atomic", precision, "cupy")
         start = whole.conserved()
         residual_s = seconds_per_call(lambda: whole.discretisation.residual(whole.u), repeats,
-                                      _Self(), backend)
-        step_s = seconds_per_call(whole.step, repeats, _Self(), backend)
+                                      OneRank(), backend)
+        step_s = seconds_per_call(whole.step, repeats, OneRank(), backend)
         whole.set_conserved(start)
         for _ in range(check_steps):
             whole.step()
@@ -145,7 +145,7 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                              for k, v in row.items()))
     parts.use_transport(lambda halos: Alone(comm.size))
     parts.set_conserved(start)
-    alone = comm.allreduce(seconds_per_call(parts.step, repeats, _Self(), backend), op=MPI.MAX)
+    alone = comm.allreduce(seconds_per_call(parts.step, repeats, OneRank(), backend), op=MPI.MAX)
     one = rows[0] if comm.rank == 0 else {}
     for row in rows[1:]:
         row |= {"alone_step_ms": alone * 1e3, "efficiency": alone * 1e3 / row["step_ms"],
@@ -179,7 +179,7 @@ def _timings(parts: PartitionedSolver, repeats: int, comm, backend) -> dict:
             "step_ms": step_s * 1e3}
 
 
-class _Self:
+class OneRank:
     """A communicator of one rank (its barrier does nothing): one rank timed alone."""
 
     def Barrier(self) -> None:  # mpi4py's spelling

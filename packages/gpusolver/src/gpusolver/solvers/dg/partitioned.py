@@ -12,6 +12,12 @@ halo layer) and, in Navier-Stokes, their BR2 liftings, which read nothing furthe
 so one exchange per stage gives the one-part answer. The faces on the outside of the
 halo (marker ``unmarked``) take extrapolated states; they touch no own element.
 
+In the kernels (the cupy backend, or :meth:`PartitionedDG.fuse`) each stage's exchange
+overlaps with the part's work that reads no halo state: the volume terms of the own
+elements (in Navier-Stokes only of those with no face on the halo) and the fluxes of the
+faces between them. The part's interior faces are ordered for it (:data:`FACE_KINDS`);
+faces between two halo elements and the halo's own rows are not computed.
+
 Global steps are the minimum over all parts; residual norms, wall loads and the bad-element
 check are summed over all parts once per step (:class:`gpusolver.solvers.parts.Parts`).
 """
@@ -27,6 +33,8 @@ from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.layout.parts import PartCells, file_facets
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
+from gpusolver.solvers.dg.fused import FusedDG, HaloSplit
+from gpusolver.solvers.dg.fused_parts import FusedDGPartsSteps
 from gpusolver.solvers.dg.solver import EXACT, DGSolver
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
 from gpusolver.solvers.parts import Parts, PerPart
@@ -56,6 +64,9 @@ class PartitionedDG(Parts):
     degree, flux, integrator, cfl, exact, reference_area, local_time_step, \
 shock_capturing, backend
         As for :class:`DGSolver`.
+    overlap : bool
+        In the kernels: compute what reads no halo state while the halo is in flight
+        (False: after the exchange).
     """
 
     dtype = np.dtype(np.float64)
@@ -66,7 +77,7 @@ shock_capturing, backend
                  transport=None, degree: int = 1, flux: str = "rusanov",
                  integrator: str = "rk4", cfl: float = 0.5, exact: Callable | None = None,
                  reference_area: float = 1.0, local_time_step: bool = False,
-                 shock_capturing: bool = False, backend: str = "numpy"):
+                 shock_capturing: bool = False, backend: str = "numpy", overlap: bool = True):
         if integrator not in TABLEAUX:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
         specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
@@ -78,16 +89,24 @@ shock_capturing, backend
         self.n_cells = parts[0].n_cells
         self.gas, self.cfl, self.reference_area = gas, cfl, reference_area
         self.stages, self.local_time_step = TABLEAUX[integrator], local_time_step
-        self.solvers, self.layouts = [], []
+        self.solvers, self.layouts, self._splits = [], [], []
         for part in parts:
-            solver, layout = _part_solver(part, specs, gas, degree=degree, flux=flux,
-                                          integrator=integrator, cfl=cfl, exact=exact,
-                                          reference_area=reference_area,
-                                          local_time_step=local_time_step,
-                                          shock_capturing=shock_capturing, backend=backend)
+            solver, layout, split = _part_solver(part, specs, gas, degree=degree, flux=flux,
+                                                 integrator=integrator, cfl=cfl, exact=exact,
+                                                 reference_area=reference_area,
+                                                 local_time_step=local_time_step,
+                                                 shock_capturing=shock_capturing,
+                                                 backend=backend)
             self.solvers.append(solver)
             self.layouts.append(layout)
+            self._splits.append(split)
         self.backend = self.solvers[0].backend
+        self.overlap = overlap
+        #: Steps in the kernels, the exchange overlapped (None: array code, or the
+        #: modal filter's steps: each right-hand side in the kernels after the exchange).
+        self._fused_steps: FusedDGPartsSteps | None = None
+        if all(solver.fused is not None for solver in self.solvers):
+            self.fuse()
         #: Every local part's exchange lists.
         self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), parts[0].send)
         self.transport = (transport or Loopback)(self.halos)
@@ -135,6 +154,22 @@ shock_capturing, backend
         local = dt is None and self.local_time_step
         if dt is None and not local:
             dt = self.time_step()
+        if self._fused_steps is not None:
+            self.states = self._fused_steps(self.states, None if local else dt, self.transport,
+                                            self.overlap)
+            first_rates = [steps.first_rate for steps in self._fused_steps.parts]
+            first_flux = [steps.wall_flux for steps in self._fused_steps.parts]
+        else:
+            first_rates, first_flux = self._arrays_step(local, dt)
+        self.time += 0.0 if local else dt
+        squares = self._own_squares([solver.cell_averages(r)
+                                     for solver, r in zip(self.solvers, first_rates, strict=True)])
+        return self._finish(squares, first_flux, bad_cells=self._bad_elements())
+
+    def _arrays_step(self, local: bool, dt: float) -> tuple[list, list]:
+        """One Runge-Kutta step of every part in array code (each right-hand side, the
+        kernels' where the solver has them, after the stage's exchange), the modal filter
+        applied; the first stage's rates and boundary fluxes, per part."""
         steps = (PerPart(solver.local_time_steps() for solver in self.solvers) if local
                  else dt)
         offsets = iter([0.0 if local else stage.time * dt for stage in self.stages])
@@ -142,11 +177,11 @@ shock_capturing, backend
 
         def rate(states: PerPart) -> PerPart:
             offset = next(offsets)
-            self.transport.exchange(states)
-            rates = PerPart()
-            for solver, u in zip(self.solvers, states, strict=True):
+            for solver in self.solvers:
                 solver.stage_offset = offset
-                rates.append(solver.rate(u if solver.filter is None else solver.filter(u)))
+            self.transport.exchange(states)
+            rates = PerPart(solver.rate(u if solver.filter is None else solver.filter(u))
+                            for solver, u in zip(self.solvers, states, strict=True))
             if not first_flux:  # the first stage's, for the forces
                 first_flux.extend(solver.boundary_flux for solver in self.solvers)
             return rates
@@ -156,10 +191,19 @@ shock_capturing, backend
                        for solver, u in zip(self.solvers, states, strict=True)]
         for solver in self.solvers:
             solver.stage_offset = 0.0
-        self.time += 0.0 if local else dt
-        squares = self._own_squares([solver.cell_averages(r)
-                                     for solver, r in zip(self.solvers, first_rates, strict=True)])
-        return self._finish(squares, first_flux, bad_cells=self._bad_elements())
+        return first_rates, first_flux
+
+    def fuse(self) -> None:
+        """Compute the right-hand sides in the DG kernels (on the numpy backend compiled
+        for the CPU: how the tests check the GPU path without a GPU), each part's in two
+        pieces about its halo exchange (:meth:`FusedDG.split_at_halo`)."""
+        for solver, split in zip(self.solvers, self._splits, strict=True):
+            if solver.fused is None:
+                solver.fused = FusedDG(solver, solver.backend)
+            solver.fused.split_at_halo(split)
+        if all(solver.filter is None for solver in self.solvers):
+            self._fused_steps = FusedDGPartsSteps([solver.fused for solver in self.solvers],
+                                                  self.stages)
 
     def _bad_elements(self) -> list:
         """Per local part, its first own element whose mean state is non-finite or
@@ -203,15 +247,18 @@ shock_capturing, backend
         return np.concatenate(points), blocks, np.concatenate(states, axis=1)
 
 
-def _part_solver(part: PlanPart, specs: dict, gas: Gas, **options) -> tuple[DGSolver, PartCells]:
+def _part_solver(part: PlanPart, specs: dict, gas: Gas,
+                 **options) -> tuple[DGSolver, PartCells, HaloSplit]:
     """The DG solver of one part's mesh (own elements first, in plan order, then the halo's;
-    the halo's outer faces extrapolated) and the part's cells."""
+    the halo's outer faces extrapolated), the part's cells, and what of its right-hand side
+    reads no halo state."""
     mesh = part.mesh
     topology = Topology(mesh.mesh)
     own = part.own()
     halo = np.setdiff1d(np.arange(mesh.mesh.n_cells), own)
     order = np.concatenate([own, halo[np.argsort(mesh.cells[halo])]])
-    plan = make_plan(mesh.mesh, topology=topology, cell_order=order)
+    plan, kinds = _faces_by_halo(make_plan(mesh.mesh, topology=topology, cell_order=order),
+                                 len(own))
     markers = plan.boundary_ranges()
     boundaries = {name: specs[name] for name in markers if name != UNMARKED_NAME}
     if UNMARKED_NAME in markers:
@@ -222,4 +269,42 @@ def _part_solver(part: PlanPart, specs: dict, gas: Gas, **options) -> tuple[DGSo
                       file_cells=mesh.file_cells[order], n_own=len(own),
                       facets=file_facets(mesh, topology.face_facet[plan.face_order[ni:]]),
                       own_boundary=np.flatnonzero(plan.face_cells[ni:, 0] < len(own)))
-    return solver, cells
+    return solver, cells, _halo_split(plan, len(own), kinds, solver.viscous is not None)
+
+
+#: The kinds of a part's interior faces, in the order :func:`_faces_by_halo` puts them.
+FACE_KINDS = ("deep", "own", "interface", "halo")
+
+
+def _faces_by_halo(plan, n_own: int):
+    """``plan`` (own cells first) with its interior faces in the order of
+    :data:`FACE_KINDS`: between two own elements with no face on the halo, between two
+    other own ones, between an own and a halo element, between two halo elements (the
+    plan's order inside each); and the number of faces of each kind."""
+    ni = plan.n_interior_faces
+    left, right = plan.face_cells[:ni].T
+    own_left, own_right = left < n_own, right < n_own
+    next_to_halo = np.zeros(plan.n_cells, dtype=bool)
+    next_to_halo[left[own_left & ~own_right]] = True
+    next_to_halo[right[own_right & ~own_left]] = True
+    deep = ~next_to_halo[left] & ~next_to_halo[right]
+    kind = np.where(own_left & own_right, np.where(deep, 0, 1),
+                    np.where(own_left | own_right, 2, 3))
+    order = np.concatenate([np.argsort(kind, kind="stable"), np.arange(ni, plan.n_faces)])
+    return (plan.replace(face_order=plan.face_order[order], face_cells=plan.face_cells[order]),
+            np.bincount(kind, minlength=len(FACE_KINDS)))
+
+
+def _halo_split(plan, n_own: int, kinds: np.ndarray, viscous: bool) -> HaloSplit:
+    """What of a part's right-hand side reads no halo state (:class:`HaloSplit`), its
+    interior faces ordered by :func:`_faces_by_halo` (``kinds``: their counts): in Euler
+    every own element's volume term and the faces between own elements; in Navier-Stokes
+    only those of own elements with no face on the halo (the others' liftings read it)."""
+    deep_faces, own_faces, interface_end = np.cumsum(kinds)[:3]
+    if not viscous:
+        return HaloSplit(n_own, np.ones(n_own, dtype=bool), int(own_faces), int(own_faces),
+                         int(interface_end))
+    left, right = plan.face_cells[own_faces:interface_end].T
+    deep = np.ones(n_own, dtype=bool)
+    deep[np.where(left < n_own, left, right)] = False
+    return HaloSplit(n_own, deep, int(deep_faces), int(own_faces), int(interface_end))

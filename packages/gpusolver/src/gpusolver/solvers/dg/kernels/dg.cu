@@ -2,7 +2,8 @@
 // device twin of gpusolver/solvers/dg/solver.py (DGSolver.rate, the NumPy reference) and,
 // for the viscous terms (template flag VISCOUS), of solvers/dg/viscous.py (BR2):
 //
-//   lifting_kernel one thread per face (Navier-Stokes only, before the others): the BR2
+//   lifting_kernel one thread per face of [first, end) (Navier-Stokes only, before the
+//                  volume and face kernels of the faces' elements): the BR2
 //                  lifting of the face's jump (ghost state on the boundary) in each of
 //                  its elements; adds it into the element's sum of liftings (atomics)
 //                  and stores its values at the face's Gauss points times the element's
@@ -14,7 +15,8 @@
 //                  rows of the right-hand side times its scale; with VISCOUS, the
 //                  viscous flux of the state and its gradient plus the sum of liftings
 //                  is subtracted from the physical flux;
-//   face_kernel    one thread per face: both traces at each face Gauss point (the ghost
+//   face_kernel    one thread per face of [first, end), after the volume kernel of the
+//                  face's elements: both traces at each face Gauss point (the ghost
 //                  state, given, on the boundary) and the Riemann flux (template argument)
 //                  there, or on a no-slip wall the wall's flux (with VISCOUS, less the
 //                  mean of the two sides' viscous fluxes, each side's gradient corrected
@@ -129,7 +131,8 @@ __device__ __forceinline__ FaceGeometry<real, NQF> face_geometry(
 // (mass_index < 0), else its listed inverse mass matrix [(m * M + k) * n_listed + i].
 template <typename real, int M, int NQF>
 __global__ void __launch_bounds__(128) lifting_kernel(
-    int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
+    int first, int end, int n_faces, int n_interior, int n_elements,
+    const int* __restrict__ left,
     const int* __restrict__ right, const int* __restrict__ trace_left,
     const int* __restrict__ trace_right, const real* __restrict__ tables,
     const real* __restrict__ normal, const real* __restrict__ area,
@@ -139,8 +142,8 @@ __global__ void __launch_bounds__(128) lifting_kernel(
     const real* __restrict__ inverse_mass, const real* __restrict__ u,
     const real* __restrict__ ghost, real* lifting, real* __restrict__ face_lifting,
     real gamma) {
-    const int f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= n_faces) return;
+    const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= end) return;
     const bool interior = f < n_interior;
     const int n_boundary = n_faces - n_interior;
     const int element[2] = {left[f], interior ? right[f] : -1};
@@ -322,7 +325,8 @@ __global__ void __launch_bounds__(128) volume_kernel(
 
 template <typename real, int M, int NQF, int FLUX, bool VISCOUS>
 __global__ void __launch_bounds__(128) face_kernel(
-    int n_faces, int n_interior, int n_elements, const int* __restrict__ left,
+    int first, int end, int n_faces, int n_interior, int n_elements,
+    const int* __restrict__ left,
     const int* __restrict__ right, const int* __restrict__ trace_left,
     const int* __restrict__ trace_right, const real* __restrict__ tables,
     const real* __restrict__ normal, const real* __restrict__ area,
@@ -333,8 +337,8 @@ __global__ void __launch_bounds__(128) face_kernel(
     const real* __restrict__ gradients_right, const real* __restrict__ face_lifting,
     const int* __restrict__ bc_code, real mu_ref, real sutherland, real prandtl,
     int constant_law) {
-    const int f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= n_faces) return;
+    const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= end) return;
     const bool interior = f < n_interior;
     const int l = left[f], r = interior ? right[f] : -1;
     const real* tl = tables + trace_left[f] * M * NQF;
