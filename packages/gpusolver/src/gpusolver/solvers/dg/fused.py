@@ -62,7 +62,6 @@ class HaloSplit:
     interface_end: int
 
 
-
 class FusedDG:
     """:meth:`DGSolver.rate` of one solver's layout in kernels, on ``backend``.
 
