@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpusolver.backends.host import compiler
-from gpusolver.errors import ConfigError
+from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.parallel import Loopback
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.partitioned import PartitionedDG
@@ -96,6 +96,33 @@ def test_dg_kernels_on_parts_read_no_halo_before_it_is_in(equations):
     parts.fuse()
     parts.transport = _PoisonedLoopback(parts.halos)
     _assert_same_steps(whole, parts, 3)
+
+
+@pytest.mark.parametrize("kernels", [
+    "arrays", pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
+                                                             reason="no C++ compiler"))])
+def test_dg_parts_name_an_element_near_one_gone_bad(kernels):
+    """An element's state set to NaN spreads to its neighbours within a step's four
+    stages (at a step fixed before); the step fails naming one of them, in the file's
+    numbering."""
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    plan = make_plan(mesh, PlanOptions(partitions=3), topology=Topology(mesh))
+    parts = PartitionedDG(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL, degree=1, cfl=0.3)
+    if kernels == "host":
+        parts.fuse()
+    bad, dt = 1234, parts.time_step()
+    u = parts.conserved()
+    u[:, :, bad] = np.nan
+    parts.set_conserved(u)
+    graph, near = Topology(mesh).cell_graph, {bad}
+    for _ in range(4):
+        near |= {int(c) for cell in near
+                 for c in graph.indices[graph.indptr[cell]:graph.indptr[cell + 1]]}
+    with np.errstate(all="ignore"), pytest.raises(SolverDivergedError,
+                                                  match="iteration 1: the solution at cell"
+                                                  ) as failure:
+        parts.step(dt)
+    assert failure.value.cell in near
 
 
 def test_the_high_order_view_of_the_parts_is_the_whole_meshs():

@@ -6,7 +6,8 @@ A solver on parts (:class:`gpusolver.solvers.fv.partitioned.PartitionedSolver`,
 holds (every part with the ``loopback`` transport, one under MPI); each part's
 :class:`~gpusolver.layout.parts.PartCells` say which of its cells are its own. Every
 global quantity goes through the transport (:mod:`gpusolver.parallel`): one global sum
-per step for the bad-cell flags, the residual's squares and the walls' momentum.
+per step for the bad-cell flags, the residual's squares and the walls' momentum, which
+come from the device in one transfer where the step's kernels leave them there.
 """
 
 from __future__ import annotations
@@ -182,6 +183,25 @@ class Parts:
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
+
+    def _finish_on_device(self, bad_cells: list, squares: list, boundary: list) -> np.ndarray:
+        """:meth:`_finish` from what each local part's step left on the device: its first
+        bad own cell (a one-element integer array, the part's number of own cells or more
+        if none), its sums of the squared rates per variable over its own cells, and its
+        boundary fluxes. All of it comes to the host in one transfer."""
+        xp, nv = self.backend.xp, self.gas.n_vars
+        rows = []
+        for bad, part_squares, flux, walls in zip(bad_cells, squares, boundary,
+                                                  self._wall_faces, strict=True):
+            momentum = [flux[1:-1, positions].sum(axis=1, dtype=np.float64)
+                        for positions in walls.values()]
+            rows.append(xp.concatenate([bad.astype(np.float64),
+                                        part_squares.astype(np.float64), *momentum]))
+        local = self.backend.to_host(xp.stack(rows))
+        bad = [None if first >= layout.n_own else int(first)
+               for first, layout in zip(local[:, 0], self.layouts, strict=True)]
+        return self._finish(local[:, 1:1 + nv].sum(axis=0), boundary,
+                            momentum=local[:, 1 + nv:].sum(axis=0), bad_cells=bad)
 
     def _gather_walls(self) -> dict[str, np.ndarray] | None:
         """Per wall marker, a row per face of every part (on the root; None elsewhere),

@@ -19,7 +19,8 @@ faces between them. The part's interior faces are ordered for it (:data:`FACE_KI
 faces between two halo elements and the halo's own rows are not computed.
 
 Global steps are the minimum over all parts; residual norms, wall loads and the bad-element
-check are summed over all parts once per step (:class:`gpusolver.solvers.parts.Parts`).
+check come from the device in one transfer and are summed over all parts once per step
+(:class:`gpusolver.solvers.parts.Parts`).
 """
 
 from __future__ import annotations
@@ -162,9 +163,13 @@ shock_capturing, backend
         else:
             first_rates, first_flux = self._arrays_step(local, dt)
         self.time += 0.0 if local else dt
-        squares = self._own_squares([solver.cell_averages(r)
-                                     for solver, r in zip(self.solvers, first_rates, strict=True)])
-        return self._finish(squares, first_flux, bad_cells=self._bad_elements())
+        xp, bad_cells, squares = self.backend.xp, [], []
+        for solver, layout, rate in zip(self.solvers, self.layouts, first_rates, strict=True):
+            invalid = self.gas.invalid(solver.cell_averages()[:, :layout.n_own])
+            bad_cells.append(xp.where(invalid.any(), xp.argmax(invalid), layout.n_own)
+                             .reshape(1))
+            squares.append((solver.cell_averages(rate)[:, :layout.n_own] ** 2).sum(axis=1))
+        return self._finish_on_device(bad_cells, squares, first_flux)
 
     def _arrays_step(self, local: bool, dt: float) -> tuple[list, list]:
         """One Runge-Kutta step of every part in array code (each right-hand side, the
@@ -204,16 +209,6 @@ shock_capturing, backend
         if all(solver.filter is None for solver in self.solvers):
             self._fused_steps = FusedDGPartsSteps([solver.fused for solver in self.solvers],
                                                   self.stages)
-
-    def _bad_elements(self) -> list:
-        """Per local part, its first own element whose mean state is non-finite or
-        non-physical (local number), or None."""
-        bad = []
-        for solver, layout in zip(self.solvers, self.layouts, strict=True):
-            invalid = self.backend.to_host(self.gas.invalid(
-                solver.cell_averages()[:, :layout.n_own]))
-            bad.append(int(np.argmax(invalid)) if invalid.any() else None)
-        return bad
 
     def set_conserved(self, u: np.ndarray) -> None:
         """Set the modal coefficients of every element from the file's cell order (as

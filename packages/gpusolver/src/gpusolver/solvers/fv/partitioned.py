@@ -30,7 +30,7 @@ from gpusolver.layout.parts import PartLayout, layout_of_part
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
-from gpusolver.solvers.fv.fused import NO_BAD_CELL, FusedResidual
+from gpusolver.solvers.fv.fused import FusedResidual
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
@@ -203,19 +203,9 @@ class PartitionedSolver(Parts):
         (residual sums, first bad cell, wall momentum) comes from the device in one
         transfer and is summed over all parts in one global sum."""
         states = self.fused_steps(self.states, self.cfl)
-        xp, nv = self.backend.xp, self.gas.n_vars
-        rows = []
-        for steps, d, walls in zip(self.fused_steps.parts, self.discretisations,
-                                   self._wall_faces, strict=True):
-            momentum = [d.boundary_flux[1:-1, positions].sum(axis=1, dtype=np.float64)
-                        for positions in walls.values()]
-            rows.append(xp.concatenate([steps.bad_cell.astype(np.float64), steps.squares,
-                                        *momentum]))
-        local = self.backend.to_host(xp.stack(rows))
-        bad_cells = [None if bad == NO_BAD_CELL else int(bad) for bad in local[:, 0]]
-        norms = self._finish(local[:, 1:1 + nv].sum(axis=0),
-                             [d.boundary_flux for d in self.discretisations],
-                             momentum=local[:, 1 + nv:].sum(axis=0), bad_cells=bad_cells)
+        norms = self._finish_on_device([steps.bad_cell for steps in self.fused_steps.parts],
+                                       [steps.squares for steps in self.fused_steps.parts],
+                                       [d.boundary_flux for d in self.discretisations])
         self.states = states
         return norms
 
