@@ -450,3 +450,35 @@ def test_a_strong_rule_measures_the_error_between_the_gauss_points():
     solver.u = solver.project(x)
     assert solver.l2_error(x) < 1e-15
     assert solver.l2_error(x, strength=4) == pytest.approx(0.25 / 12**0.5, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernels", [
+    "arrays", pytest.param("host", marks=pytest.mark.skipif(compiler() is None,
+                                                             reason="no C++ compiler"))])
+def test_a_step_names_an_element_near_one_gone_bad_in_the_files_numbering(kernels):
+    """An element's state set to NaN spreads to its neighbours within a step's four
+    stages (at a step fixed before); the step fails naming one of them, in the file's
+    numbering (the solver's own order differs)."""
+    from gpusolver.backends import get_backend
+    from gpusolver.solvers.dg.fused import FusedDG
+    from meshorder import Topology
+
+    mesh = grid_mesh(20, 20, "triangle")
+    solver = DGSolver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=1)
+    if kernels == "host":
+        solver.fused = FusedDG(solver, get_backend("numpy"))
+    assert not np.array_equal(solver.layout.cell_order, np.arange(mesh.n_cells))
+    bad, dt = 321, solver.time_step()
+    u = solver.conserved()
+    u[:, :, bad] = np.nan
+    solver.set_conserved(u)
+    graph, near = Topology(mesh).cell_graph, {bad}
+    for _ in range(4):
+        near |= {int(c) for cell in near
+                 for c in graph.indices[graph.indptr[cell]:graph.indptr[cell + 1]]}
+    with np.errstate(all="ignore"), pytest.raises(SolverDivergedError,
+                                                  match="iteration 1: the mean state of "
+                                                  "element") as failure:
+        solver.step(dt)
+    assert failure.value.cell in near
+    assert f"element {failure.value.cell} " in str(failure.value)

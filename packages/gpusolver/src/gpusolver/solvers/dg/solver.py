@@ -383,14 +383,19 @@ class DGSolver(WholeMesh):
         r0 = self._runge_kutta(dt)
         self.time += 0.0 if local else dt
         self.iteration += 1
-        bad = self.backend.to_host(self.gas.invalid(self.cell_averages()))
-        if bad.any():
-            element = int(np.argmax(bad))
+        # one small transfer: the mean squared rates, then the first bad element (or -1)
+        xp = self.backend.xp
+        invalid = self.gas.invalid(self.cell_averages())
+        report = self.backend.to_host(xp.concatenate([
+            (self.cell_averages(r0) ** 2).mean(axis=1),
+            xp.where(invalid.any(), xp.argmax(invalid), -1).reshape(1).astype(np.float64)]))
+        if report[-1] >= 0:
+            element = int(self.layout.cell_order[int(report[-1])])  # in the file's numbering
             raise SolverDivergedError(
-                f"iteration {self.iteration}: the mean state of element "
-                f"{int(self.layout.cell_order[element])} is non-finite or has non-positive "
-                "density or pressure; lower the CFL number", self.iteration, element)
-        norms = np.sqrt((self.backend.to_host(self.cell_averages(r0)) ** 2).mean(axis=1))
+                f"iteration {self.iteration}: the mean state of element {element} is "
+                "non-finite or has non-positive density or pressure; lower the CFL number",
+                self.iteration, element)
+        norms = np.sqrt(report[:-1])
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
