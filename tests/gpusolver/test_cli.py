@@ -61,6 +61,7 @@ def test_both_tools_print_their_version(capsys):
 @pytest.mark.parametrize(("extra", "message"), [
     ([], "run it as `mpiexec -n N gpusolver bench-parallel ...` with N >= 2"),
     (["--transports", "nccl,pigeon"], "unknown transport(s) pigeon; valid: mpi-host, nccl"),
+    (["--solver", "dg", "--precision", "fp32"], "--solver dg times fp64 only"),
 ])
 def test_bench_parallel_outside_mpiexec_or_with_unknown_transports_is_a_usage_error(
         extra, message, capsys):

@@ -260,3 +260,45 @@ def test_dg_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
     np.testing.assert_allclose(two[:, 3:], one[:, 3:], rtol=2e-8, atol=1e-12)
     states = [np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in ("one", "two")]
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
+
+
+BENCH = """
+import json, sys
+from gpusolver.bench.parallel import run_dg_parallel_benchmark
+from gpusolver.parallel import mpi_world
+from meshorder import Topology, read_mesh
+from meshorder.pipeline import PlanOptions, make_plan
+
+comm = mpi_world()
+mesh = read_mesh(sys.argv[1])
+topology = Topology(mesh)
+plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
+rows = run_dg_parallel_benchmark(mesh, topology, plan, comm, transports=["mpi-host"],
+                                 overlaps=[True, False], degree=1, repeats=2, check_steps=2,
+                                 backend="numpy", log=lambda line: None)
+if comm.rank == 0:
+    print(json.dumps(rows))
+"""
+
+
+def test_the_dg_parallel_benchmark_on_two_cpu_ranks(tmp_path):
+    """``bench-parallel --solver dg``'s flow, on the CPU: one rank's whole mesh, then the
+    two parts (the same state after 2 steps), their speed-up and efficiency."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "bench.py"
+    script.write_text(BENCH)
+    completed = subprocess.run([_mpiexec(), "-n", "2", sys.executable, str(script),
+                                str(DATA / "naca0012_tri.msh")],
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    rows = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert [row["variant"] for row in rows] == [
+        "dg p1, one-gpu", "dg p1, mpi-host overlap on", "dg p1, mpi-host overlap off"]
+    assert {row["cells"] for row in rows} == {7960} and rows[1]["halo_cells"] > 0
+    for row in rows[1:]:
+        assert row["max_rel_diff"] < 1e-12
+        assert row["efficiency"] == pytest.approx(row["alone_step_ms"] / row["step_ms"])
+        assert row["speedup_step"] == pytest.approx(rows[0]["step_ms"] / row["step_ms"])

@@ -18,7 +18,7 @@ from gpusolver.bench.dg import COLUMNS as DG_COLUMNS
 from gpusolver.bench.dg import run_dg_benchmark
 from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
 from gpusolver.bench.parallel import COLUMNS as PARALLEL_COLUMNS
-from gpusolver.bench.parallel import run_parallel_benchmark
+from gpusolver.bench.parallel import run_dg_parallel_benchmark, run_parallel_benchmark
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
 from gpusolver.bench.solver import run_solver_benchmark
 from gpusolver.bench.vortex import CLOUDS, run_vortex_benchmark
@@ -94,9 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tree: multipole coefficients per box, comma-separated")
     v.add_argument("--json", default=None, help="write every row as JSON here")
     v.add_argument("--markdown", default=None, help="write the table as markdown here")
-    m = sub.add_parser("bench-parallel", help="time the fused FV solver on several GPUs, "
-                       "one part per rank (run it under mpiexec -n N)")
+    m = sub.add_parser("bench-parallel", help="time the fused FV or DG solver on several "
+                       "GPUs, one part per rank (run it under mpiexec -n N)")
     m.add_argument("--mesh", required=True, help="mesh file")
+    m.add_argument("--solver", choices=("fv", "dg"), default="fv",
+                   help="fv: the second-order finite-volume flow; dg: modal DG (2-D, "
+                        "fp64, far field on every marker)")
+    m.add_argument("--degree", type=positive_int, default=2, help="dg: the polynomial degree")
     m.add_argument("--plan", default=None, help="plan with one part per rank (default: "
                    "made at start, rcm cells)")
     m.add_argument("--transports", default=",".join(TRANSPORTS),
@@ -289,6 +293,8 @@ def bench_vortex(args: argparse.Namespace) -> int:
 def bench_parallel(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-parallel`` (every rank of ``mpiexec``)."""
     transports = names(args.transports, TRANSPORTS, "transport(s)")
+    if args.solver == "dg" and args.precision != "fp64":
+        raise UsageError("--solver dg times fp64 only")
     comm = mpi_world()
     if comm is None:
         raise UsageError("bench-parallel times several ranks; run it as "
@@ -309,6 +315,12 @@ def bench_parallel(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.plan}: {plan.n_parts} part(s) for {comm.size} ranks; make "
                          f"it with `meshorder reorder --partitions {comm.size}`")
     log = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
+    if args.solver == "dg":
+        rows = run_dg_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
+                                         overlaps=[True, False], degree=args.degree,
+                                         repeats=args.repeats, check_steps=args.check_steps,
+                                         plan_path=args.plan, log=log)
+        return report(rows, PARALLEL_COLUMNS, args) if comm.rank == 0 else 0
     rows = run_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
                                   overlaps=[True, False], precision=args.precision,
                                   repeats=args.repeats, check_steps=args.check_steps,

@@ -46,6 +46,12 @@ def vortex_state(gas: Gas, strength: float = 5.0) -> Callable:
     return state
 
 
+def farfield_everywhere(topology: Topology) -> dict[str, str]:
+    """A far-field condition on every boundary marker of a mesh."""
+    return {topology.marker_names[int(m)]: "farfield"
+            for m in np.unique(topology.face_marker[topology.face_marker >= 0])}
+
+
 def run_dg_benchmark(mesh: Mesh, *, orderings: list[str], degrees: list[int],
                      precisions: list[str], repeats: int = 20, cpu: bool = False,
                      backend: str = "cupy", log=print) -> list[dict]:
@@ -54,8 +60,7 @@ def run_dg_benchmark(mesh: Mesh, *, orderings: list[str], degrees: list[int],
     device = ("CPU (host-compiled kernels)" if device_backend.name == "numpy" else
               device_backend.xp.cuda.runtime.getDeviceProperties(0)["name"].decode())
     topology = Topology(mesh)
-    boundaries = {topology.marker_names[int(m)]: "farfield"
-                  for m in np.unique(topology.face_marker[topology.face_marker >= 0])}
+    boundaries = farfield_everywhere(topology)
     gas = Gas(dim=2, mach=0.5)
     rows = []
     for ordering in orderings:

@@ -1,4 +1,5 @@
-"""``gpusolver bench-parallel``: the fused finite-volume solver on several GPUs (mpiexec).
+"""``gpusolver bench-parallel``: the fused finite-volume or DG solver on several GPUs
+(mpiexec).
 
 Every rank reads the mesh and a plan with one part per rank. The benchmark solver
 (:func:`gpusolver.bench.solver.bench_solver`: second order, Roe, least squares,
@@ -15,7 +16,13 @@ Venkatakrishnan, RK4 at CFL 1 with local time steps, free stream perturbed by 5%
   state after ``check_steps`` steps against the one-GPU run's (largest difference over
   the largest value).
 
-Times are wall-clock medians per step over ``repeats`` steps, every rank synchronised
+With ``--solver dg`` (:func:`run_dg_parallel_benchmark`) the flow is modal DG's
+benchmark flow (:mod:`gpusolver.bench.dg`: Euler, far field on every marker, Shu's
+vortex) at degree ``degree``, RK4 at one global step (CFL 0.5), fp64; the rows time the
+step alone (each stage's exchange overlapped with the part's work that reads no halo
+state when ``overlap on``).
+
+Times are wall-clock means per step over ``repeats`` steps, every rank synchronised
 (device and barrier) before and after: the time a user waits for. ``setup_s``: in the
 one-GPU row, reading the whole mesh and building its topology (what every rank did before
 plans held their parts); in the parallel rows, the slowest rank reading its part of the
@@ -30,8 +37,12 @@ import time
 import numpy as np
 
 from gpusolver.backends import get_backend
+from gpusolver.bench.dg import farfield_everywhere, vortex_state
 from gpusolver.bench.solver import bench_flow, bench_solver
 from gpusolver.parallel import make_transport
+from gpusolver.physics.gas import Gas
+from gpusolver.solvers.dg.partitioned import PartitionedDG
+from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from meshorder.plan import PlanPart, read_plan_part
 
@@ -138,20 +149,94 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                 parts.step()
             state = parts.conserved().astype(np.float64)
             if comm.rank == 0:
-                row["max_rel_diff"] = float(np.abs(state - reference).max()
-                                            / np.abs(reference).max())
+                row["max_rel_diff"] = _max_rel_diff(state, reference)
                 rows.append(row)
-                log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                             for k, v in row.items()))
+                _log_row(log, row)
+    return _against_one_and_alone(rows, parts, start, parts.step, repeats, comm, backend)
+
+
+def _against_one_and_alone(rows: list[dict], parts, start, step, repeats: int, comm,
+                           backend) -> list[dict]:
+    """``rows`` (on the root: the one-GPU row first) with their speed-ups over one GPU,
+    and the slowest part's ``step()`` with no exchange at all (from ``start``) and the
+    parallel efficiency against it."""
+    from mpi4py import MPI
+
     parts.use_transport(lambda halos: Alone(comm.size))
     parts.set_conserved(start)
-    alone = comm.allreduce(seconds_per_call(parts.step, repeats, OneRank(), backend), op=MPI.MAX)
+    alone = comm.allreduce(seconds_per_call(step, repeats, OneRank(), backend), op=MPI.MAX)
     one = rows[0] if comm.rank == 0 else {}
     for row in rows[1:]:
         row |= {"alone_step_ms": alone * 1e3, "efficiency": alone * 1e3 / row["step_ms"],
-                "speedup_residual": one["residual_ms"] / row["residual_ms"],
                 "speedup_step": one["step_ms"] / row["step_ms"]}
+        if "residual_ms" in row:
+            row["speedup_residual"] = one["residual_ms"] / row["residual_ms"]
     return rows
+
+
+def _max_rel_diff(state: np.ndarray, reference: np.ndarray) -> float:
+    """The largest difference over the largest value."""
+    return float(np.abs(state - reference).max() / np.abs(reference).max())
+
+
+def _log_row(log, row: dict) -> None:
+    log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                 for k, v in row.items()))
+
+
+def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
+                              overlaps: list[bool], degree: int = 2, repeats: int = 20,
+                              check_steps: int = 10, plan_path: str | None = None,
+                              backend: str = "cupy", log=print) -> list[dict]:
+    """Rows of the DG benchmark on ``mesh`` (2-D; see the module docstring); collective
+    over ``comm``. ``backend="numpy"`` (with ``mpi-host``) runs it on the CPU."""
+    device_backend = get_backend(backend)
+    xp = device_backend.xp
+    device = ("CPU" if device_backend.name == "numpy" else
+              xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode())
+    gas, boundaries = Gas(dim=2, mach=0.5), farfield_everywhere(topology)
+    options = dict(degree=degree, integrator="rk4", cfl=0.5, backend=backend)
+    common = {"device": device, "mesh": mesh.source.split("/")[-1], "cells": mesh.n_cells,
+              "precision": "fp64"}
+    rows, start, dt, reference = [], None, None, None
+    if comm.rank == 0:
+        whole = DGSolver(mesh, gas, boundaries, plan=plan, topology=topology, **options)
+        whole.u = device_backend.asarray(whole.project(vortex_state(gas)))
+        start, dt = whole.conserved(), whole.time_step()
+        step_s = seconds_per_call(lambda: whole.step(dt), repeats, OneRank(), device_backend)
+        whole.set_conserved(start)
+        for _ in range(check_steps):
+            whole.step(dt)
+        reference = whole.conserved()
+        rows.append(common | {"ranks": 1, "cells_per_gpu": mesh.n_cells, "halo_cells": 0,
+                              "variant": f"dg p{degree}, one-gpu", "step_ms": step_s * 1e3})
+        _log_row(log, rows[-1])
+        whole = None
+    start, dt = comm.bcast((start, dt), root=0)
+    part = read_plan_part(plan_path, comm.rank) if plan_path else plan.part(comm.rank)
+    parts = PartitionedDG([part], gas, boundaries,
+                          transport=make_transport(transports[0], comm), **options)
+    halo = comm.allreduce(parts.layouts[0].geometry.n_elements - parts.layouts[0].n_own)
+    for name in transports:
+        if name != transports[0]:
+            parts.use_transport(make_transport(name, comm))
+        for overlap in overlaps:
+            parts.overlap = overlap
+            parts.set_conserved(start)
+            step_s = seconds_per_call(lambda: parts.step(dt), repeats, comm, device_backend)
+            parts.set_conserved(start)
+            for _ in range(check_steps):
+                parts.step(dt)
+            state = parts.conserved()
+            if comm.rank == 0:
+                rows.append(common | {
+                    "ranks": comm.size, "cells_per_gpu": mesh.n_cells // comm.size,
+                    "halo_cells": halo, "step_ms": step_s * 1e3,
+                    "variant": f"dg p{degree}, {name} overlap {'on' if overlap else 'off'}",
+                    "max_rel_diff": _max_rel_diff(state, reference)})
+                _log_row(log, rows[-1])
+    return _against_one_and_alone(rows, parts, start, lambda: parts.step(dt), repeats, comm,
+                                  device_backend)
 
 
 def _parts(mesh, topology, part: PlanPart, precision: str, transport) -> PartitionedSolver:

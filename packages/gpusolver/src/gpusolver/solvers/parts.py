@@ -46,9 +46,9 @@ class Parts:
 
     The solver sets ``layouts`` (a :class:`~gpusolver.layout.parts.PartCells` per local
     part), ``parts`` (their :class:`meshorder.plan.PlanPart`), ``local`` (their numbers),
-    ``transport``, ``backend``, ``gas``, ``dtype``, ``n_cells``, ``wall_markers`` and
-    ``reference_area``, has a ``states`` list (cells on the last axis), then calls
-    :meth:`_start_loads`.
+    ``transport``, ``halos``, ``backend``, ``gas``, ``dtype``, ``n_cells``,
+    ``wall_markers`` and ``reference_area``, has a ``states`` list (cells on the last
+    axis), then calls :meth:`_start_loads`.
     """
 
     def _start_loads(self) -> None:
@@ -83,6 +83,11 @@ class Parts:
                 sums[k] += (geometry.normal[:, faces] * geometry.area[faces]).sum(axis=1)
         sums = self.transport.sum(sums)
         return dict(zip(self.wall_markers, sums, strict=True))
+
+    def use_transport(self, transport) -> None:
+        """Exchange halos and sum through ``transport`` (a factory, as the constructor
+        takes) from now on; the parts this process computes stay the same."""
+        self.transport = transport(self.halos)
 
     @property
     def n_parts(self) -> int:

@@ -156,9 +156,8 @@ class PartitionedSolver(Parts):
                                    for f, lusgs in zip(fused, self.lusgs, strict=True)]
 
     def use_transport(self, transport) -> None:
-        """Exchange halos and sum through ``transport`` (a factory, as the constructor
-        takes) from now on; the parts this process computes stay the same."""
-        self.transport = transport(self.halos)
+        """As :meth:`Parts.use_transport`, the fused steps too."""
+        super().use_transport(transport)
         if self.fused_steps is not None:
             self.fused_steps.transport = self.transport
 
