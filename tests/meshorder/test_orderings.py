@@ -156,8 +156,48 @@ def test_metis_two_level_clusters_cover_the_graph_evenly(monkeypatch):
 def test_unknown_face_order_lists_valid_names():
     from meshorder.faceorder import get_face_order
 
-    with pytest.raises(KeyError, match="unknown face order 'zigzag'; choose from greedy, layered"):
+    with pytest.raises(KeyError, match="unknown face order 'zigzag'; choose from greedy, "
+                                       "layered, strided"):
         get_face_order("zigzag")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 12), st.integers(1, 12), st.sampled_from(["quad", "triangle", "mixed"]),
+       st.integers(0, 2**31 - 1))
+def test_strided_faces_take_the_greedy_order_in_sweeps(nx, ny, kind, seed):
+    """A permutation, interior faces first and boundary faces by marker; the interior in
+    sweeps of strictly rising lower cell, each cell's k-th face in sweep k."""
+    from meshorder.faceorder import strided_faces
+
+    topology = Topology(grid_mesh(nx, ny, kind))
+    rank = (np.arange(topology.mesh.n_cells) if seed % 2 else
+            np.random.default_rng(seed).permutation(topology.mesh.n_cells))
+    order = strided_faces(topology, rank)
+    check_permutation(order, topology.n_faces, "faces")
+    interior = topology.interior[order]
+    n_interior = int(interior.sum())
+    assert interior[:n_interior].all()
+    assert np.all(np.diff(topology.face_marker[order][n_interior:]) >= 0)
+    cells = np.where(topology.face_cells >= 0, rank[np.maximum(topology.face_cells, 0)], -1)
+    low = cells[order[:n_interior]].min(axis=1)
+    sweeps = np.split(low, np.flatnonzero(np.diff(low) <= 0) + 1)
+    counts = np.bincount(low)
+    assert len(sweeps) == counts.max()
+    for k, sweep in enumerate(sweeps):
+        assert np.array_equal(sweep, np.flatnonzero(counts > k))
+
+
+def test_strided_faces_spare_the_atomic_adds_that_greedy_repeats():
+    """Triangles in the file's own order (each face's first cell its lower one): greedy
+    repeats about 10 adds in each warp of 32 faces, strided none."""
+    from meshorder.faceorder import greedy_faces, strided_faces
+    from meshorder.metrics import repeated_adds_per_warp
+
+    topology = Topology(grid_mesh(40, 40, "triangle"))
+    rank = np.arange(topology.mesh.n_cells)
+    greedy, strided = (repeated_adds_per_warp(topology.face_cells[order(topology, rank)])
+                       for order in (greedy_faces, strided_faces))
+    assert greedy > 9.0 and strided == 0.0
 
 
 @given(st.lists(st.integers(0, 30), max_size=80))

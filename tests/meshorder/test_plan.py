@@ -37,7 +37,8 @@ def test_plan_face_arrays_follow_the_new_order(box_plan):
 def test_plan_carries_metrics_colours_levels_and_edges(box_plan):
     _, plan = box_plan
     for key in ("bandwidth", "profile", "mean_span", "max_span", "sectors_per_warp_fp32",
-                "sectors_per_warp_fp64", "colours", "colour_balance", "forward_levels",
+                "sectors_per_warp_fp64", "repeated_adds_per_warp", "colours",
+                "colour_balance", "forward_levels",
                 "forward_min_width", "forward_mean_width", "backward_levels", "node_bandwidth",
                 "edge_colours"):
         assert key in plan.metrics

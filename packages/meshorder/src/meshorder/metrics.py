@@ -84,11 +84,45 @@ def sectors_per_warp(face_cells: np.ndarray, value_bytes: int) -> float:
     return float(touched / n_warps)
 
 
+def repeated_adds_per_warp(face_cells: np.ndarray) -> float:
+    """Mean number of atomic adds per warp of 32 consecutive faces that go to a cell
+    another face of the warp adds to through the same side.
+
+    A face kernel with one thread per face adds its flux into its first cell, then into
+    its second; adds of one instruction to one address are serialised. 0 is best: no
+    two faces of a warp share a cell on one side.
+
+    Parameters
+    ----------
+    face_cells : numpy.ndarray
+        ``(n_faces, 2)`` new cell indices (first and second cell, -1 for none), in face
+        order.
+
+    Examples
+    --------
+    >>> repeated_adds_per_warp(np.array([[0, 1], [0, 2], [3, 0]]))  # cell 0 twice first
+    1.0
+    """
+    n_faces = len(face_cells)
+    if n_faces == 0:
+        return 0.0
+    n_warps = -(-n_faces // WARP)
+    repeated = 0
+    for side in face_cells.T:
+        cells = np.full(n_warps * WARP, -1, dtype=np.int64)
+        cells[:n_faces] = side
+        per_warp = np.sort(cells.reshape(n_warps, WARP), axis=1)
+        repeated += np.count_nonzero((np.diff(per_warp, axis=1) == 0) & (per_warp[:, 1:] >= 0))
+    return float(repeated / n_warps)
+
+
 def layout_metrics(graph: CSR, face_cells: np.ndarray) -> dict[str, float]:
-    """Matrix metrics of ``graph`` plus sectors per warp of ``face_cells`` in fp32 and fp64."""
+    """Matrix metrics of ``graph`` plus, of ``face_cells``, sectors per warp in fp32 and
+    fp64 and repeated atomic adds per warp."""
     result = matrix_metrics(graph)
     result["sectors_per_warp_fp32"] = sectors_per_warp(face_cells, 4)
     result["sectors_per_warp_fp64"] = sectors_per_warp(face_cells, 8)
+    result["repeated_adds_per_warp"] = repeated_adds_per_warp(face_cells)
     return result
 
 

@@ -20,7 +20,7 @@ from ..report import table
 from .common import add_mesh_argument, load_mesh
 
 SHOWN_METRICS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
-                 "sectors_per_warp_fp64")
+                 "sectors_per_warp_fp64", "repeated_adds_per_warp")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -40,7 +40,7 @@ from gpusolver.solvers.dg.solver import EXACT, DGSolver
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
 from gpusolver.solvers.parts import Parts, PerPart
 from meshorder import Topology
-from meshorder.pipeline import make_plan
+from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import PlanPart
 from meshorder.topology import UNMARKED_NAME
 
@@ -252,8 +252,10 @@ def _part_solver(part: PlanPart, specs: dict, gas: Gas,
     own = part.own()
     halo = np.setdiff1d(np.arange(mesh.mesh.n_cells), own)
     order = np.concatenate([own, halo[np.argsort(mesh.cells[halo])]])
-    plan, kinds = _faces_by_halo(make_plan(mesh.mesh, topology=topology, cell_order=order),
-                                 len(own))
+    # the part's elements are numbered in plan order, so each face's first element is its
+    # lower one: greedy faces would add into one element several times in each warp
+    plan, kinds = _faces_by_halo(make_plan(mesh.mesh, PlanOptions(faces="strided"),
+                                           topology=topology, cell_order=order), len(own))
     markers = plan.boundary_ranges()
     boundaries = {name: specs[name] for name in markers if name != UNMARKED_NAME}
     if UNMARKED_NAME in markers:
