@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--solver", choices=("fv", "dg"), default="fv",
                    help="fv: the second-order finite-volume flow; dg: modal DG (2-D, "
                         "fp64, far field on every marker)")
-    m.add_argument("--degree", type=positive_int, default=2, help="dg: the polynomial degree")
+    m.add_argument("--degree", type=int, choices=range(4), default=2,
+                   help="dg: the polynomial degree")
     m.add_argument("--plan", default=None, help="plan with one part per rank (default: "
                    "made at start, rcm cells)")
     m.add_argument("--transports", default=",".join(TRANSPORTS),
@@ -305,6 +306,8 @@ def bench_parallel(args: argparse.Namespace) -> int:
     use_local_gpu(comm)
     start = time.perf_counter()
     mesh = read_mesh(args.mesh)
+    if args.solver == "dg" and mesh.dim != 2:
+        raise UsageError(f"{args.mesh}: --solver dg needs a 2-D mesh; this one is 3-D")
     topology = Topology(mesh)
     mesh_setup_s = time.perf_counter() - start
     if args.plan:
