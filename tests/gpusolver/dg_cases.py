@@ -52,3 +52,15 @@ def assert_the_rate_conserves(solver, rng) -> tuple[np.ndarray, np.ndarray]:
                 for g in solver.layout.groups)
     np.testing.assert_allclose(total, -solver.boundary_flux.sum(axis=1), rtol=1e-11, atol=1e-12)
     return u, rate
+
+
+def cells_within(mesh, cell: int, faces: int) -> set[int]:
+    """The cells of ``mesh`` at most ``faces`` faces from ``cell`` (file numbering): where
+    a bad state can spread in as many Runge-Kutta stages."""
+    from meshorder import Topology
+
+    graph, near = Topology(mesh).cell_graph, {cell}
+    for _ in range(faces):
+        near |= {int(c) for c in np.concatenate(
+            [graph.indices[graph.indptr[k]:graph.indptr[k + 1]] for k in near])}
+    return near

@@ -16,6 +16,7 @@ from meshorder import Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import grid_mesh
 
+from .dg_cases import cells_within
 from .fv_cases import AIRFOIL, DATA
 from .test_fv_partitioned import _mpiexec, _plan_in_parts, _skip_nccl_on_one_gpu, every_part
 
@@ -114,10 +115,7 @@ def test_dg_parts_name_an_element_near_one_gone_bad(kernels):
     u = parts.conserved()
     u[:, :, bad] = np.nan
     parts.set_conserved(u)
-    graph, near = Topology(mesh).cell_graph, {bad}
-    for _ in range(4):
-        near |= {int(c) for cell in near
-                 for c in graph.indices[graph.indptr[cell]:graph.indptr[cell + 1]]}
+    near = cells_within(mesh, bad, 4)
     with np.errstate(all="ignore"), pytest.raises(SolverDivergedError,
                                                   match="iteration 1: the solution at cell"
                                                   ) as failure:
@@ -318,3 +316,18 @@ def test_the_dg_parallel_benchmark_on_two_cpu_ranks(tmp_path):
         assert row["max_rel_diff"] < 1e-12
         assert row["efficiency"] == pytest.approx(row["alone_step_ms"] / row["step_ms"])
         assert row["speedup_step"] == pytest.approx(rows[0]["step_ms"] / row["step_ms"])
+
+
+def test_the_dg_parallel_benchmark_refuses_a_3d_mesh_before_looking_for_gpus():
+    """Under ``mpiexec -n 2``, ``bench-parallel --solver dg`` on a 3-D mesh: a one-line
+    usage error naming the file (exit 2), before it asks for GPUs this machine lacks."""
+    import subprocess
+    import sys
+
+    completed = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "gpusolver",
+                                "bench-parallel", "--solver", "dg", "--mesh",
+                                str(DATA / "box.msh")],
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2
+    assert f"{DATA / 'box.msh'}: --solver dg needs a 2-D mesh" in completed.stderr
+    assert "Traceback" not in completed.stderr
