@@ -11,7 +11,8 @@ python="${PYTHON:-.venv/bin/python}"
 target=.whl
 download() {
     "$python" -m pip download -q --no-deps -d "$1" --only-binary=:all: --python-version 3.12 \
-        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 \
+        --platform manylinux2014_x86_64 \
         --platform manylinux1_x86_64 --platform any "${@:2}"
 }
 mkdir -p "$target"
@@ -29,7 +30,8 @@ for bundle in "$@"; do
                      | grep -E 'libGL|libX|libxcb|libfontconfig|libfreetype|libOpenGL|libpng|libbrotli|libexpat|libbsd|libmd\.'); do
             cp -L "$lib" "$work/gmsh/lib/"
         done
-        tar cJf "$target/gmsh-lite.tar.xz" -C "$work/gmsh" gmsh.py libgmsh.so.4.11 lib
+        tar cJf "$target/gmsh-lite.tar.xz" -C "$work/gmsh" gmsh.py \
+            "$(basename "$work"/gmsh/libgmsh.so.*)" lib
         ;;
     --mpich)
         download "$work" mpich

@@ -7,6 +7,7 @@ import pytest
 
 from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError, SolverDivergedError
+from gpusolver.parallel import Loopback
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES
@@ -25,7 +26,7 @@ def every_part(plan):
     return [plan.part(p) for p in range(plan.n_parts)]
 
 
-def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy"):
+def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy", faces="greedy"):
     print(f"seed {seed}")
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=n_parts), topology=topology)
@@ -33,7 +34,7 @@ def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy"):
     whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
                    plan=plan, backend=backend, topology=topology)
     parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme, cfl=0.8,
-                              backend=backend)
+                              backend=backend, faces=faces)
     w = whole.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, w.shape)
     whole.set_primitive(w)
@@ -56,13 +57,14 @@ def test_parts_give_the_one_part_answer_on_an_airfoil(n_parts):
 
 
 @pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
-@pytest.mark.parametrize("n_parts, overlap", [(2, True), (3, False), (4, True)])
-def test_fused_parts_give_the_one_part_answer(n_parts, overlap):
+@pytest.mark.parametrize("n_parts, overlap, faces", [(2, True, "greedy"), (3, False, "greedy"),
+                                                     (4, True, "strided")])
+def test_fused_parts_give_the_one_part_answer(n_parts, overlap, faces):
     """The GPU's kernels (compiled for the CPU) in pieces, the deep cells' before the
-    exchange or after it: the single-mesh answer."""
+    exchange or after it, in either face order inside the parts: the single-mesh answer."""
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     whole, parts = _pair(mesh, AIRFOIL, Gas(dim=2, mach=0.6, aoa_deg=2.0), n_parts,
-                         seed=int(np.random.default_rng().integers(2**31)))
+                         seed=int(np.random.default_rng().integers(2**31)), faces=faces)
     parts.overlap = overlap
     parts.fuse()
     for _ in range(3):
@@ -474,14 +476,15 @@ def test_gpusolver_run_on_two_gpus_equals_one_gpu(tmp_path, transport):
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
 
 
-def test_part_faces_come_deep_then_own_then_interface_then_halo():
+@pytest.mark.parametrize("faces", ["greedy", "strided"])
+def test_part_faces_come_deep_then_own_then_interface_then_halo(faces):
     from gpusolver.layout.parts import layout_of_part
 
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     plan = make_plan(mesh, PlanOptions(partitions=3))
     for part, (first, end) in enumerate(zip(plan.part_offsets[:-1], plan.part_offsets[1:],
                                             strict=True)):
-        layout = layout_of_part(plan.part(part))
+        layout = layout_of_part(plan.part(part), faces)
         np.testing.assert_array_equal(np.sort(layout.cells[:layout.n_own]),
                                       np.arange(first, end))
         np.testing.assert_array_equal(layout.geometry.cell_order,
@@ -506,6 +509,23 @@ def test_part_faces_come_deep_then_own_then_interface_then_halo():
         assert layout.face_ranges["interface"][1] > layout.face_ranges["interface"][0]
 
 
+def test_strided_faces_inside_a_part_repeat_fewer_adds_in_a_warp():
+    """A part's mesh numbers its cells in plan order: greedy faces then put each cell's
+    faces side by side, first cell first, and a warp's atomic adds collide; strided
+    faces spread them (the GPU decides which order is faster: reads against collisions)."""
+    from gpusolver.layout.parts import layout_of_part
+    from meshorder.metrics import repeated_adds_per_warp
+
+    mesh = box_mesh(12, 12, 12, "tet")
+    part = make_plan(mesh, PlanOptions(partitions=2)).part(0)
+    repeats = {}
+    for faces in ("greedy", "strided"):
+        g = layout_of_part(part, faces).geometry
+        repeats[faces] = repeated_adds_per_warp(np.column_stack([g.left, g.right])[:g.n_interior])
+    print(repeats)
+    assert repeats["strided"] < 0.5 * repeats["greedy"]
+
+
 @pytest.mark.parametrize("extra, message", [
     ("", "the plan has 3 part(s) but the run has 2 ranks"),
     ("local_time_step = false", "runs on several ranks take explicit or LU-SGS local steps"),
@@ -521,7 +541,7 @@ def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, messa
 def test_a_rank_holds_its_own_part_and_loopback_every_part():
     from types import SimpleNamespace
 
-    from gpusolver.parallel import Halo, Loopback, MpiHost
+    from gpusolver.parallel import Halo, MpiHost
 
     with pytest.raises(ValueError, match=r"rank 0 holds part 0, not \[1\]"):
         MpiHost(SimpleNamespace(size=3, rank=0), {1: Halo({}, {})})
@@ -545,7 +565,6 @@ def test_a_layout_whose_halo_is_not_the_plans_is_refused():
 
 
 def test_the_walls_are_gathered_on_the_root_only():
-    from gpusolver.parallel import Loopback
 
     class NotRoot(Loopback):
         def gather(self, item):
@@ -557,3 +576,50 @@ def test_the_walls_are_gathered_on_the_root_only():
     parts.step()
     with pytest.raises(RuntimeError, match="gathered on the root process only"):
         parts.surface_pressure("airfoil")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gpu_packing_gathers_and_scatters_as_numpy_does(dtype):
+    """The GPU's pack and unpack kernels (no temporaries, so a CUDA graph may record
+    them) move exactly what NumPy's take and fancy assignment move, for FV's
+    ``(n_vars, n_cells)`` states and DG's ``(n_vars, n_modes, n_elements)``."""
+    import cupy
+
+    from gpusolver.parallel import Halo, Packing
+
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    n = 50
+    halo = Halo(receive={1: rng.choice(n, 7, replace=False)},
+                send={1: rng.choice(n, 9, replace=False)})
+    for shape in ((5, n), (4, 6, n)):
+        state = rng.standard_normal(shape).astype(dtype)
+        host, device = Packing(halo, state), Packing(halo, cupy.asarray(state))
+        host.pack(state)
+        on_device = cupy.asarray(state)
+        device.pack(on_device)
+        np.testing.assert_array_equal(device.send[1].get(), host.send[1])
+        host.receive[1][...] = rng.standard_normal(host.receive[1].shape)
+        device.receive[1][...] = cupy.asarray(host.receive[1])
+        host.unpack(state)
+        device.unpack(on_device)
+        np.testing.assert_array_equal(on_device.get(), state)
+
+
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+def test_fused_parts_free_their_recorded_steps_before_their_transport():
+    """Destroying a NCCL communicator waits until every CUDA graph that recorded its
+    operations is destroyed: the recorded steps must go first, when the transport is
+    replaced and when the steps themselves are freed (attributes go in the order set)."""
+    plan = make_plan(read_mesh(DATA / "naca0012_tri.msh"), PlanOptions(partitions=2))
+    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), AIRFOIL)
+    parts.fuse()
+    names = list(vars(parts.fused_steps))
+    assert names.index("graphs") < names.index("transport")
+    graphs = parts.fused_steps.graphs
+    parts.use_transport(Loopback)
+    assert parts.fused_steps.graphs is not graphs
+    assert parts.fused_steps.transport is parts.transport
+    assert not parts.fused_steps.graphs.enabled  # loopback copies make temporaries

@@ -32,6 +32,7 @@ from gpusolver.run_vortex import run_vortex_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from gpusolver.solvers.vortex.biot_savart import METHODS
 from meshorder import MeshorderError, Topology, read_mesh
+from meshorder.faceorder import FACE_ORDERS
 from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int, unit_fraction
 from meshorder.pipeline import PlanOptions, make_plan
@@ -104,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dg: the polynomial degree")
     m.add_argument("--plan", default=None, help="plan with one part per rank (default: "
                    "made at start, rcm cells)")
+    m.add_argument("--faces", choices=sorted(FACE_ORDERS), default="greedy",
+                   help="face order inside each part, and of the whole mesh's plan when "
+                        "made at start")
     m.add_argument("--transports", default=",".join(TRANSPORTS),
                    help="halo transports to time, comma-separated")
     m.add_argument("--precision", choices=tuple(PRECISIONS), default="fp64",
@@ -315,7 +319,8 @@ def bench_parallel(args: argparse.Namespace) -> int:
     if args.plan:
         plan = load_plan_for(mesh, args.plan)
     else:
-        plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
+        plan = make_plan(mesh, PlanOptions(partitions=comm.size, faces=args.faces),
+                         topology=topology)
     if plan.n_parts != comm.size:
         raise UsageError(f"{args.plan}: {plan.n_parts} part(s) for {comm.size} ranks; make "
                          f"it with `meshorder reorder --partitions {comm.size}`")
@@ -324,12 +329,14 @@ def bench_parallel(args: argparse.Namespace) -> int:
         rows = run_dg_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
                                          overlaps=[True, False], degree=args.degree,
                                          repeats=args.repeats, check_steps=args.check_steps,
-                                         plan_path=args.plan, log=log)
+                                         plan_path=args.plan, faces=args.faces,
+                                         log=log)
         return report(rows, PARALLEL_COLUMNS, args) if comm.rank == 0 else 0
     rows = run_parallel_benchmark(mesh, topology, plan, comm, transports=transports,
                                   overlaps=[True, False], precision=args.precision,
                                   repeats=args.repeats, check_steps=args.check_steps,
-                                  mesh_setup_s=mesh_setup_s, plan_path=args.plan, log=log)
+                                  mesh_setup_s=mesh_setup_s, plan_path=args.plan,
+                                  faces=args.faces, log=log)
     return report(rows, PARALLEL_COLUMNS, args) if comm.rank == 0 else 0
 
 

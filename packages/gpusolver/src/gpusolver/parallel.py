@@ -17,12 +17,15 @@ the state is):
 ``exchange(states, meanwhile)`` overlaps: it starts the exchange, calls ``meanwhile()``
 (which queues the work that needs no halo: a part's interior), then finishes it. On
 the GPU the exchange runs on its own stream, ordered after the work already queued
-and before the work queued after it returns.
+and before the work queued after it returns. A transport is ``capturable`` when a CUDA
+graph may record its exchange (no host waits, no temporary arrays): NCCL's is, so the
+fused solvers record whole steps with their exchanges.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,12 +114,38 @@ class Packing:
     def pack(self, state) -> None:
         """Gather the cells every neighbour needs into its send buffer."""
         for q, positions in self.send_positions.items():
-            self.xp.take(state, positions, axis=-1, out=self.send[q])
+            if self.xp is np:
+                np.take(state, positions, axis=-1, out=self.send[q])
+            else:
+                _gather(self.xp)(state, positions, state.shape[-1], len(positions),
+                                 self.send[q])
 
     def unpack(self, state) -> None:
         """Scatter every neighbour's cells from its receive buffer into the halo."""
         for q, positions in self.receive_positions.items():
-            state[..., positions] = self.receive[q]
+            if self.xp is np:
+                state[..., positions] = self.receive[q]
+            else:
+                _scatter(self.xp)(self.receive[q], positions, state.shape[-1],
+                                  len(positions), state)
+
+
+@functools.cache
+def _gather(cupy):
+    """``out[..., k] = state[..., positions[k]]`` on the GPU (C-ordered ``state``), with
+    no temporary array: a CUDA graph may record it."""
+    return cupy.ElementwiseKernel(
+        "raw T state, raw I positions, int64 n_cells, int64 n", "T out",
+        "out = state[(i / n) * n_cells + positions[i % n]]", "halo_gather")
+
+
+@functools.cache
+def _scatter(cupy):
+    """``state[..., positions[k]] = buffer[..., k]`` on the GPU (C-ordered ``state``), with
+    no temporary array."""
+    return cupy.ElementwiseKernel(
+        "T buffer, raw I positions, int64 n_cells, int64 n", "raw T state",
+        "state[(i / n) * n_cells + positions[i % n]] = buffer", "halo_scatter")
 
 
 class _Streams:
@@ -164,6 +193,8 @@ class Loopback:
 
     #: The one process writes the outputs.
     is_root = True
+    #: Its copies make temporary arrays: a CUDA graph may not record an exchange.
+    capturable = False
 
     def __init__(self, halos: dict[int, Halo]):
         if sorted(halos) != list(range(len(halos))):
@@ -260,6 +291,9 @@ class MpiHost(_Ranks):
     """One part per MPI rank: packed on the device, host buffers (pinned for GPU states),
     persistent non-blocking sends and receives."""
 
+    #: The host waits for the packed buffers: a CUDA graph may not record an exchange.
+    capturable = False
+
 
     def _new_buffers(self) -> None:
         packing = self._packing
@@ -308,6 +342,10 @@ class MpiHost(_Ranks):
 class Nccl(_Ranks):
     """One part per rank and GPU: NCCL sends and receives between device buffers on a
     communication stream, with no host staging (the unique id broadcast by MPI)."""
+
+    #: Every operation of an exchange is queued on streams with no host wait (and into
+    #: preallocated buffers): a CUDA graph may record it, NCCL's calls included.
+    capturable = True
 
 
     def __init__(self, comm, halos: dict[int, Halo]):

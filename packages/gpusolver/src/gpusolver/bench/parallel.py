@@ -22,6 +22,9 @@ vortex) at degree ``degree``, RK4 at one global step (CFL 0.5), fp64; the rows t
 step alone (each stage's exchange overlapped with the part's work that reads no halo
 state when ``overlap on``).
 
+``faces``: meshorder's face order inside each part (the one-GPU row: the whole mesh's
+plan's).
+
 Times are wall-clock means per step over ``repeats`` steps, every rank synchronised
 (device and barrier) before and after: the time a user waits for. ``setup_s``: in the
 one-GPU row, reading the whole mesh and building its topology (what every rank did before
@@ -48,8 +51,8 @@ from meshorder.plan import PlanPart, read_plan_part
 
 #: Columns of the markdown table.
 COLUMNS = ("device", "mesh", "cells", "ranks", "cells_per_gpu", "halo_cells", "precision",
-           "variant", "setup_s", "exchange_ms", "residual_ms", "step_ms", "speedup_residual",
-           "speedup_step", "alone_step_ms", "efficiency", "max_rel_diff")
+           "faces", "variant", "setup_s", "exchange_ms", "residual_ms", "step_ms",
+           "speedup_residual", "speedup_step", "alone_step_ms", "efficiency", "max_rel_diff")
 
 #: Steps before timing (the first ones compile kernels and record graphs).
 WARMUP = 4
@@ -60,6 +63,8 @@ class Alone:
     reference time of parallel efficiency)."""
 
     is_root = True
+    #: A CUDA graph may record its (empty) exchanges, as NCCL's.
+    capturable = True
 
     def __init__(self, n_parts: int):
         self.n_parts = n_parts
@@ -95,16 +100,18 @@ def seconds_per_call(work, repeats: int, comm, backend, warmup: int = WARMUP) ->
 def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                            overlaps: list[bool], precision: str = "fp64", repeats: int = 20,
                            check_steps: int = 10, mesh_setup_s: float | None = None,
-                           plan_path: str | None = None, log=print) -> list[dict]:
+                           plan_path: str | None = None, faces: str = "greedy",
+                           log=print) -> list[dict]:
     """Rows of the benchmark (see the module docstring); collective over ``comm``.
-    ``mesh_setup_s``: the seconds the caller took to read the mesh and build its topology."""
+    ``mesh_setup_s``: the seconds the caller took to read the mesh and build its topology;
+    ``faces``: meshorder's face order inside each part."""
     import cupy
     from mpi4py import MPI
 
     backend = get_backend("cupy")
     device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
     common = {"device": device, "mesh": mesh.source.split("/")[-1], "cells": mesh.n_cells,
-              "precision": precision}
+              "precision": precision, "faces": faces}
     rows = []
     start = reference = None
     if comm.rank == 0:
@@ -119,8 +126,8 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
         reference = whole.conserved().astype(np.float64)
         whole = None
         rows.append(common | {"ranks": 1, "cells_per_gpu": mesh.n_cells, "halo_cells": 0,
-                              "variant": "one-gpu", "setup_s": mesh_setup_s,
-                              "residual_ms": residual_s * 1e3,
+                              "faces": plan.parameters.get("faces"), "variant": "one-gpu",
+                              "setup_s": mesh_setup_s, "residual_ms": residual_s * 1e3,
                               "step_ms": step_s * 1e3})
         log(f"one GPU: residual {residual_s * 1e3:.3f} ms, step {step_s * 1e3:.3f} ms")
     start = comm.bcast(start, root=0)
@@ -131,7 +138,7 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
             comm.Barrier()
             start_setup = time.perf_counter()
             part = read_plan_part(plan_path, comm.rank) if plan_path else plan.part(comm.rank)
-            parts = _parts(mesh, topology, part, precision, make_transport(name, comm))
+            parts = _parts(mesh, topology, part, precision, make_transport(name, comm), faces)
             setup_s = comm.allreduce(time.perf_counter() - start_setup, op=MPI.MAX)
         else:
             parts.use_transport(make_transport(name, comm))
@@ -187,9 +194,11 @@ def _log_row(log, row: dict) -> None:
 def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                               overlaps: list[bool], degree: int = 2, repeats: int = 20,
                               check_steps: int = 10, plan_path: str | None = None,
-                              backend: str = "cupy", log=print) -> list[dict]:
+                              backend: str = "cupy", faces: str = "greedy",
+                              log=print) -> list[dict]:
     """Rows of the DG benchmark on ``mesh`` (2-D; see the module docstring); collective
-    over ``comm``. ``backend="numpy"`` (with ``mpi-host``) runs it on the CPU."""
+    over ``comm``. ``backend="numpy"`` (with ``mpi-host``) runs it on the CPU; ``faces``:
+    meshorder's face order inside each part."""
     device_backend = get_backend(backend)
     xp = device_backend.xp
     device = ("CPU" if device_backend.name == "numpy" else
@@ -197,7 +206,7 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
     gas, boundaries = Gas(dim=2, mach=0.5), farfield_everywhere(topology)
     options = dict(degree=degree, integrator="rk4", cfl=0.5, backend=backend)
     common = {"device": device, "mesh": mesh.source.split("/")[-1], "cells": mesh.n_cells,
-              "precision": "fp64"}
+              "precision": "fp64", "faces": faces}
     rows, start, dt, reference = [], None, None, None
     if comm.rank == 0:
         whole = DGSolver(mesh, gas, boundaries, plan=plan, topology=topology, **options)
@@ -209,13 +218,14 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
             whole.step(dt)
         reference = whole.conserved()
         rows.append(common | {"ranks": 1, "cells_per_gpu": mesh.n_cells, "halo_cells": 0,
+                              "faces": plan.parameters.get("faces"),
                               "variant": f"dg p{degree}, one-gpu", "step_ms": step_s * 1e3})
         _log_row(log, rows[-1])
         whole = None
     start, dt = comm.bcast((start, dt), root=0)
     part = read_plan_part(plan_path, comm.rank) if plan_path else plan.part(comm.rank)
-    parts = PartitionedDG([part], gas, boundaries,
-                          transport=make_transport(transports[0], comm), **options)
+    parts = PartitionedDG([part], gas, boundaries, transport=make_transport(transports[0], comm),
+                          faces=faces, **options)
     halo = comm.allreduce(parts.layouts[0].geometry.n_elements - parts.layouts[0].n_own)
     for name in transports:
         if name != transports[0]:
@@ -239,12 +249,13 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
                                   device_backend)
 
 
-def _parts(mesh, topology, part: PlanPart, precision: str, transport) -> PartitionedSolver:
+def _parts(mesh, topology, part: PlanPart, precision: str, transport,
+           faces: str) -> PartitionedSolver:
     """The benchmark solver (:func:`bench_flow`) on this rank's ``part``."""
     gas, boundaries, scheme = bench_flow(mesh, topology)
     return PartitionedSolver([part], gas, boundaries, scheme=scheme,
                              integrator="rk4", cfl=1.0, backend="cupy", precision=precision,
-                             transport=transport)
+                             transport=transport, faces=faces)
 
 
 def _timings(parts: PartitionedSolver, repeats: int, comm, backend) -> dict:

@@ -148,9 +148,12 @@ def native_face_order(topology: Topology) -> np.ndarray:
     return np.concatenate([np.flatnonzero(topology.interior), boundary])
 
 
-def native_geometry(mesh: Mesh, topology: Topology) -> FVGeometry:
-    """The geometry of ``mesh`` in its own cell order, faces in :func:`native_face_order`."""
-    face_order = native_face_order(topology)
+def native_geometry(mesh: Mesh, topology: Topology,
+                    face_order: np.ndarray | None = None) -> FVGeometry:
+    """The geometry of ``mesh`` in its own cell order, faces in ``face_order`` (new ->
+    native: interior faces first, then boundary faces grouped by marker; default
+    :func:`native_face_order`)."""
+    face_order = native_face_order(topology) if face_order is None else face_order
     n_interior = int(np.count_nonzero(topology.interior))
     boundary = face_order[n_interior:]
     ids, firsts, counts = np.unique(topology.face_marker[boundary], return_index=True,

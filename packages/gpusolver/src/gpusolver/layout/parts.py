@@ -26,8 +26,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpusolver.layout.geometry import FVGeometry, native_face_order, native_geometry
+from gpusolver.layout.geometry import FVGeometry, native_geometry
 from meshorder import Topology
+from meshorder.faceorder import get_face_order
 from meshorder.part_mesh import PartMesh
 from meshorder.plan import PlanPart
 
@@ -123,12 +124,15 @@ def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.
     return np.unique(across)
 
 
-def layout_of_part(part: PlanPart) -> PartLayout:
-    """The layout of the rank's part, from its mesh in the plan alone."""
+def layout_of_part(part: PlanPart, faces: str = "greedy") -> PartLayout:
+    """The layout of the rank's part, from its mesh in the plan alone; its faces of each
+    kind (:class:`PartLayout`) in meshorder's face order ``faces`` over the part mesh's
+    cells (numbered in plan order)."""
     mesh = part.mesh
     topology = Topology(mesh.mesh)
-    host = native_geometry(mesh.mesh, topology)
-    facets = file_facets(mesh, topology.face_facet[native_face_order(topology)[host.n_interior:]])
+    face_order = get_face_order(faces)(topology, np.arange(mesh.mesh.n_cells))
+    host = native_geometry(mesh.mesh, topology, face_order)
+    facets = file_facets(mesh, topology.face_facet[face_order[host.n_interior:]])
     layout = part_layout(host, part.own(), facets)
     file_cells = mesh.file_cells[layout.cells]
     return replace(layout, cells=mesh.cells[layout.cells], file_cells=file_cells,

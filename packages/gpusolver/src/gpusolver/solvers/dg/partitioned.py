@@ -68,6 +68,11 @@ shock_capturing, backend
     overlap : bool
         In the kernels: compute what reads no halo state while the halo is in flight
         (False: after the exchange).
+    faces : str
+        meshorder's face order inside each part. (The part's elements are numbered in
+        plan order, so each face's first element is its lower one and greedy faces add
+        into one element several times in a warp; ``strided`` faces do not, but read
+        more scattered memory: on two H100s greedy parts were 7% faster.)
     """
 
     dtype = np.dtype(np.float64)
@@ -78,7 +83,8 @@ shock_capturing, backend
                  transport=None, degree: int = 1, flux: str = "rusanov",
                  integrator: str = "rk4", cfl: float = 0.5, exact: Callable | None = None,
                  reference_area: float = 1.0, local_time_step: bool = False,
-                 shock_capturing: bool = False, backend: str = "numpy", overlap: bool = True):
+                 shock_capturing: bool = False, backend: str = "numpy", overlap: bool = True,
+                 faces: str = "greedy"):
         if integrator not in TABLEAUX:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
         specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)
@@ -92,7 +98,8 @@ shock_capturing, backend
         self.stages, self.local_time_step = TABLEAUX[integrator], local_time_step
         self.solvers, self.layouts, self._splits = [], [], []
         for part in parts:
-            solver, layout, split = _part_solver(part, specs, gas, degree=degree, flux=flux,
+            solver, layout, split = _part_solver(part, specs, gas, faces, degree=degree,
+                                                 flux=flux,
                                                  integrator=integrator, cfl=cfl, exact=exact,
                                                  reference_area=reference_area,
                                                  local_time_step=local_time_step,
@@ -242,19 +249,17 @@ shock_capturing, backend
         return np.concatenate(points), blocks, np.concatenate(states, axis=1)
 
 
-def _part_solver(part: PlanPart, specs: dict, gas: Gas,
+def _part_solver(part: PlanPart, specs: dict, gas: Gas, faces: str,
                  **options) -> tuple[DGSolver, PartCells, HaloSplit]:
     """The DG solver of one part's mesh (own elements first, in plan order, then the halo's;
-    the halo's outer faces extrapolated), the part's cells, and what of its right-hand side
-    reads no halo state."""
+    the halo's outer faces extrapolated; faces of each kind in meshorder's order ``faces``),
+    the part's cells, and what of its right-hand side reads no halo state."""
     mesh = part.mesh
     topology = Topology(mesh.mesh)
     own = part.own()
     halo = np.setdiff1d(np.arange(mesh.mesh.n_cells), own)
     order = np.concatenate([own, halo[np.argsort(mesh.cells[halo])]])
-    # the part's elements are numbered in plan order, so each face's first element is its
-    # lower one: greedy faces would add into one element several times in each warp
-    plan, kinds = _faces_by_halo(make_plan(mesh.mesh, PlanOptions(faces="strided"),
+    plan, kinds = _faces_by_halo(make_plan(mesh.mesh, PlanOptions(faces=faces),
                                            topology=topology, cell_order=order), len(own))
     markers = plan.boundary_ranges()
     boundaries = {name: specs[name] for name in markers if name != UNMARKED_NAME}

@@ -72,13 +72,16 @@ class PartitionedSolver(Parts):
         array code.
     overlap : bool
         Fused steps: compute each part's interior while its halo is in flight.
+    faces : str
+        meshorder's face order inside each part (:func:`~gpusolver.layout.parts.layout_of_part`).
     """
 
     def __init__(self, parts: list[PlanPart], gas: Gas, boundaries: dict, *,
                  scheme: Scheme | None = None, integrator: str = "rk4", cfl: float = 1.0,
                  cfl_max: float | None = None, sweeps: str = "hyperplanes",
                  backend: str = "numpy", precision: str = "fp64", reference_area: float = 1.0,
-                 transport=None, kernels: str = "fused", overlap: bool = True):
+                 transport=None, kernels: str = "fused", overlap: bool = True,
+                 faces: str = "greedy"):
         if integrator not in (*TABLEAUX, "lusgs"):
             raise ConfigError(f"partitioned runs take explicit or LU-SGS steps; "
                               f"time_integrator must be one of {', '.join(TABLEAUX)} or "
@@ -101,7 +104,7 @@ class PartitionedSolver(Parts):
         #: The parts this process computes, their meshes and layouts.
         self.local = [part.mesh.part for part in parts]
         self.parts = parts
-        self.layouts = [layout_of_part(part) for part in parts]
+        self.layouts = [layout_of_part(part, faces) for part in parts]
         #: Every local part's exchange lists.
         self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), parts[0].send)
         self.transport = (transport or Loopback)(self.halos)
@@ -159,7 +162,7 @@ class PartitionedSolver(Parts):
         """As :meth:`Parts.use_transport`, the fused steps too."""
         super().use_transport(transport)
         if self.fused_steps is not None:
-            self.fused_steps.transport = self.transport
+            self.fused_steps.use_transport(self.transport)
 
     def _uniform(self, layout: PartLayout):
         w = np.repeat(self.gas.free_stream[:, None], len(layout.cells), axis=1)
