@@ -98,6 +98,82 @@ def test_more_parts_than_cells_is_refused():
         partition_cells(graph, 3)
 
 
+@pytest.mark.parametrize("max_parts_per_call", [1024, 2])
+def test_weighted_parts_balance_the_weights_not_the_cells(monkeypatch, max_parts_per_call):
+    """Cells of the left third weigh 4: METIS balances the parts' weight sums (in one
+    k-way call, or in regions first when there are more parts than one call takes)."""
+    import meshorder.orderings.metis as metis
+
+    monkeypatch.setattr(metis, "MAX_PARTS_PER_CALL", max_parts_per_call)
+    mesh = grid_mesh(60, 30, "quad")
+    graph = Topology(mesh).cell_graph
+    weights = np.where(mesh.centroids()[:, 0] < 1 / 3, 4.0, 1.0)
+    for n_parts in (2, 4):
+        plain = partition_cells(graph, n_parts)
+        weighted = partition_cells(graph, n_parts, weights=weights)
+        check_partition(graph, weighted)
+        loads = np.bincount(weighted.part_of(), weights[weighted.order])
+        assert loads.max() / loads.mean() < 1.05
+        assert weighted.metrics(graph, weights)["imbalance"] == pytest.approx(
+            loads.max() / loads.mean())
+        plain_loads = np.bincount(plain.part_of(), weights[plain.order])
+        assert plain_loads.max() / plain_loads.mean() > 1.3
+        assert np.ptp(np.diff(weighted.offsets)) > 0.3 * graph.n / n_parts  # unequal cells
+
+
+def test_face_weights_weigh_each_cell_by_its_faces(shared_meshes):
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = read_mesh(shared_meshes / "su2" / "mesh_brick_pyra_ffd.su2")
+    topology = Topology(mesh)
+    faces = topology.faces_per_cell()
+    assert sorted(np.unique(faces).tolist()) == [4, 5]  # tetrahedra and pyramids
+    counts = np.bincount(topology.face_cells[:, 0], minlength=mesh.n_cells)
+    counts += np.bincount(topology.face_cells[topology.interior, 1], minlength=mesh.n_cells)
+    np.testing.assert_array_equal(faces, counts)
+    plan = make_plan(mesh, PlanOptions(partitions=3, weights="faces"), topology=topology)
+    part = np.repeat(np.arange(3), np.diff(plan.part_offsets))
+    loads = np.bincount(part, faces[plan.cell_order])
+    assert plan.parameters["weights"] == "faces"
+    assert plan.metrics["imbalance"] == pytest.approx(loads.max() / loads.mean())
+
+
+@pytest.mark.parametrize("content, message", [
+    ("1\n2\n", "2 weight(s) for a mesh of 7960 cells; expected one per cell"),
+    ("1\nx\n", "not one number per cell (could not convert string 'x'"),
+    ("\n".join(["1"] * 7959 + ["-2"]), "the weight of cell 7959 is -2.0; expected a positive"),
+    (None, "no such weights file"),
+])
+def test_bad_weights_files_are_refused_by_name(tmp_path, capsys, content, message):
+    from meshorder.cli import main
+
+    weights, out = tmp_path / "w.txt", tmp_path / "plan.npz"
+    if content is not None:
+        weights.write_text(content)
+    out.write_text("the user's earlier plan")
+    assert main(["reorder", str(DATA / "naca0012_tri.msh"), str(out), "--partitions", "2",
+                 "--weights", str(weights), "--quiet"]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"{weights}: {message}" in error
+    assert out.read_text() == "the user's earlier plan"
+
+
+def test_weights_from_a_file_reach_the_plan(tmp_path):
+    from meshorder.cli import main
+    from meshorder.plan import Plan
+
+    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    weights = np.where(mesh.centroids()[:, 0] > 0.5, 3.0, 1.0)
+    np.save(tmp_path / "w.npy", weights)
+    assert main(["reorder", str(DATA / "naca0012_tri.msh"), str(tmp_path / "p.npz"),
+                 "--partitions", "2", "--weights", str(tmp_path / "w.npy"), "--quiet"]) == 0
+    plan = Plan.load(tmp_path / "p.npz")
+    part = np.repeat(np.arange(2), np.diff(plan.part_offsets))
+    loads = np.bincount(part, weights[plan.cell_order])
+    assert plan.metrics["imbalance"] == pytest.approx(loads.max() / loads.mean())
+    assert plan.metrics["imbalance"] < 1.05
+
+
 def test_reorder_with_partitions_stores_them_in_the_plan(tmp_path, capsys):
     from meshorder.cli import main
     from meshorder.plan import Plan
@@ -135,6 +211,7 @@ def test_a_plan_without_partitions_has_one_part(tmp_path):
     (["--partitions", "2", "--renumber-by-level"], "exclude each other"),
     (["--partitions", "999999"], "has only 7960 cells"),
     (["--partitions", "0"], "--partitions"),
+    (["--weights", "faces"], "--weights balances parts: it needs --partitions N"),
 ])
 def test_bad_partition_options_are_usage_errors(tmp_path, capsys, args, message):
     from meshorder.cli import main
@@ -178,7 +255,7 @@ def test_a_part_left_empty_by_metis_is_refused(monkeypatch):
     import meshorder.partition as partition
 
     graph = Topology(grid_mesh(4, 3)).cell_graph
-    monkeypatch.setattr(partition, "clusters", lambda g, n, seed: np.zeros(g.n, np.int64))
+    monkeypatch.setattr(partition, "clusters", lambda g, *_: np.zeros(g.n, np.int64))
     with pytest.raises(PartitionError, match="METIS left part 1 of 2 empty"):
         partition_cells(graph, 2)
 

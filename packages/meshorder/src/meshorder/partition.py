@@ -77,17 +77,20 @@ class Partition:
         received = [self.receive(part, q) for q in self.neighbours(part)]
         return np.sort(np.concatenate([np.zeros(0, np.int64), *received]))
 
-    def metrics(self, graph: CSR) -> dict[str, float | int | list[int]]:
+    def metrics(self, graph: CSR,
+                weights: np.ndarray | None = None) -> dict[str, float | int | list[int]]:
         """Edge cut, load imbalance, halo cells and neighbours per part.
 
-        ``graph`` is the cell graph in the *old* numbering (the one partitioned).
+        ``graph`` is the cell graph in the *old* numbering (the one partitioned);
+        ``weights``: each cell's work in that numbering (the imbalance is then the
+        heaviest part's work over the mean; default: cells count one each).
         """
         new = np.empty_like(self.order)
         new[self.order] = np.arange(len(self.order))
         part = self.part_of()[new]
         rows = np.repeat(np.arange(graph.n), graph.degrees())
         cut = int(np.count_nonzero(part[rows] != part[graph.indices])) // 2
-        sizes = np.diff(self.offsets)
+        sizes = np.bincount(part, weights, minlength=self.n_parts)
         halo = [int(sum(len(self.receive(p, q)) for q in self.neighbours(p)))
                 for p in range(self.n_parts)]
         return {"parts": self.n_parts, "edge_cut": cut,
@@ -97,7 +100,7 @@ class Partition:
 
 
 def partition_cells(graph: CSR, n_parts: int, cell_order: np.ndarray | None = None, *,
-                    seed: int = 0) -> Partition:
+                    seed: int = 0, weights: np.ndarray | None = None) -> Partition:
     """Split the cells of ``graph`` into ``n_parts`` parts, interior cells first in each.
 
     Parameters
@@ -111,6 +114,9 @@ def partition_cells(graph: CSR, n_parts: int, cell_order: np.ndarray | None = No
         order is kept (default: the graph's own numbering).
     seed : int
         METIS's seed.
+    weights : numpy.ndarray, optional
+        Positive work of each cell: METIS balances the parts' sums of it (default: the
+        parts' numbers of cells).
 
     Raises
     ------
@@ -128,7 +134,7 @@ def partition_cells(graph: CSR, n_parts: int, cell_order: np.ndarray | None = No
     if n_parts < 1 or n_parts > n:
         raise PartitionError(f"cannot split {n} cells into {n_parts} parts")
     part = (np.zeros(n, dtype=np.int64) if n_parts == 1
-            else clusters(graph, n_parts, seed).astype(np.int64))
+            else clusters(graph, n_parts, seed, weights).astype(np.int64))
     sizes = np.bincount(part, minlength=n_parts)
     if (sizes == 0).any():
         raise PartitionError(f"METIS left part {int(np.argmin(sizes))} of {n_parts} empty; "

@@ -27,6 +27,29 @@ from .topology import Topology, sorted_columns
 #: The default combination, chosen from the measurements in docs/benchmarks.md.
 DEFAULT_CELLS = "rcm"
 DEFAULT_FACES = "greedy"
+#: :attr:`PlanOptions.weights` weighing each cell by its number of faces.
+FACE_WEIGHTS = "faces"
+
+
+def check_weights(weights: np.ndarray, n_cells: int, what: str) -> None:
+    """Raise :class:`PartitionError` unless ``weights`` holds one positive finite number
+    per cell; the message names ``what`` and the first bad cell.
+
+    Examples
+    --------
+    >>> check_weights(np.array([1.0, 0.0]), 2, "w.txt")
+    Traceback (most recent call last):
+    ...
+    meshorder.partition.PartitionError: w.txt: the weight of cell 1 is 0.0; expected a ...
+    """
+    weights = np.asarray(weights)
+    if weights.shape != (n_cells,):
+        raise PartitionError(f"{what}: {weights.size} weight(s) for a mesh of {n_cells} cells; "
+                         "expected one per cell, in the mesh file's order")
+    bad = np.flatnonzero(~(np.isfinite(weights) & (weights > 0)))
+    if len(bad):
+        raise PartitionError(f"{what}: the weight of cell {int(bad[0])} is {weights[bad[0]]}; "
+                         "expected a positive number")
 
 
 @dataclass(frozen=True)
@@ -62,6 +85,11 @@ class PlanOptions:
     partitions : int
         Parts for several GPUs (1: none): the cells are split by METIS and each part's
         cells follow, interior first, in the cell ordering (:mod:`meshorder.partition`).
+    weights : str or None
+        The cells' weights that METIS balances across parts: None (each cell one),
+        ``faces`` (each cell's number of faces: its share of the face loop, so a hexahedron
+        weighs 6 and a tetrahedron 4), or the name of weights given to
+        :func:`make_plan` as ``cell_weights``.
     blocks : int
         Faces per block of the block-coloured face kernels (0: no blocks); the plan
         then holds each block's cells, their faces and the block colouring
@@ -83,6 +111,7 @@ class PlanOptions:
     seed: int = 0
     cluster_size: int = 256
     partitions: int = 1
+    weights: str | None = None
     multigrid: int = 0
 
     def as_dict(self) -> dict:
@@ -102,7 +131,7 @@ def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.nda
 
 def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
               topology: Topology | None = None, cell_order: np.ndarray | None = None,
-              progress: bool = False) -> Plan:
+              cell_weights: np.ndarray | None = None, progress: bool = False) -> Plan:
     """Compute a plan for ``mesh``.
 
     Parameters
@@ -115,6 +144,9 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     cell_order : numpy.ndarray, optional
         A cell order computed elsewhere (new -> old); ``options.cells`` then only
         labels it.
+    cell_weights : numpy.ndarray, optional
+        Positive weight of every cell (the file's order) for the partitions; then
+        ``options.weights`` only labels them.
     progress : bool
         Show a progress bar on stderr for long runs.
 
@@ -137,6 +169,11 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     else:
         check_permutation(cell_order, mesh.n_cells, "cell order")
     get_face_order(options.faces)
+    if cell_weights is not None:
+        check_weights(cell_weights, mesh.n_cells, "cell weights")
+    elif options.weights not in (None, FACE_WEIGHTS):
+        raise UsageError(f"weights {options.weights!r} need their values (cell_weights), "
+                         f"or name {FACE_WEIGHTS!r}")
     if options.nodes is not None:
         get_ordering(options.nodes)
     if options.sweep_colours and options.renumber_by_level:
@@ -147,13 +184,14 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     steps = Steps(total=7 + 2 * (options.partitions > 1) + (options.multigrid > 0),
                   show=progress)
     try:
-        return _make_plan(mesh, options, topology, cell_order, steps)
+        return _make_plan(mesh, options, topology, cell_order, cell_weights, steps)
     finally:
         steps.close()
 
 
 def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
-               given_order: np.ndarray | None, steps: Steps) -> Plan:
+               given_order: np.ndarray | None, weights: np.ndarray | None,
+               steps: Steps) -> Plan:
     with steps.step("topology"):
         topology = topology or Topology(mesh)
         graph = topology.cell_graph
@@ -170,10 +208,13 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     metrics: dict[str, float] = {}
     if options.partitions > 1:
         with steps.step("partitions"):
-            split = partition_cells(graph, options.partitions, cell_order, seed=options.seed)
+            if options.weights == FACE_WEIGHTS and weights is None:
+                weights = topology.faces_per_cell()
+            split = partition_cells(graph, options.partitions, cell_order, seed=options.seed,
+                                    weights=weights)
             cell_order = split.order
             arrays |= _partition_arrays(split)
-            metrics |= split.metrics(graph)
+            metrics |= split.metrics(graph, weights)
     new_graph = renumber_graph(graph, cell_order)
     levels = {}
     if options.sweep_colours:

@@ -138,6 +138,11 @@ class Topology:
         """Largest number of faces of any cell type present."""
         return max(len(CELL_TYPES[b.type].faces) for b in self.mesh.cells)
 
+    def faces_per_cell(self) -> np.ndarray:
+        """Number of faces of every cell (the file's order), by its type."""
+        return np.concatenate([np.full(len(b.nodes), len(CELL_TYPES[b.type].faces), np.int64)
+                               for b in self.mesh.cells])
+
     def components(self) -> tuple[int, np.ndarray]:
         """Number of connected components of the cell graph and each cell's component."""
         n, labels = connected_components(self.cell_graph.to_scipy(), directed=False)

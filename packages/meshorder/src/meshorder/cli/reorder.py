@@ -7,6 +7,8 @@ import contextlib
 import time
 from pathlib import Path
 
+import numpy as np
+
 from ..atomic import atomic_path, check_writable
 from ..blocks import MAX_BLOCK_SIZE
 from ..errors import MeshWriteError, UsageError
@@ -14,7 +16,15 @@ from ..faceorder import FACE_ORDERS
 from ..io import check_format, write_mesh
 from ..options import non_negative_int, positive_int
 from ..orderings import ORDERINGS
-from ..pipeline import DEFAULT_CELLS, DEFAULT_FACES, PlanOptions, make_plan
+from ..partition import PartitionError
+from ..pipeline import (
+    DEFAULT_CELLS,
+    DEFAULT_FACES,
+    FACE_WEIGHTS,
+    PlanOptions,
+    check_weights,
+    make_plan,
+)
 from ..progress import activity
 from ..report import table
 from .common import add_mesh_argument, load_mesh
@@ -56,6 +66,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--partitions", type=positive_int, default=1, metavar="N",
                    help="split the cells into N parts for N GPUs (METIS; each part interior "
                         "cells first, in the --cells order; halo lists in the plan)")
+    p.add_argument("--weights", default=None, metavar="faces|FILE",
+                   help="with --partitions: balance the parts' work, not their cells: "
+                        "'faces' weighs each cell by its number of faces; FILE (.npy, or "
+                        "text: one number per line) holds a positive weight per cell, in the "
+                        "mesh file's order")
     p.add_argument("--multigrid", type=non_negative_int, default=0, metavar="LEVELS",
                    help="store this many coarse levels of agglomeration multigrid "
                         "(gpusolver [run] multigrid)")
@@ -82,7 +97,11 @@ def run(args: argparse.Namespace) -> int:
         sweep_colours=args.sweep_colours, renumber_by_level=args.renumber_by_level,
         seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
         seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks,
-        partitions=args.partitions, multigrid=args.multigrid)
+        partitions=args.partitions, weights=args.weights, multigrid=args.multigrid)
+    if args.weights is not None and args.partitions < 2:
+        raise UsageError("--weights balances parts: it needs --partitions N with N >= 2")
+    weights = (read_weights(args.weights) if args.weights not in (None, FACE_WEIGHTS)
+               else None)
     if args.partitions > 1 and args.renumber_by_level:
         raise UsageError("--partitions and --renumber-by-level exclude each other")
     if args.sweep_colours and args.renumber_by_level:
@@ -93,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
     if args.partitions > mesh.n_cells:
         raise UsageError(f"--partitions {args.partitions}: the mesh has only {mesh.n_cells} "
                          "cells")
-    plan = make_plan(mesh, options, progress=not args.quiet)
+    if weights is not None:
+        check_weights(weights, mesh.n_cells, args.weights)
+    plan = make_plan(mesh, options, cell_weights=weights, progress=not args.quiet)
     writing = time.perf_counter()
     with (contextlib.ExitStack() as stack,  # every output or none: renamed together at the end
           activity(f"writing {args.out}", show=not args.quiet)):
@@ -122,3 +143,21 @@ def run(args: argparse.Namespace) -> int:
         print("time: " + ", ".join(f"{k} {v:.2f}s" for k, v in timings.items())
               + f"; total {time.perf_counter() - started:.2f}s")
     return 0
+
+
+def read_weights(path: str) -> np.ndarray:
+    """The cell weights in ``path``: a ``.npy`` array, or text with one number per line.
+
+    Raises
+    ------
+    PartitionError
+        If the file cannot be read as numbers (the reader's reason, with its line).
+    """
+    try:
+        if path.endswith(".npy"):
+            return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64).ravel()
+        return np.atleast_1d(np.loadtxt(path, dtype=np.float64, ndmin=1))
+    except FileNotFoundError:
+        raise PartitionError(f"{path}: no such weights file") from None
+    except (OSError, ValueError) as exc:
+        raise PartitionError(f"{path}: not one number per cell ({exc})") from None

@@ -35,32 +35,62 @@ def metis_order(data: OrderingInput, *, cluster_size: int = 256, seed: int = 0) 
     return np.lexsort((rcm_rank, part_rank[parts])).astype(np.int64)
 
 
-def clusters(graph: CSR, n_parts: int, seed: int = 0) -> np.ndarray:
-    """METIS part of every vertex, about ``graph.n / n_parts`` vertices each.
+#: METIS sums vertex weights in 32-bit integers: scaled weights stay below this total.
+MAX_TOTAL_WEIGHT = 2**30
+
+#: Scaled weights resolve the largest weight into this many steps.
+WEIGHT_STEPS = 1000
+
+
+def clusters(graph: CSR, n_parts: int, seed: int = 0,
+             weights: np.ndarray | None = None) -> np.ndarray:
+    """METIS part of every vertex, about ``graph.n / n_parts`` vertices each (or, with
+    positive ``weights`` per vertex, about an equal share of their sum each).
 
     Up to :data:`MAX_PARTS_PER_CALL` parts come from one k-way call. Beyond that
     the graph is first cut into ``ceil(n_parts / MAX_PARTS_PER_CALL)`` regions,
     and each region into its share of parts: faster, and METIS stays within the
     range of part counts it handles well.
     """
+    weights = None if weights is None else metis_weights(weights)
     if n_parts <= MAX_PARTS_PER_CALL:
-        return _part_graph(graph, n_parts, seed)
+        return _part_graph(graph, n_parts, seed, weights)
     n_regions = -(-n_parts // MAX_PARTS_PER_CALL)
-    region = _part_graph(graph, n_regions, seed)
+    region = _part_graph(graph, n_regions, seed, weights)
     rows = np.repeat(np.arange(graph.n), graph.degrees())
     inside = region[rows] == region[graph.indices]
     local = np.empty(graph.n, dtype=np.int64)
     parts = np.empty(graph.n, dtype=np.int64)
-    shares = _shares(np.bincount(region, minlength=n_regions), n_parts)
+    shares = _shares(np.bincount(region, weights, minlength=n_regions), n_parts)
     first_part = 0
     for r, share in enumerate(shares):
         members = np.flatnonzero(region == r)
         local[members] = np.arange(len(members))
         keep = inside & (region[rows] == r)
         sub = CSR.from_pairs(local[rows[keep]], local[graph.indices[keep]], len(members))
-        parts[members] = first_part + _part_graph(sub, share, seed)
+        parts[members] = first_part + _part_graph(sub, share, seed,
+                                                  None if weights is None else weights[members])
         first_part += share
     return parts
+
+
+def metis_weights(weights: np.ndarray) -> np.ndarray:
+    """Positive vertex weights as the integers METIS takes: unchanged when they are
+    integers of a small enough sum, else scaled so that the largest is
+    :data:`WEIGHT_STEPS` (and the sum below :data:`MAX_TOTAL_WEIGHT`), each at least 1.
+
+    Examples
+    --------
+    >>> metis_weights(np.array([4, 5, 6])).tolist()
+    [4, 5, 6]
+    >>> metis_weights(np.array([0.5, 1.0, 0.0001])).tolist()
+    [500, 1000, 1]
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    if np.array_equal(weights, np.rint(weights)) and weights.sum() < MAX_TOTAL_WEIGHT:
+        return weights.astype(np.int64)
+    scale = min(WEIGHT_STEPS / weights.max(), MAX_TOTAL_WEIGHT / weights.sum())
+    return np.maximum(1, np.rint(weights * scale)).astype(np.int64)
 
 
 def _shares(sizes: np.ndarray, total: int) -> np.ndarray:
@@ -73,11 +103,13 @@ def _shares(sizes: np.ndarray, total: int) -> np.ndarray:
     return shares
 
 
-def _part_graph(graph: CSR, n_parts: int, seed: int) -> np.ndarray:
+def _part_graph(graph: CSR, n_parts: int, seed: int,
+                weights: np.ndarray | None = None) -> np.ndarray:
     if n_parts <= 1 or graph.n <= n_parts:
         return np.arange(graph.n, dtype=np.int64) * n_parts // max(graph.n, 1)
     adjacency = pymetis.CSRAdjacency(graph.indptr, graph.indices)
     _, parts = pymetis.part_graph(n_parts, adjacency=adjacency,
+                                  vweights=weights,
                                   options=pymetis.Options(seed=seed))
     return np.asarray(parts, dtype=np.int64)
 
