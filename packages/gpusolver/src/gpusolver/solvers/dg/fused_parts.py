@@ -9,10 +9,15 @@ exchange overlaps with the work that reads no halo state:
 2. meanwhile: each part's volume terms and face fluxes that read no halo state;
 3. once the halo is in: the rest of each part's right-hand side, then the stage's update
    (the halo's rows of the rate are zero: the next exchange refreshes the halo).
+
+On the GPU, with a transport whose exchange a CUDA graph may record (``capturable``:
+NCCL's) and no boundary in array code, a whole step, exchanges included, is recorded as
+one graph on its second use and replayed after, as the single-mesh steps are.
 """
 
 from __future__ import annotations
 
+from gpusolver.backends.graphs import StepGraphs
 from gpusolver.solvers.dg.fused import FusedDG, FusedDGSteps
 
 
@@ -30,6 +35,11 @@ class FusedDGPartsSteps:
     def __init__(self, fused: list[FusedDG], stages):
         self.parts = [FusedDGSteps(f, stages, graphs=False) for f in fused]
         self.n_stages = len(stages)
+        self._recordable = not any(f.array_markers for f in fused)
+        self._backend = fused[0].backend
+        #: The steps recorded with :attr:`_transport` (forgotten when it changes).
+        self.graphs = StepGraphs(self._backend, False)
+        self._transport = None
 
     def __call__(self, states: list, dt, transport, overlap: bool = True) -> list:
         """One step of every local part from ``states`` (not modified; their halos need
@@ -39,8 +49,28 @@ class FusedDGPartsSteps:
         one per part (each one of two buffers that steps alternate between); each part's
         rate and boundary fluxes of the first stage stay in its ``first_rate`` and
         ``wall_flux``."""
+        if transport is not self._transport:
+            # graphs before their transport: destroying a NCCL communicator waits for
+            # every graph that recorded its operations to be destroyed first (and
+            # attributes are freed in the order set: the graphs first)
+            self.graphs = StepGraphs(self._backend, self._recordable
+                                     and getattr(transport, "capturable", False))
+            self._transport = transport
+        stream = self.graphs.stream
+        for steps in self.parts:  # each part's buffers are written on its own stream
+            _after(steps.graphs.stream, stream)
         starts = [steps.begin(u, dt) for steps, u in zip(self.parts, states, strict=True)]
-        if dt is None:  # (each element's step reads its own state alone)
+        for steps in self.parts:
+            _after(stream, steps.graphs.stream)
+        key = (tuple(u0 is steps.states[0] for (u0, _), steps in zip(starts, self.parts,
+                                                                     strict=True)),
+               dt is None, overlap)
+        self.graphs.run(key, lambda: self._stages(starts, dt is None, transport, overlap))
+        return [out for _, out in starts]
+
+    def _stages(self, starts: list, local: bool, transport, overlap: bool) -> None:
+        """Every stage's kernels and exchange, from and into ``starts`` (a part each)."""
+        if local:  # (each element's step reads its own state alone)
             for steps, (u0, _) in zip(self.parts, starts, strict=True):
                 steps.fused.local_time_steps_into(u0, steps.dt)
         currents = [u0 for u0, _ in starts]
@@ -61,4 +91,10 @@ class FusedDGPartsSteps:
                 fused.rate_after(u, rate, flux)
             currents = [steps.update(i, u0, current, out) for steps, (u0, out), current
                         in zip(self.parts, starts, currents, strict=True)]
-        return currents
+
+
+def _after(stream, earlier) -> None:
+    """Make ``stream`` wait for the work queued so far on ``earlier`` (GPU streams; on
+    the CPU, whose streams are null contexts, nothing)."""
+    if hasattr(stream, "wait_event") and stream is not earlier:
+        stream.wait_event(earlier.record())
