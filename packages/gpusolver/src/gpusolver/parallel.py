@@ -294,7 +294,6 @@ class MpiHost(_Ranks):
     #: The host waits for the packed buffers: a CUDA graph may not record an exchange.
     capturable = False
 
-
     def _new_buffers(self) -> None:
         packing = self._packing
         receives = [self.comm.Recv_init(buffer, source=q, tag=HALO_TAG)
@@ -346,7 +345,6 @@ class Nccl(_Ranks):
     #: Every operation of an exchange is queued on streams with no host wait (and into
     #: preallocated buffers): a CUDA graph may record it, NCCL's calls included.
     capturable = True
-
 
     def __init__(self, comm, halos: dict[int, Halo]):
         super().__init__(comm, halos)

@@ -99,8 +99,8 @@ shock_capturing, backend
         self.solvers, self.layouts, self._splits = [], [], []
         for part in parts:
             solver, layout, split = _part_solver(part, specs, gas, faces, degree=degree,
-                                                 flux=flux,
-                                                 integrator=integrator, cfl=cfl, exact=exact,
+                                                 flux=flux, integrator=integrator, cfl=cfl,
+                                                 exact=exact,
                                                  reference_area=reference_area,
                                                  local_time_step=local_time_step,
                                                  shock_capturing=shock_capturing,
