@@ -35,7 +35,7 @@ from meshorder import MeshorderError, Topology, read_mesh
 from meshorder.faceorder import FACE_ORDERS
 from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int, unit_fraction
-from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dg: the polynomial degree")
     m.add_argument("--plan", default=None, help="plan with one part per rank (default: "
                    "made at start, rcm cells)")
-    m.add_argument("--faces", choices=sorted(FACE_ORDERS), default="greedy",
+    m.add_argument("--faces", choices=sorted(FACE_ORDERS), default=DEFAULT_FACES,
                    help="face order inside each part, and of the whole mesh's plan when "
                         "made at start")
     m.add_argument("--transports", default=",".join(TRANSPORTS),

@@ -47,6 +47,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.partitioned import PartitionedDG
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
+from meshorder.pipeline import DEFAULT_FACES
 from meshorder.plan import PlanPart, read_plan_part
 
 #: Columns of the markdown table.
@@ -100,7 +101,7 @@ def seconds_per_call(work, repeats: int, comm, backend, warmup: int = WARMUP) ->
 def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                            overlaps: list[bool], precision: str = "fp64", repeats: int = 20,
                            check_steps: int = 10, mesh_setup_s: float | None = None,
-                           plan_path: str | None = None, faces: str = "greedy",
+                           plan_path: str | None = None, faces: str = DEFAULT_FACES,
                            log=print) -> list[dict]:
     """Rows of the benchmark (see the module docstring); collective over ``comm``.
     ``mesh_setup_s``: the seconds the caller took to read the mesh and build its topology;
@@ -194,7 +195,7 @@ def _log_row(log, row: dict) -> None:
 def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                               overlaps: list[bool], degree: int = 2, repeats: int = 20,
                               check_steps: int = 10, plan_path: str | None = None,
-                              backend: str = "cupy", faces: str = "greedy",
+                              backend: str = "cupy", faces: str = DEFAULT_FACES,
                               log=print) -> list[dict]:
     """Rows of the DG benchmark on ``mesh`` (2-D; see the module docstring); collective
     over ``comm``. ``backend="numpy"`` (with ``mpi-host``) runs it on the CPU; ``faces``:

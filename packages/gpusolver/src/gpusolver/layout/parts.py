@@ -30,6 +30,7 @@ from gpusolver.layout.geometry import FVGeometry, native_geometry
 from meshorder import Topology
 from meshorder.faceorder import get_face_order
 from meshorder.part_mesh import PartMesh
+from meshorder.pipeline import DEFAULT_FACES
 from meshorder.plan import PlanPart
 
 
@@ -124,7 +125,7 @@ def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.
     return np.unique(across)
 
 
-def layout_of_part(part: PlanPart, faces: str = "greedy") -> PartLayout:
+def layout_of_part(part: PlanPart, faces: str = DEFAULT_FACES) -> PartLayout:
     """The layout of the rank's part, from its mesh in the plan alone; its faces of each
     kind (:class:`PartLayout`) in meshorder's face order ``faces`` over the part mesh's
     cells (numbered in plan order)."""

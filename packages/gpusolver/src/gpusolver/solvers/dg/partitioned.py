@@ -40,7 +40,7 @@ from gpusolver.solvers.dg.solver import EXACT, DGSolver
 from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
 from gpusolver.solvers.parts import Parts, PerPart
 from meshorder import Topology
-from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import PlanPart
 from meshorder.topology import UNMARKED_NAME
 
@@ -84,7 +84,7 @@ shock_capturing, backend
                  integrator: str = "rk4", cfl: float = 0.5, exact: Callable | None = None,
                  reference_area: float = 1.0, local_time_step: bool = False,
                  shock_capturing: bool = False, backend: str = "numpy", overlap: bool = True,
-                 faces: str = "greedy"):
+                 faces: str = DEFAULT_FACES):
         if integrator not in TABLEAUX:
             raise ConfigError(f"unknown integrator {integrator!r}; valid: {', '.join(TABLEAUX)}")
         specs = {name: value if value == EXACT or isinstance(value, BoundarySpec)

@@ -35,6 +35,7 @@ from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
 from gpusolver.solvers.parts import Parts, PerPart
+from meshorder.pipeline import DEFAULT_FACES
 from meshorder.plan import PlanPart
 
 
@@ -81,7 +82,7 @@ class PartitionedSolver(Parts):
                  cfl_max: float | None = None, sweeps: str = "hyperplanes",
                  backend: str = "numpy", precision: str = "fp64", reference_area: float = 1.0,
                  transport=None, kernels: str = "fused", overlap: bool = True,
-                 faces: str = "greedy"):
+                 faces: str = DEFAULT_FACES):
         if integrator not in (*TABLEAUX, "lusgs"):
             raise ConfigError(f"partitioned runs take explicit or LU-SGS steps; "
                               f"time_integrator must be one of {', '.join(TABLEAUX)} or "
