@@ -13,7 +13,7 @@ so that the halo exchange of the stage overlaps with the work that needs no halo
 Faces between two halo cells carry no flux an own cell needs and are skipped.
 
 On the GPU, with a transport whose exchange a CUDA graph may record (``capturable``:
-NCCL's), a whole step of every stage, exchanges included, is recorded as one graph on its
+NCCL's), a whole step (every stage, exchanges included) is recorded as one graph on its
 second use and replayed after, as the single-mesh steps are: no launch gaps between the
 step's 40 or so kernels, and no host work in the step.
 """
@@ -56,7 +56,7 @@ class FusedPartsRungeKutta:
         one are forgotten)."""
         # graphs before their transport: destroying a NCCL communicator waits for every
         # graph that recorded its operations to be destroyed first (the graphs are also
-        # this object's attribute set first, so freed first when it is freed)
+        # set before the transport, so freed before it when this object is freed)
         self.graphs = StepGraphs(self.parts[0].fused.backend,
                                  getattr(transport, "capturable", False))
         self.transport = transport
