@@ -307,17 +307,20 @@ if comm.rank == 0:
 """
 
 
-@pytest.mark.parametrize("ranks, integrator", [
-    (2, "rk4"), (2, "lusgs"), (4, "rk4"), (4, "lusgs"),
-    pytest.param(2, "rk4-fused", marks=pytest.mark.skipif(compiler() is None,
-                                                          reason="no C++ compiler"))])
-def test_mpi_ranks_give_the_one_rank_answer(tmp_path, ranks, integrator):
+@pytest.mark.parametrize("ranks, integrator, mesh", [
+    (2, "rk4", "naca0012_tri.msh"), (2, "lusgs", "naca0012_tri.msh"),
+    (4, "rk4", "naca0012_tri.msh"), (4, "lusgs", "naca0012_tri.msh"),
+    (2, "rk4", "su2/mesh_NACA0012_inv.su2"),  # SU2's own test mesh
+    pytest.param(2, "rk4-fused", "naca0012_tri.msh",
+                 marks=pytest.mark.skipif(compiler() is None, reason="no C++ compiler"))])
+def test_mpi_ranks_give_the_one_rank_answer(tmp_path, shared_meshes, ranks, integrator, mesh):
     """RK4: the single-mesh solver's answer (also with the fused kernels, compiled for
     the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same
     parts in one process (the coupling across parts is lagged)."""
     import subprocess
     import sys
 
+    mesh = shared_meshes / mesh if mesh.startswith("su2/") else DATA / mesh
     mpiexec = _mpiexec()
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
@@ -325,8 +328,8 @@ def test_mpi_ranks_give_the_one_rank_answer(tmp_path, ranks, integrator):
     driver = tmp_path / "driver.py"
     driver.write_text(MPI_DRIVER)
     completed = subprocess.run(
-        [mpiexec, "-n", str(ranks), sys.executable, str(driver), str(DATA / "naca0012_tri.msh"),
-         str(seed), str(out), integrator], capture_output=True, text=True, timeout=300)
+        [mpiexec, "-n", str(ranks), sys.executable, str(driver), str(mesh), str(seed),
+         str(out), integrator], capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]
     result = np.load(out)
     np.testing.assert_allclose(result["parts_norms"], result["whole_norms"], rtol=1e-12)
