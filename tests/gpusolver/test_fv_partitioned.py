@@ -414,13 +414,16 @@ def _gpusolver_run(tmp_path, name, ranks, iterations, restart="", expect=0, run=
                                         skiprows=1, ndmin=2)
 
 
-def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path):
-    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh")
-    _, one = _gpusolver_run(tmp_path, "one", 1, 8)
-    printed, two = _gpusolver_run(tmp_path, "two", 2, 4)
+def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path,
+                                                                        shared_meshes):
+    """On SU2's own NACA 0012 mesh (a real third-party mesh)."""
+    mesh = shared_meshes / "su2" / "mesh_NACA0012_inv.su2"
+    _plan_in_parts(tmp_path, mesh)
+    _, one = _gpusolver_run(tmp_path, "one", 1, 8, mesh=mesh)
+    printed, two = _gpusolver_run(tmp_path, "two", 2, 4, mesh=mesh)
     assert printed.splitlines()[0] == "2 ranks"
     restart = f'restart = "{tmp_path / "two" / "checkpoint.npz"}"'
-    _, rest = _gpusolver_run(tmp_path, "rest", 1, 4, restart)
+    _, rest = _gpusolver_run(tmp_path, "rest", 1, 4, restart, mesh=mesh)
     # columns: iteration, time, wall_s, residuals..., cl, cd (wall_s differs)
     both = np.concatenate([two, rest])
     np.testing.assert_array_equal(both[:, 0], one[:, 0])
