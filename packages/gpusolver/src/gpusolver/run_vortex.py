@@ -18,6 +18,7 @@ from gpusolver.solvers.vortex.body import Body
 from gpusolver.solvers.vortex.solver import Loads, VortexSolver
 from gpusolver.solvers.vortex.surface import SurfaceLoads
 from meshorder.atomic import atomic_path, check_writable
+from meshorder.plan import DAMAGED_NPZ
 
 #: Columns of loads.csv.
 LOAD_COLUMNS = [f.name for f in dataclasses.fields(Loads)]
@@ -57,10 +58,10 @@ def load_vortex_checkpoint(path: Path, solver: VortexSolver) -> None:
         When the file cannot be read or belongs to another body.
     """
     try:
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
             positions, gammas = data["positions"], data["gammas"]
-    except (OSError, KeyError, ValueError) as error:
+    except (OSError, KeyError, *DAMAGED_NPZ) as error:
         raise ConfigError(f"restart file {path}: not a vortex checkpoint ({error})") from None
     if meta.get("version") != CHECKPOINT_VERSION or meta.get("body") != _digest(solver):
         raise ConfigError(f"restart file {path}: written for another body or version")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import tokenize
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -53,6 +54,13 @@ ARRAY_FIELDS = (
     *(f"block_{name}" for name in BLOCK_ARRAYS),
     *PARTITION_ARRAYS, *MULTIGRID_ARRAYS,
 )
+
+#: What reading a damaged ``.npz`` raises: zipfile's errors (NotImplementedError where the
+#: damage hits a version or compression field), zlib's, and those of NumPy's array headers,
+#: which it parses as Python literals (SyntaxError, TokenError; MemoryError for a shape
+#: grown huge).
+DAMAGED_NPZ = (ValueError, EOFError, NotImplementedError, SyntaxError, tokenize.TokenError,
+               MemoryError, zipfile.BadZipFile, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -256,7 +264,7 @@ class Plan:
                               for p in range(len(meta.get("parts", []))))
         except PlanError:
             raise
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        except (OSError, *DAMAGED_NPZ) as exc:
             reason = "truncated or corrupted?" if not isinstance(exc, OSError) else exc
             raise PlanError(f"{path}: not a meshorder plan ({reason})") from None
         contents.pop("meta")
@@ -423,7 +431,7 @@ def read_plan_part(path: str | Path, part: int) -> PlanPart:
             mesh = _read_part(path, data, meta, part)
     except PlanError:
         raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+    except (OSError, *DAMAGED_NPZ) as exc:
         reason = "truncated or corrupted?" if not isinstance(exc, OSError) else exc
         raise PlanError(f"{path}: not a meshorder plan ({reason})") from None
     except KeyError as exc:

@@ -7,8 +7,6 @@ half-written checkpoint behind.
 from __future__ import annotations
 
 import json
-import zipfile
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +14,7 @@ import numpy as np
 
 from gpusolver.errors import ConfigError
 from meshorder.atomic import atomic_path
+from meshorder.plan import DAMAGED_NPZ
 
 if TYPE_CHECKING:
     from gpusolver.solvers.fv.solver import Solver
@@ -48,7 +47,7 @@ def load_checkpoint(path: Path, solver: Solver) -> None:
             conserved = data["conserved"]
     except OSError as error:
         raise ConfigError(f"cannot read checkpoint {path}: {error.strerror or error}") from None
-    except (KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error):
+    except (KeyError, *DAMAGED_NPZ):
         raise ConfigError(f"checkpoint {path} is not a gpusolver checkpoint (truncated or "
                           "corrupted?)") from None
     if meta.get("version") != CHECKPOINT_VERSION:
