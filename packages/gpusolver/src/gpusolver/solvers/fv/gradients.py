@@ -69,20 +69,11 @@ class LeastSquares:
             for i in range(dim):
                 for j in range(dim):
                     matrix[i, j] += np.bincount(cells, values[i, j], minlength=host.n_cells)
-        stacked = matrix.transpose(2, 0, 1)
-        # a cell seen through fewer than dim independent neighbours (only the outer halo
-        # cells of a mesh part, see gpusolver.layout.parts) gets a zero gradient
-        scale = np.abs(stacked).max(axis=(1, 2)) ** dim
-        singular = np.abs(np.linalg.det(stacked)) <= 1e-12 * scale
-        stacked[singular] = np.eye(dim)
-        inverse = np.linalg.inv(stacked)
-        inverse[singular] = 0.0
-        inverse = inverse.transpose(1, 2, 0)
-        coef_left = np.einsum("ijf,jf->if", inverse[:, :, host.left], d) * weight
+        inverse = inverse_or_zero(matrix)
+        coef_left = _times(inverse, host.left, d) * weight
         coef_right = np.zeros_like(coef_left)
         # seen from the right cell both the offset and the jump change sign
-        coef_right[:, :ni] = np.einsum("ijf,jf->if", inverse[:, :, host.right[:ni]],
-                                       d[:, :ni]) * weight[:ni]
+        coef_right[:, :ni] = _times(inverse, host.right[:ni], d[:, :ni]) * weight[:ni]
         backend = accumulator.backend
         dtype = device.volume.dtype
         self.coef_left = backend.asarray(coef_left, dtype=dtype)
@@ -94,6 +85,46 @@ class LeastSquares:
         jump = (w_neighbour - w_left)[:, None, :]
         return self.accumulator.combine(jump * self.coef_left[None],
                                         jump * self.coef_right[None])
+
+
+def inverse_or_zero(matrix: np.ndarray) -> np.ndarray:
+    """The inverse of every ``(dim, dim)`` matrix ``matrix[:, :, k]`` (dim 2 or 3), by its
+    adjugate over its determinant; zero where the matrix is singular (its determinant at
+    most 1e-12 of its largest entry to the power dim: a cell seen through fewer than dim
+    independent neighbours, as the outer halo cells of a mesh part,
+    :mod:`gpusolver.layout.parts`, whose gradient is then zero).
+
+    Examples
+    --------
+    >>> m = np.stack([np.array([[2.0, 1.0], [1.0, 1.0]]), np.ones((2, 2))], axis=2)
+    >>> inverse_or_zero(m)[..., 0].tolist(), inverse_or_zero(m)[..., 1].tolist()
+    ([[1.0, -1.0], [-1.0, 2.0]], [[0.0, 0.0], [0.0, 0.0]])
+    """
+    dim = matrix.shape[0]
+    m = matrix
+    if dim == 2:
+        adjugate = np.array([[m[1, 1], -m[0, 1]], [-m[1, 0], m[0, 0]]])
+    else:
+        adjugate = np.empty_like(m)
+        for i in range(3):
+            for j in range(3):  # cofactor of m[j, i]
+                r, c = [k for k in range(3) if k != j], [k for k in range(3) if k != i]
+                adjugate[i, j] = ((-1) ** (i + j)
+                                  * (m[r[0], c[0]] * m[r[1], c[1]] - m[r[0], c[1]] * m[r[1], c[0]]))
+    det = (m[0] * adjugate[:, 0]).sum(axis=0)
+    scale = np.abs(m).max(axis=(0, 1)) ** dim
+    singular = np.abs(det) <= 1e-12 * scale
+    return np.where(singular, 0.0, adjugate / np.where(singular, 1.0, det))
+
+
+def _times(inverse: np.ndarray, cells: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``inverse[:, :, cells[f]] @ d[:, f]`` for every face ``f``, one gathered row at a
+    time (no ``(dim, dim, n_faces)`` temporary)."""
+    out = np.zeros_like(d)
+    for i in range(d.shape[0]):
+        for j in range(d.shape[0]):
+            out[i] += inverse[i, j][cells] * d[j]
+    return out
 
 
 def increments(gradient, cells, offsets):
