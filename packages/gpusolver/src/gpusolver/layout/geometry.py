@@ -113,11 +113,12 @@ def face_geometry(mesh: Mesh, topology: Topology) -> tuple[np.ndarray, np.ndarra
         a, b = p[nodes[:, 0]], p[nodes[:, 1]]
         vector = np.column_stack([b[:, 1] - a[:, 1], a[:, 0] - b[:, 0], np.zeros(len(a))])
     else:
+        # half the cross product of the diagonals (quadrilateral) or of two edges
         quad = nodes[:, 3] >= 0
         a, b, c = p[nodes[:, 0]], p[nodes[:, 1]], p[nodes[:, 2]]
-        d = p[np.where(quad, nodes[:, 3], nodes[:, 0])]
-        vector = np.where(quad[:, None], 0.5 * np.cross(c - a, d - b),
-                          0.5 * np.cross(b - a, c - a))
+        first, second = b - a, c - a
+        first[quad], second[quad] = second[quad], p[nodes[quad, 3]] - b[quad]
+        vector = 0.5 * np.cross(first, second)
     area = np.linalg.norm(vector, axis=1)
     return (vector / area[:, None]).T.copy(), area
 
