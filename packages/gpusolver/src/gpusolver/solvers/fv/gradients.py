@@ -99,9 +99,11 @@ def inverse_or_zero(matrix: np.ndarray) -> np.ndarray:
     >>> m = np.stack([np.array([[2.0, 1.0], [1.0, 1.0]]), np.ones((2, 2))], axis=2)
     >>> inverse_or_zero(m)[..., 0].tolist(), inverse_or_zero(m)[..., 1].tolist()
     ([[1.0, -1.0], [-1.0, 2.0]], [[0.0, 0.0], [0.0, 0.0]])
+    >>> a = np.random.default_rng(0).normal(size=(3, 3, 5))
+    >>> np.allclose(np.moveaxis(inverse_or_zero(a), 2, 0), np.linalg.inv(np.moveaxis(a, 2, 0)))
+    True
     """
-    dim = matrix.shape[0]
-    m = matrix
+    m, dim = matrix, matrix.shape[0]
     if dim == 2:
         adjugate = np.array([[m[1, 1], -m[0, 1]], [-m[1, 0], m[0, 0]]])
     else:
