@@ -54,6 +54,25 @@ def assert_the_rate_conserves(solver, rng) -> tuple[np.ndarray, np.ndarray]:
     return u, rate
 
 
+def diverge_from_one_bad_element(solver, mesh, bad: int, match: str):
+    """Set element ``bad`` (file numbering) of ``solver`` (a DG solver or its parts) to
+    NaN, take one step at the step size fixed before, and return the
+    :class:`SolverDivergedError` it raises (message matching ``match``), after checking
+    that it names an element the NaN can reach in the step's four stages."""
+    import pytest
+
+    from gpusolver.errors import SolverDivergedError
+
+    dt = solver.time_step()
+    u = solver.conserved()
+    u[:, :, bad] = np.nan
+    solver.set_conserved(u)
+    with np.errstate(all="ignore"), pytest.raises(SolverDivergedError, match=match) as failure:
+        solver.step(dt)
+    assert failure.value.cell in cells_within(mesh, bad, 4)
+    return failure.value
+
+
 def cells_within(mesh, cell: int, faces: int) -> set[int]:
     """The cells of ``mesh`` at most ``faces`` faces from ``cell`` (file numbering): where
     a bad state can spread in as many Runge-Kutta stages."""

@@ -16,7 +16,12 @@ from gpusolver.solvers.dg.solver import DGSolver
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
-from .dg_cases import assert_kernels_match_the_rate, cells_within, mixed_mesh, vortex
+from .dg_cases import (
+    assert_kernels_match_the_rate,
+    diverge_from_one_bad_element,
+    mixed_mesh,
+    vortex,
+)
 from .fv_cases import FARFIELD_SQUARE, marker_names
 from .kernel_backends import BACKENDS
 
@@ -467,14 +472,6 @@ def test_a_step_names_an_element_near_one_gone_bad_in_the_files_numbering(kernel
     if kernels == "host":
         solver.fused = FusedDG(solver, get_backend("numpy"))
     assert not np.array_equal(solver.layout.cell_order, np.arange(mesh.n_cells))
-    bad, dt = 321, solver.time_step()
-    u = solver.conserved()
-    u[:, :, bad] = np.nan
-    solver.set_conserved(u)
-    near = cells_within(mesh, bad, 4)
-    with np.errstate(all="ignore"), pytest.raises(SolverDivergedError,
-                                                  match="iteration 1: the mean state of "
-                                                  "element") as failure:
-        solver.step(dt)
-    assert failure.value.cell in near
-    assert f"element {failure.value.cell} " in str(failure.value)
+    failure = diverge_from_one_bad_element(solver, mesh, 321,
+                                           "iteration 1: the mean state of element")
+    assert f"element {failure.cell} " in str(failure)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpusolver.backends.host import compiler
-from gpusolver.errors import ConfigError, SolverDivergedError
+from gpusolver.errors import ConfigError
 from gpusolver.parallel import Loopback
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.partitioned import PartitionedDG
@@ -16,7 +16,7 @@ from meshorder import Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import grid_mesh
 
-from .dg_cases import cells_within
+from .dg_cases import diverge_from_one_bad_element
 from .fv_cases import AIRFOIL, DATA
 from .test_fv_partitioned import _mpiexec, _plan_in_parts, _skip_nccl_on_one_gpu, every_part
 
@@ -111,16 +111,7 @@ def test_dg_parts_name_an_element_near_one_gone_bad(kernels):
     parts = PartitionedDG(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL, degree=1, cfl=0.3)
     if kernels == "host":
         parts.fuse()
-    bad, dt = 1234, parts.time_step()
-    u = parts.conserved()
-    u[:, :, bad] = np.nan
-    parts.set_conserved(u)
-    near = cells_within(mesh, bad, 4)
-    with np.errstate(all="ignore"), pytest.raises(SolverDivergedError,
-                                                  match="iteration 1: the solution at cell"
-                                                  ) as failure:
-        parts.step(dt)
-    assert failure.value.cell in near
+    diverge_from_one_bad_element(parts, mesh, 1234, "iteration 1: the solution at cell")
 
 
 @pytest.mark.parametrize("faces, fewer_than, more_than", [("greedy", 40, 10),
@@ -335,3 +326,19 @@ def test_the_dg_parallel_benchmark_refuses_a_3d_mesh_before_looking_for_gpus():
     assert completed.returncode == 2
     assert f"{DATA / 'box.msh'}: --solver dg needs a 2-D mesh" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+def test_dg_parts_free_their_recorded_steps_before_their_transport():
+    """As the FV parts': a new transport reaches the steps in the kernels, whose recorded
+    steps go first (a NCCL communicator outlives every graph that recorded it)."""
+    plan = make_plan(grid_mesh(12, 12, "triangle"), PlanOptions(partitions=2))
+    parts = PartitionedDG(every_part(plan), Gas(dim=2, mach=0.5),
+                          dict.fromkeys(("left", "right", "bottom", "top"), "farfield"))
+    parts.fuse()
+    names = list(vars(parts.fused_steps))
+    assert names.index("graphs") < names.index("transport")
+    graphs = parts.fused_steps.graphs
+    parts.use_transport(Loopback)
+    assert parts.fused_steps.graphs is not graphs
+    assert parts.fused_steps.transport is parts.transport

@@ -64,3 +64,15 @@ class StepGraphs:
                 launches()
                 self._recorded[key] = self.stream.end_capture()
             self._recorded[key].launch(self.stream)
+
+
+def graphs_for_exchanges(backend, transport, recordable: bool = True) -> StepGraphs:
+    """New :class:`StepGraphs` for steps that exchange halos through ``transport``: they
+    record when the transport is ``capturable`` (:mod:`gpusolver.parallel`: NCCL's) and
+    the steps themselves are (``recordable``).
+
+    An owner keeps them in an attribute set *before* its transport, and replaces them
+    before replacing the transport: destroying a NCCL communicator waits until every
+    graph that recorded its operations is destroyed.
+    """
+    return StepGraphs(backend, recordable and getattr(transport, "capturable", False))

@@ -51,6 +51,10 @@ class Parts:
     axis), then calls :meth:`_start_loads`.
     """
 
+    #: Explicit steps in the kernels with the exchange inside (a solver sets them where
+    #: it has them; they exchange through their own ``use_transport``).
+    fused_steps = None
+
     def _start_loads(self) -> None:
         """Set up the walls' faces and the per-step records (after the attributes above)."""
         self.iteration = 0
@@ -86,8 +90,11 @@ class Parts:
 
     def use_transport(self, transport) -> None:
         """Exchange halos and sum through ``transport`` (a factory, as the constructor
-        takes) from now on; the parts this process computes stay the same."""
+        takes) from now on, in the steps in the kernels too (:attr:`fused_steps`, where a
+        subclass has them); the parts this process computes stay the same."""
         self.transport = transport(self.halos)
+        if self.fused_steps is not None:
+            self.fused_steps.use_transport(self.transport)
 
     @property
     def n_parts(self) -> int:

@@ -17,7 +17,7 @@ one graph on its second use and replayed after, as the single-mesh steps are.
 
 from __future__ import annotations
 
-from gpusolver.backends.graphs import StepGraphs
+from gpusolver.backends.graphs import graphs_for_exchanges
 from gpusolver.solvers.dg.fused import FusedDG, FusedDGSteps
 
 
@@ -30,32 +30,31 @@ class FusedDGPartsSteps:
         One per local part, split at its halo.
     stages : tuple of Stage
         The method (:data:`gpusolver.integrators.explicit.TABLEAUX`).
+    transport
+        Loopback, MpiHost or Nccl (:mod:`gpusolver.parallel`).
     """
 
-    def __init__(self, fused: list[FusedDG], stages):
+    def __init__(self, fused: list[FusedDG], stages, transport):
         self.parts = [FusedDGSteps(f, stages, graphs=False) for f in fused]
         self.n_stages = len(stages)
-        self._recordable = not any(f.array_markers for f in fused)
-        self._backend = fused[0].backend
-        #: The steps recorded with :attr:`_transport` (forgotten when it changes).
-        self.graphs = StepGraphs(self._backend, False)
-        self._transport = None
+        self.use_transport(transport)
 
-    def __call__(self, states: list, dt, transport, overlap: bool = True) -> list:
+    def use_transport(self, transport) -> None:
+        """Exchange through ``transport`` from now on (steps recorded with the previous
+        one are forgotten first: :func:`graphs_for_exchanges`; none are recorded where a
+        boundary's ghost states are array code)."""
+        fused = [steps.fused for steps in self.parts]
+        self.graphs = graphs_for_exchanges(fused[0].backend, transport,
+                                           not any(f.array_markers for f in fused))
+        self.transport = transport
+
+    def __call__(self, states: list, dt, overlap: bool = True) -> list:
         """One step of every local part from ``states`` (not modified; their halos need
         not be current) with time step ``dt`` (a float, or None: each element's local
-        step), exchanging halos through ``transport``; with ``overlap``, the work that
-        reads no halo state runs while the halo is in flight. Returns the new states,
-        one per part (each one of two buffers that steps alternate between); each part's
-        rate and boundary fluxes of the first stage stay in its ``first_rate`` and
-        ``wall_flux``."""
-        if transport is not self._transport:
-            # graphs before their transport: destroying a NCCL communicator waits for
-            # every graph that recorded its operations to be destroyed first (and
-            # attributes are freed in the order set: the graphs first)
-            self.graphs = StepGraphs(self._backend, self._recordable
-                                     and getattr(transport, "capturable", False))
-            self._transport = transport
+        step); with ``overlap``, the work that reads no halo state runs while the halo is
+        in flight. Returns the new states, one per part (each one of two buffers that
+        steps alternate between); each part's rate and boundary fluxes of the first
+        stage stay in its ``first_rate`` and ``wall_flux``."""
         stream = self.graphs.stream
         for steps in self.parts:  # each part's buffers are written on its own stream
             _after(steps.graphs.stream, stream)
@@ -65,10 +64,10 @@ class FusedDGPartsSteps:
         key = (tuple(u0 is steps.states[0] for (u0, _), steps in zip(starts, self.parts,
                                                                      strict=True)),
                dt is None, overlap)
-        self.graphs.run(key, lambda: self._stages(starts, dt is None, transport, overlap))
+        self.graphs.run(key, lambda: self._stages(starts, dt is None, overlap))
         return [out for _, out in starts]
 
-    def _stages(self, starts: list, local: bool, transport, overlap: bool) -> None:
+    def _stages(self, starts: list, local: bool, overlap: bool) -> None:
         """Every stage's kernels and exchange, from and into ``starts`` (a part each)."""
         if local:  # (each element's step reads its own state alone)
             for steps, (u0, _) in zip(self.parts, starts, strict=True):
@@ -83,9 +82,9 @@ class FusedDGPartsSteps:
                     fused.rate_before(u, rate, flux)
 
             if overlap:
-                transport.exchange(currents, interior)
+                self.transport.exchange(currents, interior)
             else:
-                transport.exchange(currents)
+                self.transport.exchange(currents)
                 interior()
             for fused, u, rate, flux in work:
                 fused.rate_after(u, rate, flux)

@@ -110,14 +110,14 @@ shock_capturing, backend
             self._splits.append(split)
         self.backend = self.solvers[0].backend
         self.overlap = overlap
-        #: Steps in the kernels, the exchange overlapped (None: array code, or the
-        #: modal filter's steps: each right-hand side in the kernels after the exchange).
-        self._fused_steps: FusedDGPartsSteps | None = None
-        if all(solver.fused is not None for solver in self.solvers):
-            self.fuse()
         #: Every local part's exchange lists.
         self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), parts[0].send)
         self.transport = (transport or Loopback)(self.halos)
+        #: Steps in the kernels, the exchange overlapped (None: array code, or the
+        #: modal filter's steps: each right-hand side in the kernels after the exchange).
+        self.fused_steps: FusedDGPartsSteps | None = None
+        if all(solver.fused is not None for solver in self.solvers):
+            self.fuse()
         self.wall_markers = [name for name, spec in specs.items()
                              if spec != EXACT and spec.condition.wall]
         self._start_loads()
@@ -162,11 +162,10 @@ shock_capturing, backend
         local = dt is None and self.local_time_step
         if dt is None and not local:
             dt = self.time_step()
-        if self._fused_steps is not None:
-            self.states = self._fused_steps(self.states, None if local else dt, self.transport,
-                                            self.overlap)
-            first_rates = [steps.first_rate for steps in self._fused_steps.parts]
-            first_flux = [steps.wall_flux for steps in self._fused_steps.parts]
+        if self.fused_steps is not None:
+            self.states = self.fused_steps(self.states, None if local else dt, self.overlap)
+            first_rates = [steps.first_rate for steps in self.fused_steps.parts]
+            first_flux = [steps.wall_flux for steps in self.fused_steps.parts]
         else:
             first_rates, first_flux = self._arrays_step(local, dt)
         self.time += 0.0 if local else dt
@@ -214,8 +213,8 @@ shock_capturing, backend
                 solver.fused = FusedDG(solver, solver.backend)
             solver.fused.split_at_halo(split)
         if all(solver.filter is None for solver in self.solvers):
-            self._fused_steps = FusedDGPartsSteps([solver.fused for solver in self.solvers],
-                                                  self.stages)
+            self.fused_steps = FusedDGPartsSteps([solver.fused for solver in self.solvers],
+                                                 self.stages, self.transport)
 
     def set_conserved(self, u: np.ndarray) -> None:
         """Set the modal coefficients of every element from the file's cell order (as

@@ -20,7 +20,7 @@ step's 40 or so kernels, and no host work in the step.
 
 from __future__ import annotations
 
-from gpusolver.backends.graphs import StepGraphs, alternate
+from gpusolver.backends.graphs import alternate, graphs_for_exchanges
 from gpusolver.layout.parts import PartLayout
 from gpusolver.solvers.fv.fused import VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
 
@@ -53,12 +53,8 @@ class FusedPartsRungeKutta:
 
     def use_transport(self, transport) -> None:
         """Exchange through ``transport`` from now on (steps recorded with the previous
-        one are forgotten)."""
-        # graphs before their transport: destroying a NCCL communicator waits for every
-        # graph that recorded its operations to be destroyed first (the graphs are also
-        # set before the transport, so freed before it when this object is freed)
-        self.graphs = StepGraphs(self.parts[0].fused.backend,
-                                 getattr(transport, "capturable", False))
+        one are forgotten first: :func:`graphs_for_exchanges`)."""
+        self.graphs = graphs_for_exchanges(self.parts[0].fused.backend, transport)
         self.transport = transport
 
     def __call__(self, states: list, cfl: float) -> list:

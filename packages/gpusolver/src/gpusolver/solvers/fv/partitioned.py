@@ -159,12 +159,6 @@ class PartitionedSolver(Parts):
             self.fused_implicit = [FusedLUSGS(f, lusgs.kernels)
                                    for f, lusgs in zip(fused, self.lusgs, strict=True)]
 
-    def use_transport(self, transport) -> None:
-        """As :meth:`Parts.use_transport`, the fused steps too."""
-        super().use_transport(transport)
-        if self.fused_steps is not None:
-            self.fused_steps.use_transport(self.transport)
-
     def _uniform(self, layout: PartLayout):
         w = np.repeat(self.gas.free_stream[:, None], len(layout.cells), axis=1)
         return self.backend.asarray(self.gas.to_conserved(w), self.dtype)
