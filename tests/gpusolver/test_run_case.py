@@ -1,5 +1,10 @@
 """``gpusolver run``: case validation, outputs, restart, exit codes."""
 
+import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import meshio
@@ -264,6 +269,56 @@ def test_a_restart_after_kill_drops_the_rows_past_its_checkpoint(tmp_path):
     run_case(load_case(resumed), progress=False)
     history = np.genfromtxt(history_path, delimiter=",", names=True)
     assert history["iteration"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def _start_run(case: Path) -> subprocess.Popen:
+    """``gpusolver run case`` in a process of its own, once its history has a row."""
+    process = subprocess.Popen([sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"],
+                               cwd=case.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    history = case.parent / "out" / "history.csv"
+    deadline = time.monotonic() + 120
+    while not (history.exists() and len(history.read_text().splitlines()) > 2):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "no history row within 120 s"
+        time.sleep(0.2)
+    return process
+
+
+def _checkpoint_iteration(path: Path) -> int:
+    with np.load(path) as data:
+        return json.loads(str(data["meta"]))["iteration"]
+
+
+def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path):
+    """A scheduler's time limit (SIGTERM) stops after the step in progress, with a
+    checkpoint and outputs that match the history."""
+    process = _start_run(write_case(tmp_path, iterations=10**7))
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert out.startswith("interrupted: ") and "Traceback" not in err
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    last = int(history["iteration"][-1])
+    assert history["iteration"].tolist() == list(range(1, last + 1))
+    assert _checkpoint_iteration(tmp_path / "out" / "checkpoint.npz") == last
+    assert (tmp_path / "out" / "solution.vtu").exists()
+
+
+def test_kill_9_leaves_a_history_that_covers_the_checkpoint(tmp_path):
+    """Rows reach the disk before each checkpoint: after ``kill -9`` the restart's
+    history runs from 1 without gaps or repeats."""
+    process = _start_run(write_case(tmp_path, iterations=10**7))
+    time.sleep(1.0)
+    process.kill()
+    process.communicate(timeout=60)
+    at = _checkpoint_iteration(tmp_path / "out" / "checkpoint.npz")
+    rows = (tmp_path / "out" / "history.csv").read_text().splitlines()[1:]
+    assert len(rows) >= at > 0
+    resumed = write_case(tmp_path, iterations=3, restart='restart = "out/checkpoint.npz"')
+    run_case(load_case(resumed), progress=False)
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == list(range(1, at + 4))
 
 
 @pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "cases")

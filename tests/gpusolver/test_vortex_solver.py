@@ -286,6 +286,22 @@ def test_a_vortex_case_runs_writes_its_outputs_and_restarts_exactly(tmp_path, ca
     assert "6 steps" in capsys.readouterr().out
 
 
+def test_a_vortex_restart_after_kill_drops_the_loads_past_its_checkpoint(tmp_path):
+    """kill -9 between checkpoints leaves loads.csv ahead of the checkpoint: the restart
+    computes those steps again, so their old rows go (and a row cut short with them)."""
+    case = tmp_path / "case.toml"
+    case.write_text(CASE.replace("steps = 6", "steps = 3"))
+    assert main(["run", str(case), "--quiet"]) == 0
+    loads = tmp_path / "out" / "loads.csv"
+    rows = loads.read_text().splitlines()
+    later = [rows[-1].replace("0.15", t, 1) for t in ("0.2", "0.25")]
+    loads.write_text("\n".join([*rows, *later, "0.3,1.2"]) + "\n")
+    case.write_text(CASE.replace("steps = 6", 'steps = 3\nrestart = "out/checkpoint.npz"'))
+    assert main(["run", str(case), "--quiet"]) == 0
+    times = np.loadtxt(loads, delimiter=",", skiprows=1)[:, 0]
+    np.testing.assert_allclose(times, 0.05 * np.arange(1, 7))
+
+
 @pytest.mark.parametrize("change, message", [
     ('shape = "circle"', "unknown value 'square'"),
     ("panels = 40\n", "needs panels"),

@@ -37,6 +37,7 @@ from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int, unit_fraction
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
+from meshorder.termination import terminate_as_interrupt
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
@@ -348,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with terminate_as_interrupt():  # SIGTERM (a scheduler's time limit) ends as Ctrl-C
+            return COMMANDS[args.command](args)
     except UsageError as exc:
         print(f"gpusolver: usage: {exc}", file=sys.stderr)
         return 2

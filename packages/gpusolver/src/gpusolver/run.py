@@ -216,6 +216,8 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
                 break
             if solver.iteration // case.checkpoint_every > (
                     solver.iteration - steps) // case.checkpoint_every:
+                if history is not None:  # the history covers the checkpoint, even after kill -9
+                    history.flush()
                 write_checkpoint()
     finally:
         if history is not None:

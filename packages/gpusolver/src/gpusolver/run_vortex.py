@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from gpusolver.errors import ConfigError
 from gpusolver.io.vortex_case import VortexCase
+from gpusolver.monitors.history import CsvLog
 from gpusolver.solvers.vortex.body import Body
 from gpusolver.solvers.vortex.solver import Loads, VortexSolver
 from gpusolver.solvers.vortex.surface import SurfaceLoads
@@ -81,7 +82,8 @@ def write_wake(path: Path, solver: VortexSolver) -> None:
 
 def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
     """Run ``case``: ``steps`` steps from rest (or from its restart), writing
-    ``loads.csv`` (a row per step, appended to on restart), ``wake_<step>.vtu`` every
+    ``loads.csv`` (a row per step, appended to on restart without the rows past the
+    checkpoint), ``wake_<step>.vtu`` every
     ``snapshot_every`` steps and at the end, ``checkpoint.npz`` every
     ``checkpoint_every`` steps and at the end, and ``surface.csv``: the pressure and
     friction coefficients along the wall, averaged over this run's steps. Ctrl-C stops
@@ -99,30 +101,29 @@ def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
     files = {loads_path, checkpoint}
     interrupted = False
     surface = SurfaceMean(solver.body.n_panels)
-    append = case.restart is not None and loads_path.exists()
-    with open(loads_path, "a" if append else "w", newline="") as handle:
-        writer = csv.writer(handle)
-        if not append:
-            writer.writerow(LOAD_COLUMNS)
-        bar = tqdm(total=case.steps, unit="step", disable=not progress,
-                   desc=f"vortex {solver.backend.name} {case.settings.precision}")
-        try:
-            for _ in range(case.steps):
-                try:
-                    loads = solver.step()
-                except KeyboardInterrupt:
-                    interrupted = True
-                    break
-                writer.writerow([getattr(loads, c) for c in LOAD_COLUMNS])
-                surface.add(solver.surface)
-                bar.update()
-                bar.set_postfix(N=loads.elements, cx=f"{loads.cx:.3f}", refresh=False)
-                if solver.iteration % case.snapshot_every == 0:
-                    files.add(_snapshot(out, solver))
-                if solver.iteration % case.checkpoint_every == 0:
-                    save_vortex_checkpoint(checkpoint, solver)
-        finally:
-            bar.close()
+    log = CsvLog(loads_path, LOAD_COLUMNS,
+                 restart_at=solver.time if case.restart is not None else None)
+    bar = tqdm(total=case.steps, unit="step", disable=not progress,
+               desc=f"vortex {solver.backend.name} {case.settings.precision}")
+    try:
+        for _ in range(case.steps):
+            try:
+                loads = solver.step()
+            except KeyboardInterrupt:
+                interrupted = True
+                break
+            log.write([getattr(loads, c) for c in LOAD_COLUMNS])
+            surface.add(solver.surface)
+            bar.update()
+            bar.set_postfix(N=loads.elements, cx=f"{loads.cx:.3f}", refresh=False)
+            if solver.iteration % case.snapshot_every == 0:
+                files.add(_snapshot(out, solver))
+            if solver.iteration % case.checkpoint_every == 0:
+                log.flush()  # the loads cover the checkpoint, even after kill -9
+                save_vortex_checkpoint(checkpoint, solver)
+    finally:
+        log.close()
+        bar.close()
     save_vortex_checkpoint(checkpoint, solver)
     files.add(_snapshot(out, solver))
     if surface.steps:

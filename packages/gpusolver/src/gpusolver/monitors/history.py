@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import math
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,45 +22,103 @@ def history_columns(n_vars: int) -> list[str]:
             + ["cl", "cd"])
 
 
-class History:
-    """Append-only ``history.csv``: iteration, time, wall seconds since the run started,
-    RMS of dU/dt per variable, CL, CD."""
+#: A log's rows reach the disk at least this often (seconds), and before every checkpoint.
+FLUSH_SECONDS = 1.0
 
-    def __init__(self, path: Path, n_vars: int, append: bool, restart_iteration: int = 0):
-        """Open ``path``; on a restart (``append``) keep the rows up to ``restart_iteration``.
 
-        Rows after the checkpoint a run restarts from were written by a run that died
-        (``kill -9``) before its next checkpoint; the restart computes them again, so they
-        are dropped rather than repeated.
-        """
-        self.path = path
-        exists = append and path.exists()
+class CsvLog:
+    """An append-only csv file that a killed run leaves consistent with its checkpoint.
+
+    Rows reach the disk at least every :data:`FLUSH_SECONDS` and at :meth:`flush`, which
+    a run calls before each checkpoint: the rows up to the last checkpoint survive even
+    ``kill -9``. A restart from a checkpoint drops the rows past it (written by the run
+    that died; the restart computes them again), judged by the first column (the
+    iteration, or the time).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "log.csv"
+    >>> log = CsvLog(path, ["time", "cx"])
+    >>> for t in (0.1, 0.2, 0.3):
+    ...     log.write([t, 1.0])
+    >>> log.close()
+    >>> CsvLog(path, ["time", "cx"], restart_at=0.2).close()
+    >>> path.read_text().splitlines()
+    ['time,cx', '0.1,1.0', '0.2,1.0']
+    """
+
+    def __init__(self, path: Path, header: list[str], *, restart_at: float | None = None):
+        """Open ``path``: a new file with ``header``, or, given ``restart_at`` (the
+        checkpoint's iteration or time) and an existing file, that file without the rows
+        past it."""
+        exists = restart_at is not None and path.exists()
         path.parent.mkdir(parents=True, exist_ok=True)
         if exists:
-            _keep_rows_up_to(path, restart_iteration)
+            _keep_rows_up_to(path, restart_at)
         self.file = open(path, "a" if exists else "w", newline="")
         self.writer = csv.writer(self.file)
         if not exists:
-            self.writer.writerow(history_columns(n_vars))
+            self.writer.writerow(header)
+        self.flushed_at = time.monotonic()
 
-    def record(self, solver: Solver, residuals: np.ndarray, wall_s: float) -> None:
-        """One row for the step just taken, ``wall_s`` seconds after the run started."""
-        total = solver.wall_forces()["total"]
-        self.writer.writerow([solver.iteration, f"{solver.time:.10g}", f"{wall_s:.4f}"]
-                             + [f"{r:.8e}" for r in residuals]
-                             + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
+    def write(self, row: list) -> None:
+        """Append ``row``; flush when the last flush is :data:`FLUSH_SECONDS` old."""
+        self.writer.writerow(row)
+        if time.monotonic() - self.flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Put every row written so far on the disk (before a checkpoint)."""
+        self.file.flush()
+        self.flushed_at = time.monotonic()
 
     def close(self) -> None:
         """Flush and close the file."""
         self.file.close()
 
 
-def _keep_rows_up_to(path: Path, iteration: int) -> None:
-    """Rewrite ``path`` (atomically) without the rows after ``iteration``."""
+class History:
+    """Append-only ``history.csv``: iteration, time, wall seconds since the run started,
+    RMS of dU/dt per variable, CL, CD (a :class:`CsvLog`)."""
+
+    def __init__(self, path: Path, n_vars: int, append: bool, restart_iteration: int = 0):
+        """Open ``path``; on a restart (``append``) keep the rows up to ``restart_iteration``."""
+        self.log = CsvLog(path, history_columns(n_vars),
+                          restart_at=restart_iteration if append else None)
+
+    def record(self, solver: Solver, residuals: np.ndarray, wall_s: float) -> None:
+        """One row for the step just taken, ``wall_s`` seconds after the run started."""
+        total = solver.wall_forces()["total"]
+        self.log.write([solver.iteration, f"{solver.time:.10g}", f"{wall_s:.4f}"]
+                       + [f"{r:.8e}" for r in residuals]
+                       + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
+
+    def flush(self) -> None:
+        """Put the rows so far on the disk (before a checkpoint)."""
+        self.log.flush()
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self.log.close()
+
+
+def _keep_rows_up_to(path: Path, last: float) -> None:
+    """Rewrite ``path`` (atomically) without the rows whose first column is past ``last``
+    and without a row the kill cut short."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
-    kept = rows[:1] + [r for r in rows[1:] if r and r[0].isdigit() and int(r[0]) <= iteration]
+    kept = rows[:1] + [r for r in rows[1:] if len(r) == len(rows[0]) and _number(r[0]) <= last]
     if len(kept) == len(rows):
         return
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
         csv.writer(f).writerows(kept)
+
+
+def _number(text: str) -> float:
+    """``text`` as a number; ``inf`` where it is none."""
+    try:
+        value = float(text)
+    except ValueError:
+        return math.inf
+    return value if math.isfinite(value) else math.inf

@@ -1,6 +1,7 @@
 """``meshorder`` command line: reorder, info, compare, plot.
 
-Exit codes: 0 success, 1 bad input (one-line reason, no traceback), 2 bad usage.
+Exit codes: 0 success, 1 bad input (one-line reason, no traceback), 2 bad usage, 130
+interrupted (Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import warnings
 from .. import __version__
 from ..allocator import keep_freed_memory
 from ..errors import MeshorderError, MeshWarning, UsageError
+from ..termination import terminate_as_interrupt
 from . import bench, compare, generate, info, plot, reorder
 
 SUBCOMMANDS = (reorder, info, compare, plot, generate, bench)
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.showwarning = _show_warning
     try:
-        return args.run(args)
+        with terminate_as_interrupt():
+            return args.run(args)
     except UsageError as exc:
         print(f"meshorder: usage: {exc}", file=sys.stderr)
         return 2
