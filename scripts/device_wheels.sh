@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fill .whl (gitignored) with what the device machine lacks, for scripts/device_env.sh:
-# the pure wheels of meshio, tqdm and rich and pymetis's cp312 wheel; with --gmsh, the
+# the pure wheels of meshio, tqdm and rich, pymetis's cp312 wheel, and hypothesis (with
+# attrs and sortedcontainers) for the test suite's GPU run; with --gmsh, the
 # slim gmsh bundle (gmsh.py, libgmsh and the X11/GL libraries it loads, copied from this
 # machine); with --mpich, the mpich wheel's launcher and libraries. Both bundles are xz
 # tarballs so that .whl stays under the device's 64 MiB carry.
@@ -16,7 +17,8 @@ download() {
         --platform manylinux1_x86_64 --platform any "${@:2}"
 }
 mkdir -p "$target"
-download "$target" meshio tqdm rich markdown-it-py mdurl pygments pymetis
+download "$target" meshio tqdm rich markdown-it-py mdurl pygments pymetis hypothesis attrs \
+    sortedcontainers
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for bundle in "$@"; do

@@ -1,5 +1,6 @@
 """Several parts in one process (loopback halo exchange) give the one-part answer."""
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -365,16 +366,33 @@ directory = "{out}"
 
 
 def _mpiexec() -> str:
-    """mpiexec next to this Python (the mpich wheel), else on the PATH; skips without."""
+    """mpiexec next to this Python (the mpich wheel), else on the PATH; skips without one,
+    or where it cannot start a rank here (Open MPI's as root, say)."""
+    mpiexec, refusal = _usable_mpiexec()
+    if mpiexec is None:
+        pytest.skip(refusal)
+    return mpiexec
+
+
+@functools.cache
+def _usable_mpiexec() -> tuple[str | None, str]:
+    """The launcher and, where it is unusable, why (its first line of complaint)."""
     import os
     import shutil
+    import subprocess
     import sys
 
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     mpiexec = shutil.which("mpiexec", path=path)
     if mpiexec is None:
-        pytest.skip("no mpiexec (the mpich wheel)")
-    return mpiexec
+        return None, "no mpiexec (the mpich wheel)"
+    probe = subprocess.run([mpiexec, "-n", "1", sys.executable, "-c", "pass"],
+                           capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0:
+        complaint = next((line.strip() for line in (probe.stderr + probe.stdout).splitlines()
+                          if line.strip() and not line.startswith("-")), "no output")
+        return None, f"{mpiexec} cannot start a rank here: {complaint}"
+    return mpiexec, ""
 
 
 def _plan_in_parts(tmp_path, mesh, parts: int = 2) -> None:
