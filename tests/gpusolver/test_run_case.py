@@ -66,6 +66,16 @@ def test_run_writes_every_output(tmp_path):
     np.testing.assert_allclose(solution.cell_data["density"][0], result.solver.primitive()[0])
 
 
+@pytest.mark.parametrize("compression", ["none", "zlib"])
+def test_the_solution_file_is_compressed_as_the_case_asks(tmp_path, compression):
+    case = write_case(tmp_path, extra=f'vtu_compression = "{compression}"\n')
+    result = run_case(load_case(case), progress=False)
+    path = tmp_path / "out" / "solution.vtu"
+    assert (b"vtkZLibDataCompressor" in path.read_bytes()) == (compression == "zlib")
+    np.testing.assert_array_equal(meshio.read(path).cell_data["density"][0],
+                                  result.solver.primitive()[0])
+
+
 VORTEX = 'top = { type = "farfield", vortex = true, centre = [0.5, 0.0] }'
 
 

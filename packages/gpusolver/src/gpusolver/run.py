@@ -227,13 +227,15 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     files = [out / "history.csv", checkpoint]
     if solver.has_loads:  # at least one step taken in this process
         if isinstance(solver, Parts):  # each process its pieces
-            files += write_partitioned_solution(out / "solution.pvtu", solver)
+            files += write_partitioned_solution(out / "solution.pvtu", solver,
+                                                case.vtu_compression)
         elif root:
-            write_solution(out / "solution.vtu", solver)
+            write_solution(out / "solution.vtu", solver, case.vtu_compression)
             files.append(out / "solution.vtu")
         if root:
             write_forces(out / "forces.csv", solver)
             files += [out / "forces.csv", *write_surface_pressure(out, solver)]
         if isinstance(solver, DGSolver | PartitionedDG):  # gathered on the root
-            files += write_high_order_solution(out / "solution_high_order.vtu", solver)
+            files += write_high_order_solution(out / "solution_high_order.vtu", solver,
+                                               case.vtu_compression)
     return RunResult(solver, files if root else [], converged, interrupted)

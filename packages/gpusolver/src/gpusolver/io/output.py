@@ -20,6 +20,11 @@ from meshorder.atomic import atomic_path
 if TYPE_CHECKING:
     from gpusolver.solvers.fv.solver import Solver
 
+#: ``[output] vtu_compression``: meshio's compression of the solution files' arrays. On a
+#: 1M-tetrahedron wing ``none`` writes in 0.5 s (132 MB) where ``zlib`` takes 3.6-5.2 s
+#: (42 MB).
+VTU_COMPRESSIONS = {"none": None, "zlib": "zlib", "lzma": "lzma"}
+
 
 def write_forces(path: Path, solver: Solver) -> None:
     """``forces.csv``: force vector, CL and CD per wall marker and in total."""
@@ -56,19 +61,21 @@ def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
     return paths
 
 
-def write_solution(path: Path, solver: Solver) -> None:
-    """``solution.vtu`` with cell data density, velocity, pressure, mach (ParaView-ready)."""
+def write_solution(path: Path, solver: Solver, compression: str = "none") -> None:
+    """``solution.vtu`` with cell data density, velocity, pressure, mach (ParaView-ready),
+    its arrays compressed by ``compression`` (a key of :data:`VTU_COMPRESSIONS`)."""
     mesh = solver.mesh
     fields = _cell_fields(solver.gas, solver.primitive())
-    _write_vtu(path, mesh, fields, np.arange(mesh.n_cells))
+    _write_vtu(path, mesh, fields, np.arange(mesh.n_cells), compression)
 
 
-def write_partitioned_solution(path: Path, solver) -> list[Path]:
+def write_partitioned_solution(path: Path, solver, compression: str = "none") -> list[Path]:
     """``solution.pvtu`` (by the root) and a ``solution_<part>.vtu`` piece of each part's
     own cells (by the process computing it): ParaView opens the ``.pvtu`` as one mesh.
 
     Every process calls it (after :meth:`PartitionedSolver.conserved`, which gathers
-    the state); it returns the files this process wrote.
+    the state); it returns the files this process wrote. ``compression``: as
+    :func:`write_solution`.
     """
     fields = _cell_fields(solver.gas, solver.primitive())
     written = []
@@ -76,7 +83,8 @@ def write_partitioned_solution(path: Path, solver) -> list[Path]:
         piece = path.with_name(f"{path.stem}_{part.mesh.part}.vtu")
         own = np.sort(part.own())
         _write_vtu(piece, part.mesh.mesh, {name: values[..., part.mesh.file_cells[own]]
-                                           for name, values in fields.items()}, own)
+                                           for name, values in fields.items()}, own,
+                   compression)
         written.append(piece)
     if solver.is_root:
         arrays = "\n".join(f'      <PDataArray type="Float64" Name="{name}" '
@@ -104,7 +112,8 @@ def _cell_fields(gas, w: np.ndarray) -> dict[str, np.ndarray]:
             "mach": speed / gas.sound_speed(w)}
 
 
-def _write_vtu(path: Path, mesh, fields: dict[str, np.ndarray], cells: np.ndarray) -> None:
+def _write_vtu(path: Path, mesh, fields: dict[str, np.ndarray], cells: np.ndarray,
+               compression: str) -> None:
     """``cells`` (increasing) of ``mesh`` with their ``fields`` (one value, or a column of
     ``(3, n)``, per cell of ``cells``) as a VTU file."""
     offsets = mesh.block_offsets()
@@ -117,15 +126,16 @@ def _write_vtu(path: Path, mesh, fields: dict[str, np.ndarray], cells: np.ndarra
                 data[name].append(values[..., first:end].T if values.ndim > 1
                                   else values[first:end])
     with atomic_path(path) as tmp:
-        meshio.write(tmp, meshio.Mesh(mesh.points, blocks, cell_data=data), file_format="vtu")
+        meshio.write(tmp, meshio.Mesh(mesh.points, blocks, cell_data=data), file_format="vtu",
+                     compression=VTU_COMPRESSIONS[compression])
 
 
-def write_high_order_solution(path: Path, solver) -> list[Path]:
+def write_high_order_solution(path: Path, solver, compression: str = "none") -> list[Path]:
     """``solution_high_order.vtu``: a DG solution on its elements cut into sub-cells, with
     point data density, velocity, pressure and mach (:meth:`DGSolver.high_order_view`).
 
     On parts every process calls it (the view is gathered) and the root writes; returns
-    the files this process wrote.
+    the files this process wrote. ``compression``: as :func:`write_solution`.
     """
     view = solver.high_order_view()
     if view is None:
@@ -138,5 +148,6 @@ def write_high_order_solution(path: Path, solver) -> list[Path]:
                   "mach": speed / solver.gas.sound_speed(w)}
     xyz = np.column_stack([points, np.zeros(len(points))])
     with atomic_path(path) as tmp:
-        meshio.write(tmp, meshio.Mesh(xyz, cells, point_data=point_data))
+        meshio.write(tmp, meshio.Mesh(xyz, cells, point_data=point_data), file_format="vtu",
+                     compression=VTU_COMPRESSIONS[compression])
     return [path]
