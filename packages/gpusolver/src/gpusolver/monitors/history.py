@@ -1,4 +1,5 @@
-"""``history.csv``: one row per step with residuals, loads and wall time."""
+"""Run logs that survive a killed run: ``history.csv`` (one row per step with residuals,
+loads and wall time) and the vortex method's ``loads.csv``, both :class:`CsvLog`."""
 
 from __future__ import annotations
 
