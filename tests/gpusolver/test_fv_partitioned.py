@@ -450,6 +450,38 @@ def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
 
 
+def test_sigterm_stops_every_rank_at_the_same_step(tmp_path):
+    """mpiexec hands SIGTERM (a scheduler's time limit) to the ranks, which agree on the
+    step to stop at: the checkpoint matches the history, and the pieces are written."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mpiexec = _mpiexec()
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh")
+    case = tmp_path / "long.toml"
+    case.write_text(CASE.format(mesh=DATA / "naca0012_tri.msh", iterations=10**7, restart="",
+                                out="long", run='backend = "numpy"'))
+    process = subprocess.Popen([mpiexec, "-n", "2", sys.executable, "-m", "gpusolver", "run",
+                                str(case), "--quiet"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    history = tmp_path / "long" / "history.csv"
+    deadline = time.monotonic() + 120
+    while not (history.exists() and len(history.read_text().splitlines()) > 3):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "no history rows within 120 s"
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-2000:]
+    iterations = np.loadtxt(history, delimiter=",", skiprows=1, ndmin=2)[:, 0]
+    assert iterations.tolist() == list(range(1, len(iterations) + 1))
+    with np.load(tmp_path / "long" / "checkpoint.npz") as data:
+        assert f'"iteration": {len(iterations)},' in str(data["meta"])
+    assert (tmp_path / "long" / "solution.pvtu").exists()
+
+
 def test_ranks_never_read_the_mesh_and_write_the_solution_in_pieces(tmp_path):
     """With a plan, each rank reads its part of it only: the case's mesh file may be
     anything. The pieces of ``solution.pvtu`` hold every cell once, with the one-rank

@@ -1,6 +1,7 @@
 """``gpusolver run``: case validation, outputs, restart, exit codes."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -176,28 +177,47 @@ def test_reduction_factors_of_one_or_more_are_refused(tmp_path, key):
         load_case(case)
 
 
-def test_ctrl_c_ends_with_a_checkpoint_that_matches_the_history(tmp_path, monkeypatch, capsys):
+def _ctrl_c_during_step(monkeypatch, number: int, presses: int = 1) -> None:
+    """Ctrl-C (SIGINT to this process) ``presses`` times in the middle of the FV solver's
+    step ``number`` (counted from 1)."""
     from gpusolver.solvers.fv.solver import Solver
 
     step = Solver.step
-    calls = {"n": 0}
+    count = {"n": 0}
 
-    def interrupted_on_the_fourth_step(self, dt=None):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt
+    def step_with_ctrl_c(self, dt=None):
+        count["n"] += 1
+        if count["n"] == number:
+            for _ in range(presses):
+                os.kill(os.getpid(), signal.SIGINT)
+                signal.sigtimedwait([], 0.05)  # the handler runs here, in mid-step
         return step(self, dt)
 
-    monkeypatch.setattr(Solver, "step", interrupted_on_the_fourth_step)
+    monkeypatch.setattr(Solver, "step", step_with_ctrl_c)
+
+
+def test_ctrl_c_ends_after_the_step_in_progress_with_a_matching_checkpoint(
+        tmp_path, monkeypatch, capsys):
+    _ctrl_c_during_step(monkeypatch, 4)
     case = write_case(tmp_path, iterations=10)
     assert main(["run", str(case), "--quiet"]) == 130
-    assert capsys.readouterr().out.startswith("interrupted: 3 iterations")
+    assert capsys.readouterr().out.startswith("interrupted: 4 iterations")
     out = tmp_path / "out"
     history = np.genfromtxt(out / "history.csv", delimiter=",", names=True)
-    assert history["iteration"].tolist() == [1, 2, 3]
-    with np.load(out / "checkpoint.npz") as data:
-        assert '"iteration": 3' in str(data["meta"])
+    assert history["iteration"].tolist() == [1, 2, 3, 4]
+    assert _checkpoint_iteration(out / "checkpoint.npz") == 4
     assert (out / "solution.vtu").exists()
+
+
+def test_a_second_ctrl_c_stops_at_once(tmp_path, monkeypatch, capsys):
+    """The first Ctrl-C waits for the step in progress; a second one does not wait."""
+    _ctrl_c_during_step(monkeypatch, 4, presses=2)
+    case = write_case(tmp_path, iterations=10)
+    assert main(["run", str(case), "--quiet"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    assert history["iteration"].tolist() == [1, 2, 3]
+    assert _checkpoint_iteration(tmp_path / "out" / "checkpoint.npz") == 2
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])

@@ -34,6 +34,7 @@ from meshorder import Topology, read_mesh
 from meshorder.atomic import check_writable
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import read_plan_part
+from meshorder.termination import StopRequests
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class RunResult:
         Whether the residual fell by the case's ``residual_reduction`` (None when the
         case sets none).
     interrupted : bool
-        The run was stopped by Ctrl-C (outputs and checkpoint are those of the last
-        finished step).
+        The run was stopped by Ctrl-C or SIGTERM (outputs and checkpoint are those of the
+        last finished step).
     """
 
     solver: Solver
@@ -155,6 +156,13 @@ def _take_steps(solver: Solver | PartitionedSolver | DGSolver | PartitionedDG, s
     return residuals
 
 
+def _on_any_rank(solver, flag: bool) -> bool:
+    """Whether ``flag`` is set on any rank; every rank of a run on parts must call it."""
+    if isinstance(solver, Parts):
+        return bool(solver.transport.sum(np.array([float(flag)]))[0])
+    return flag
+
+
 def run_case(case: Case, progress: bool = True) -> RunResult:
     """Run ``case``: up to ``iterations`` steps from free stream (or from its restart file).
 
@@ -162,9 +170,10 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
     that of the first iteration (of the first run, across restarts). Writes
     ``history.csv`` (appended to on restart), ``checkpoint.npz`` every
     ``checkpoint_every`` steps and at the end, and at the end ``forces.csv``,
-    ``cp_<marker>.csv`` per wall marker and ``solution.vtu``. Ctrl-C ends the run after
-    the step in progress with the same outputs, so a restart continues the history
-    without repeating or dropping rows.
+    ``cp_<marker>.csv`` per wall marker and ``solution.vtu``. Ctrl-C or SIGTERM ends the
+    run after the steps in progress (on every rank at the same step) with the same
+    outputs, so a restart continues the history without repeating or dropping rows; a
+    second Ctrl-C stops at once, without them.
 
     Raises
     ------
@@ -195,34 +204,34 @@ def run_case(case: Case, progress: bool = True) -> RunResult:
         if root:
             save_checkpoint(checkpoint, solver)
 
-    try:
-        left = case.run["iterations"]
-        while left > 0:
-            steps = min(case.history_every, left)
-            try:
+    with StopRequests() as stop:
+        try:
+            left = case.run["iterations"]
+            while left > 0:
+                steps = min(case.history_every, left)
                 residuals = _take_steps(solver, steps)
-            except KeyboardInterrupt:
-                interrupted = True  # the state is that of the last finished step
-                break
-            left -= steps
-            bar.update(steps)
+                left -= steps
+                bar.update(steps)
+                if history is not None:
+                    history.record(solver, residuals, time.perf_counter() - start)
+                fall = residuals[0] / solver.first_residual
+                bar.set_postfix(res=f"{np.log10(max(fall, 1e-300)):.2f}",
+                                cl=f"{solver.wall_forces()['total'].lift:.4f}", refresh=False)
+                if target is not None and fall <= target:
+                    converged = True
+                    break
+                if _on_any_rank(solver, stop.requested):  # Ctrl-C or SIGTERM: every rank stops here
+                    interrupted = True
+                    break
+                if solver.iteration // case.checkpoint_every > (
+                        solver.iteration - steps) // case.checkpoint_every:
+                    if history is not None:  # the history covers the checkpoint, even after kill -9
+                        history.flush()
+                    write_checkpoint()
+        finally:
             if history is not None:
-                history.record(solver, residuals, time.perf_counter() - start)
-            fall = residuals[0] / solver.first_residual
-            bar.set_postfix(res=f"{np.log10(max(fall, 1e-300)):.2f}",
-                            cl=f"{solver.wall_forces()['total'].lift:.4f}", refresh=False)
-            if target is not None and fall <= target:
-                converged = True
-                break
-            if solver.iteration // case.checkpoint_every > (
-                    solver.iteration - steps) // case.checkpoint_every:
-                if history is not None:  # the history covers the checkpoint, even after kill -9
-                    history.flush()
-                write_checkpoint()
-    finally:
-        if history is not None:
-            history.close()
-        bar.close()
+                history.close()
+            bar.close()
     write_checkpoint()
     files = [out / "history.csv", checkpoint]
     if solver.has_loads:  # at least one step taken in this process

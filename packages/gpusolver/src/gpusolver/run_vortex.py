@@ -20,6 +20,7 @@ from gpusolver.solvers.vortex.solver import Loads, VortexSolver
 from gpusolver.solvers.vortex.surface import SurfaceLoads
 from meshorder.atomic import atomic_path, check_writable
 from meshorder.plan import DAMAGED_NPZ
+from meshorder.termination import StopRequests
 
 #: Columns of loads.csv.
 LOAD_COLUMNS = [f.name for f in dataclasses.fields(Loads)]
@@ -30,7 +31,7 @@ CHECKPOINT_VERSION = 2
 @dataclass(frozen=True)
 class VortexRunResult:
     """What a finished vortex run produced: the solver in its final state, the files
-    written, whether Ctrl-C stopped it."""
+    written, whether Ctrl-C or SIGTERM stopped it."""
 
     solver: VortexSolver
     files: list[Path]
@@ -86,8 +87,8 @@ def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
     checkpoint), ``wake_<step>.vtu`` every
     ``snapshot_every`` steps and at the end, ``checkpoint.npz`` every
     ``checkpoint_every`` steps and at the end, and ``surface.csv``: the pressure and
-    friction coefficients along the wall, averaged over this run's steps. Ctrl-C stops
-    after the step in progress, with the same outputs."""
+    friction coefficients along the wall, averaged over this run's steps. Ctrl-C or
+    SIGTERM stops after the step in progress, with the same outputs."""
     out = case.output_directory
     try:
         check_writable(out, folder=True)
@@ -105,25 +106,25 @@ def run_vortex_case(case: VortexCase, progress: bool = True) -> VortexRunResult:
                  restart_at=solver.time if case.restart is not None else None)
     bar = tqdm(total=case.steps, unit="step", disable=not progress,
                desc=f"vortex {solver.backend.name} {case.settings.precision}")
-    try:
-        for _ in range(case.steps):
-            try:
+    with StopRequests() as stop:
+        try:
+            for _ in range(case.steps):
+                if stop.requested:  # Ctrl-C or SIGTERM, after the step in progress
+                    interrupted = True
+                    break
                 loads = solver.step()
-            except KeyboardInterrupt:
-                interrupted = True
-                break
-            log.write([getattr(loads, c) for c in LOAD_COLUMNS])
-            surface.add(solver.surface)
-            bar.update()
-            bar.set_postfix(N=loads.elements, cx=f"{loads.cx:.3f}", refresh=False)
-            if solver.iteration % case.snapshot_every == 0:
-                files.add(_snapshot(out, solver))
-            if solver.iteration % case.checkpoint_every == 0:
-                log.flush()  # the loads cover the checkpoint, even after kill -9
-                save_vortex_checkpoint(checkpoint, solver)
-    finally:
-        log.close()
-        bar.close()
+                log.write([getattr(loads, c) for c in LOAD_COLUMNS])
+                surface.add(solver.surface)
+                bar.update()
+                bar.set_postfix(N=loads.elements, cx=f"{loads.cx:.3f}", refresh=False)
+                if solver.iteration % case.snapshot_every == 0:
+                    files.add(_snapshot(out, solver))
+                if solver.iteration % case.checkpoint_every == 0:
+                    log.flush()  # the loads cover the checkpoint, even after kill -9
+                    save_vortex_checkpoint(checkpoint, solver)
+        finally:
+            log.close()
+            bar.close()
     save_vortex_checkpoint(checkpoint, solver)
     files.add(_snapshot(out, solver))
     if surface.steps:

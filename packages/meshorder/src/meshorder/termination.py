@@ -1,6 +1,7 @@
-"""A request to terminate (SIGTERM: ``kill``, a batch scheduler's time limit) handled as
-Ctrl-C, so a command stops the way it does on Ctrl-C: a run after the step in progress
-with its checkpoint and outputs, any command without half-written files."""
+"""Interruptions. A request to terminate (SIGTERM: ``kill``, a batch scheduler's time
+limit) is handled as Ctrl-C, so that a command stops without half-written files; a loop of
+steps holds both back until its step in progress ends (:class:`StopRequests`), so that a
+run stops at a step with its checkpoint and outputs."""
 
 from __future__ import annotations
 
@@ -36,3 +37,42 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class StopRequests:
+    """Ctrl-C and SIGTERM held back until the work in progress can stop cleanly.
+
+    Within ``with StopRequests() as stop:`` the first SIGINT or SIGTERM only sets
+    ``stop.requested``, which a loop reads between its steps; a second one raises
+    ``KeyboardInterrupt`` at once (the user insists). The previous handlers come back
+    on leaving. Outside the main thread nothing is held back.
+
+    Examples
+    --------
+    >>> import os
+    >>> with StopRequests() as stop:
+    ...     os.kill(os.getpid(), signal.SIGTERM)
+    ...     _ = signal.sigtimedwait([], 0.1)  # let the handler run
+    ...     print(stop.requested)
+    True
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict = {}
+
+    def __enter__(self) -> StopRequests:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {s: signal.signal(s, self._request) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def _request(self, number, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
