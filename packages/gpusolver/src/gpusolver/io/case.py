@@ -155,7 +155,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                      "of a 1M-cell mesh: it copies the state to the disk)"),
         "vtu_compression": Key(str, tuple(VTU_COMPRESSIONS), "none",
                                help="solution files: none (binary, fastest to write) or zlib / "
-                                    "lzma (about a third the size, 7x slower or more to write)"),
+                                    "lzma (a third to a half the size, 7x slower or more to "
+                                    "write)"),
         "history_every": Key(int, default=1, positive=True,
                              help="steps between rows of history.csv and convergence tests "
                                   "(the DG solver takes the steps between as one batch, "
