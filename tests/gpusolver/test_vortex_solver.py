@@ -286,6 +286,33 @@ def test_a_vortex_case_runs_writes_its_outputs_and_restarts_exactly(tmp_path, ca
     assert "6 steps" in capsys.readouterr().out
 
 
+def test_ctrl_c_ends_a_vortex_run_after_the_step_in_progress(tmp_path, monkeypatch, capsys):
+    """SIGINT in the middle of step 2: the step finishes, and the loads, the checkpoint and
+    the last snapshot are those of step 2."""
+    import json
+    import os
+    import signal
+
+    step = VortexSolver.step
+
+    def step_with_ctrl_c(self):
+        if self.iteration == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.sigtimedwait([], 0.05)  # the handler runs here, in mid-step
+        return step(self)
+
+    monkeypatch.setattr(VortexSolver, "step", step_with_ctrl_c)
+    case = tmp_path / "case.toml"
+    case.write_text(CASE)
+    assert main(["run", str(case), "--quiet"]) == 130
+    assert capsys.readouterr().out.startswith("interrupted: 2 steps")
+    out = tmp_path / "out"
+    assert len((out / "loads.csv").read_text().splitlines()) == 3
+    with np.load(out / "checkpoint.npz") as data:
+        assert json.loads(str(data["meta"]))["iteration"] == 2
+    assert (out / "wake_0000002.vtu").exists()
+
+
 def test_a_vortex_restart_after_kill_drops_the_loads_past_its_checkpoint(tmp_path):
     """kill -9 between checkpoints leaves loads.csv ahead of the checkpoint: the restart
     computes those steps again, so their old rows go (and a row cut short with them)."""
