@@ -116,6 +116,8 @@ def test_unknown_sections_are_refused(tmp_path, extra, message):
     ("cfl = 1.0", "cfl = -1.0", "must be positive"),
     ('bottom = "slip-wall"', 'bottom = "wall"', "unknown condition 'wall'; valid: slip-wall"),
     ("mach = 0.5", 'mach = "fast"', "expected int or float"),
+    ("checkpoint_every = 2", 'checkpoint_every = 2\nvtu_compression = "gzip"',
+     "unknown value 'gzip'; valid: none, zlib, lzma"),
 ])
 def test_bad_values_name_the_key_and_the_valid_choices(tmp_path, old, new, message):
     path = write_case(tmp_path)

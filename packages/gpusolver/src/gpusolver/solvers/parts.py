@@ -179,9 +179,8 @@ class Parts:
         if momentum is None:
             momentum = np.zeros((len(self.wall_markers), dim))
             for flux, walls in zip(boundary, self._wall_faces, strict=True):
-                for k, positions in enumerate(walls.values()):
-                    momentum[k] += self.backend.to_host(
-                        flux[1:-1, positions].sum(axis=1, dtype=np.float64))
+                for k, sums in enumerate(_wall_momentum(flux, walls)):
+                    momentum[k] += self.backend.to_host(sums)
         total = self.transport.sum(np.concatenate([self._bad_flags(bad_cells), squares,
                                                    np.ravel(momentum)]))
         self._raise_if_bad(total[:n_parts])
@@ -205,10 +204,8 @@ class Parts:
         rows = []
         for bad, part_squares, flux, walls in zip(bad_cells, squares, boundary,
                                                   self._wall_faces, strict=True):
-            momentum = [flux[1:-1, positions].sum(axis=1, dtype=np.float64)
-                        for positions in walls.values()]
-            rows.append(xp.concatenate([bad.astype(np.float64),
-                                        part_squares.astype(np.float64), *momentum]))
+            rows.append(xp.concatenate([bad.astype(np.float64), part_squares.astype(np.float64),
+                                        *_wall_momentum(flux, walls)]))
         local = self.backend.to_host(xp.stack(rows))
         bad = [None if first >= layout.n_own else int(first)
                for first, layout in zip(local[:, 0], self.layouts, strict=True)]
@@ -279,3 +276,10 @@ class Parts:
         if self._gathered[2] is None:
             raise RuntimeError("the walls are gathered on the root process only")
         return self._gathered[2][marker]
+
+
+def _wall_momentum(flux, walls: dict) -> list:
+    """Per wall marker of one part, the sums of its faces' momentum fluxes (``dim`` values,
+    fp64, where ``flux`` is: on the device for GPU parts); ``walls``: the marker's face
+    positions in ``flux``."""
+    return [flux[1:-1, positions].sum(axis=1, dtype=np.float64) for positions in walls.values()]
