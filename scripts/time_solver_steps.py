@@ -10,8 +10,8 @@ import argparse
 import dataclasses
 import time
 
-from gpusolver.io.case import load_case
-from gpusolver.run import build_solver
+from gpusolver.run import build_system
+from gpusolver.systems import load_case
 
 
 def main() -> None:
@@ -23,7 +23,8 @@ def main() -> None:
     args = parser.parse_args()
     case = load_case(args.case)
     for strategy in args.strategies.split(","):
-        solver = build_solver(dataclasses.replace(case, run={**case.run, "strategy": strategy}))
+        variant = dataclasses.replace(case, run={**case.run, "strategy": strategy})
+        solver = build_system(variant).solver
         for _ in range(args.warmup):
             solver.step()
         start = time.perf_counter()

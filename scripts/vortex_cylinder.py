@@ -29,14 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusolver.run_vortex import (
-    SurfaceMean,
-    load_vortex_checkpoint,
-    save_vortex_checkpoint,
-    write_surface,
-)
+from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
 from gpusolver.solvers.vortex.body import circle
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
+from gpusolver.solvers.vortex.system import SurfaceMean, VortexSystem, write_surface
 
 
 def smoothed(times: np.ndarray, values: np.ndarray, span: float = 0.5):
@@ -135,7 +131,7 @@ def main() -> None:
     rows = []
     surface = SurfaceMean(args.panels)
     if args.checkpoint and os.path.exists(args.checkpoint):  # the loads so far in --csv
-        load_vortex_checkpoint(Path(args.checkpoint), solver)
+        load_checkpoint(Path(args.checkpoint), VortexSystem(solver))
         rows = [tuple(row) for row in np.atleast_2d(np.loadtxt(args.csv, delimiter=",",
                                                                 skiprows=1))]
     start = time.perf_counter()
@@ -167,7 +163,8 @@ def main() -> None:
                   f"{time.perf_counter() - start:.0f} s", flush=True)
     data = np.array(rows)
     if args.checkpoint:
-        save_vortex_checkpoint(Path(args.checkpoint), solver)
+        system = VortexSystem(solver)
+        save_checkpoint(Path(args.checkpoint), system.identity(), system.snapshot())
     with open(args.csv, "w", newline="") as f:
         csv.writer(f).writerows([("time", "cx", "cy", "elements", "absorbed", "probe_v",
                                   "cx_friction"), *rows])

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from gpusolver.errors import ConfigError
-from gpusolver.io.case import load_case
 from gpusolver.solvers.fv import jst
+from gpusolver.systems import load_case
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 

@@ -14,8 +14,8 @@ import pytest
 
 from gpusolver.cli import main
 from gpusolver.errors import ConfigError
-from gpusolver.io.case import load_case
 from gpusolver.run import run_case
+from gpusolver.systems import load_case
 from meshorder import write_mesh
 from meshorder.testing import grid_mesh
 
@@ -269,11 +269,11 @@ def test_surface_pressure_rows_follow_the_wall_with_their_arc_length(tmp_path):
 
 
 def test_the_case_reference_in_docs_is_generated_from_the_schema():
-    from gpusolver.io.case import case_reference
+    from gpusolver.io.reference import case_reference
 
     committed = Path(__file__).resolve().parents[2] / "docs" / "case_format.md"
     assert committed.read_text() == case_reference(), (
-        "regenerate: python -c 'from gpusolver.io.case import case_reference; "
+        "regenerate: python -c 'from gpusolver.io.reference import case_reference; "
         "open(\"docs/case_format.md\", \"w\").write(case_reference())'")
 
 
@@ -281,7 +281,7 @@ def test_the_case_reference_in_docs_is_generated_from_the_schema():
 def test_the_reference_examples_are_valid_cases(tmp_path, name):
     import tomllib
 
-    from gpusolver.io import case as case_module
+    from gpusolver.io import reference as case_module
     from gpusolver.io.case import parse_case
 
     text = getattr(case_module, name)
@@ -356,7 +356,7 @@ def test_kill_9_leaves_a_history_that_covers_the_checkpoint(tmp_path):
 @pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "cases")
                                         .glob("*.toml")), ids=lambda p: p.name)
 def test_every_shipped_case_file_is_valid(path):
-    from gpusolver.io.case import load_case
+    from gpusolver.systems import load_case
 
     case = load_case(path)
     assert case.run["iterations"] >= 1

@@ -9,15 +9,15 @@ from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
 from gpusolver.cli import main
 from gpusolver.errors import ConfigError
-from gpusolver.io.case import load_case
 from gpusolver.io.vortex_case import VortexCase
-from gpusolver.run_vortex import run_vortex_case
+from gpusolver.run import run_case
 from gpusolver.solvers.vortex import device, restructure
 from gpusolver.solvers.vortex import solver as solver_module
 from gpusolver.solvers.vortex.body import circle, rounded_plate
 from gpusolver.solvers.vortex.sheet import VortexSheet, mean_tangential
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
 from gpusolver.solvers.vortex.surface import front_panel, surface_forces
+from gpusolver.systems import load_case
 
 needs_compiler = pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
 
@@ -436,15 +436,19 @@ def test_a_mesh_body_needs_its_file_and_marker(tmp_path):
         load_case(case)
 
 
-def test_a_restart_from_another_body_or_file_is_refused(tmp_path):
+def test_a_restart_from_another_body_physics_or_file_is_refused(tmp_path):
     case = tmp_path / "case.toml"
     case.write_text(CASE)
     assert main(["run", str(case), "--quiet"]) == 0
     case.write_text(CASE.replace("panels = 40", "panels = 50").replace(
         "steps = 6", 'steps = 1\nrestart = "out/checkpoint.npz"'))
-    with pytest.raises(ConfigError, match="another body"):
-        run_vortex_case(load_case(case), progress=False)
+    with pytest.raises(ConfigError, match="another mesh or body"):
+        run_case(load_case(case), progress=False)
+    case.write_text(CASE.replace("reynolds = 100", "reynolds = 200").replace(
+        "steps = 6", 'steps = 1\nrestart = "out/checkpoint.npz"'))
+    with pytest.raises(ConfigError, match="other physics"):
+        run_case(load_case(case), progress=False)
     (tmp_path / "junk.npz").write_bytes(b"not a checkpoint")
     case.write_text(CASE.replace("steps = 6", 'steps = 1\nrestart = "junk.npz"'))
-    with pytest.raises(ConfigError, match="not a vortex checkpoint"):
-        run_vortex_case(load_case(case), progress=False)
+    with pytest.raises(ConfigError, match="not a gpusolver checkpoint"):
+        run_case(load_case(case), progress=False)

@@ -24,13 +24,11 @@ from gpusolver.bench.solver import run_solver_benchmark
 from gpusolver.bench.vortex import CLOUDS, run_vortex_benchmark
 from gpusolver.bench.vortex import COLUMNS as VORTEX_COLUMNS
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
-from gpusolver.io.case import load_case
-from gpusolver.io.vortex_case import VortexCase
 from gpusolver.parallel import TRANSPORTS, mpi_world, use_local_gpu
 from gpusolver.run import run_case
-from gpusolver.run_vortex import run_vortex_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from gpusolver.solvers.vortex.biot_savart import METHODS
+from gpusolver.systems import load_case
 from meshorder import MeshorderError, Topology, read_mesh
 from meshorder.faceorder import FACE_ORDERS
 from meshorder.generate import GEOMETRIES, generate
@@ -241,45 +239,24 @@ def _bench_dg(args: argparse.Namespace, orderings: list[str], degrees: list[int]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``gpusolver run``."""
+    """Execute ``gpusolver run`` (every rank of ``mpiexec``)."""
     case = load_case(args.case)
-    if isinstance(case, VortexCase):
-        return run_vortex(case, args)
     comm = mpi_world()
     if comm is not None and comm.rank == 0:
         print(f"{comm.size} ranks", flush=True)
-    start = time.perf_counter()
     result = run_case(case, progress=not args.quiet)
-    solver = result.solver
-    if not solver.is_root:
-        return 130 if result.interrupted else 0
+    code = 130 if result.interrupted else 0
+    if not result.system.is_root:
+        return code
     status = {None: "", True: "converged: ", False: "not converged: "}[result.converged]
     if result.interrupted:
         status = "interrupted: "
-    loads = ""
-    if solver.has_loads:
-        total = solver.wall_forces()["total"]
-        loads = f"; CL {total.lift:.5f}, CD {total.drag:.5f}"
-    target = case.run["residual_reduction"]
-    goal = f" (residual_reduction {target:g})" if target is not None else ""
-    print(f"{status}{solver.iteration} iterations in {time.perf_counter() - start:.1f} s"
-          f"{goal}{loads}")
+    target = case.loop.residual_reduction
+    goal = f", residual_reduction {target:g}" if target is not None else ""
+    print(f"{status}{result.system.summary(result.report)} ({result.seconds:.1f} s{goal})")
     for path in result.files:
         print(f"wrote {path}")
-    return 130 if result.interrupted else 0
-
-
-def run_vortex(case: VortexCase, args: argparse.Namespace) -> int:
-    """``gpusolver run`` of a vortex case."""
-    start = time.perf_counter()
-    result = run_vortex_case(case, progress=not args.quiet)
-    solver = result.solver
-    status = "interrupted: " if result.interrupted else ""
-    print(f"{status}{solver.iteration} steps to t = {solver.time:.4g} in "
-          f"{time.perf_counter() - start:.1f} s; {solver.n_elements} elements")
-    for path in result.files:
-        print(f"wrote {path}")
-    return 130 if result.interrupted else 0
+    return code
 
 
 def bench_vortex(args: argparse.Namespace) -> int:

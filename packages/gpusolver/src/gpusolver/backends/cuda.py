@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusolver.backends import ids
+
 #: A null pointer argument of a kernel (CuPy and the host compile alike).
 NULL = np.uint64(0)
 
@@ -34,6 +36,8 @@ def _inline(path: Path, seen: set) -> str:
         if target in seen:
             return ""
         seen.add(target)
+        if target == ids.header_path().resolve():  # the shared ids, as Python has them
+            return ids.cuda_header()
         return _inline(target, seen)
 
     return INCLUDE.sub(include, path.read_text())

@@ -7,57 +7,36 @@ file's folder.
 
 from __future__ import annotations
 
-import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gpusolver.backends import BACKENDS, PRECISIONS
 from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
 from gpusolver.io.output import VTU_COMPRESSIONS
+from gpusolver.io.schema import NUMBER, Key, section
 from gpusolver.parallel import TRANSPORTS
-from gpusolver.physics.boundary import CONDITIONS
+from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
 from gpusolver.physics.fluxes import FLUXES
 from gpusolver.physics.gas import VISCOSITY_LAWS, Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
-from gpusolver.solvers.fv.discretisation import KERNELS, BoundarySpec, Scheme
+from gpusolver.solvers.fv.discretisation import KERNELS, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
-#: Solution methods: cell-centred finite volume, modal discontinuous Galerkin, and the
-#: vortex element method (its own sections: :mod:`gpusolver.io.vortex_case`).
-METHODS = ("fv", "dg", "vortex")
-
 EQUATIONS = ("euler", "navier-stokes")
 
-
-@dataclass(frozen=True)
-class Key:
-    """One allowed key: its type, allowed values, default, whether required, and its meaning."""
-
-    kind: type | tuple[type, ...]
-    choices: tuple | None = None
-    default: Any = None
-    required: bool = False
-    positive: bool = False
-    below_one: bool = False
-    help: str = ""
-
-
-NUMBER = (int, float)
 
 #: Section -> key -> :class:`Key`. ``boundaries`` is free-form (marker names).
 SCHEMA: dict[str, dict[str, Key]] = {
     "solver": {
-        "method": Key(str, METHODS, "fv",
+        "method": Key(str, ("fv", "dg"), "fv",
                       help="fv: cell-centred finite volume; dg: modal discontinuous "
-                           "Galerkin; vortex: the vortex element method (no mesh; its "
+                           "Galerkin (vortex: the vortex element method, no mesh; its "
                            "sections are listed below)"),
     },
     "mesh": {
@@ -166,8 +145,35 @@ SCHEMA: dict[str, dict[str, Key]] = {
 
 
 @dataclass(frozen=True)
+class LoopSettings:
+    """What the run loop (:func:`gpusolver.run.run_case`) reads of any method's case.
+
+    Attributes
+    ----------
+    iterations : int
+        Most steps of this run.
+    restart : pathlib.Path or None
+        The checkpoint to continue from.
+    output_directory : pathlib.Path
+    checkpoint_every : int
+        Steps between checkpoints.
+    history_every : int
+        Steps between rows of the log and convergence tests.
+    residual_reduction : float or None
+        Stop once the first residual has fallen by this factor (None: never).
+    """
+
+    iterations: int
+    restart: Path | None
+    output_directory: Path
+    checkpoint_every: int
+    history_every: int = 1
+    residual_reduction: float | None = None
+
+
+@dataclass(frozen=True)
 class Case:
-    """A validated case.
+    """A validated case of a mesh-based method (``fv``, ``dg``).
 
     Attributes
     ----------
@@ -215,6 +221,13 @@ class Case:
     vtu_compression: str
     reference_area: float
 
+    @property
+    def loop(self) -> LoopSettings:
+        """What the run loop reads of this case."""
+        return LoopSettings(self.run["iterations"], self.restart, self.output_directory,
+                            self.checkpoint_every, self.history_every,
+                            self.run["residual_reduction"])
+
     def gas_for(self, dim: int) -> Gas:
         """The gas and free stream for a mesh of dimension ``dim``."""
         p = self.physics
@@ -225,46 +238,6 @@ class Case:
                    viscosity_law=p["viscosity_law"])
 
 
-def _check_value(where: str, key: Key, value: Any) -> Any:
-    kinds = key.kind if isinstance(key.kind, tuple) else (key.kind,)
-    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        names = " or ".join(k.__name__ for k in kinds)
-        raise ConfigError(f"{where}: expected {names}, found {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a finite number, found {value!r}")
-    if key.choices is not None and value not in key.choices:
-        raise ConfigError(f"{where}: unknown value {value!r}; valid: "
-                          f"{', '.join(map(str, key.choices))}")
-    if key.positive and value <= 0:
-        raise ConfigError(f"{where}: must be positive, found {value!r}")
-    if key.below_one and value >= 1:
-        raise ConfigError(f"{where} is a factor of reduction and must be below 1 (e.g. 1e-8), "
-                          f"found {value!r}")
-    return value
-
-
-def section(data: dict, name: str, source: str, schemas: dict | None = None) -> dict:
-    """Section ``name`` of ``data`` checked against ``schemas`` (default :data:`SCHEMA`):
-    every key known and valid, defaults filled in."""
-    given = data.get(name, {})
-    if not isinstance(given, dict):
-        raise ConfigError(f"{source}: [{name}] must be a table")
-    schema = (SCHEMA if schemas is None else schemas)[name]
-    unknown = sorted(set(given) - set(schema))
-    if unknown:
-        raise ConfigError(f"{source}: [{name}] unknown key(s) {', '.join(unknown)}; valid: "
-                          f"{', '.join(schema)}")
-    values = {}
-    for key, spec in schema.items():
-        if key in given:
-            values[key] = _check_value(f"{source}: [{name}] {key}", spec, given[key])
-        elif spec.required:
-            raise ConfigError(f"{source}: [{name}] {key} is required")
-        else:
-            values[key] = spec.default
-    return values
-
-
 def parse_case(data: dict, path: Path) -> Case:
     """Validate a parsed TOML document; ``path`` locates relative paths and errors."""
     source = str(path)
@@ -272,7 +245,7 @@ def parse_case(data: dict, path: Path) -> Case:
     if unknown:
         raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}; valid: "
                           f"{', '.join([*SCHEMA, 'boundaries'])}")
-    sections = {name: section(data, name, source) for name in SCHEMA}
+    sections = {name: section(data, name, source, SCHEMA) for name in SCHEMA}
     physics = sections["physics"]
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
@@ -315,136 +288,3 @@ def parse_case(data: dict, path: Path) -> Case:
 
 def _float_or_none(value) -> float | None:
     return None if value is None else float(value)
-
-
-def load_case(path: str | Path):
-    """Read and validate the case file at ``path``: a :class:`Case`, or a
-    :class:`~gpusolver.io.vortex_case.VortexCase` for ``[solver] method = "vortex"``.
-
-    Raises
-    ------
-    ConfigError
-        Naming the file and the offending section, key or value.
-    """
-    path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as error:
-        raise ConfigError(f"cannot read case file {path}: {error.strerror}") from error
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a TOML case file (binary data); see "
-                          "docs/case_format.md") from None
-    solver = data.get("solver")
-    if isinstance(solver, dict) and solver.get("method") == "vortex":
-        from gpusolver.io.vortex_case import parse_vortex_case
-        return parse_vortex_case(data, path)
-    return parse_case(data, path)
-
-
-STEADY_EXAMPLE = """
-[mesh]
-file = "../../shared/meshes/su2/mesh_NACA0012_inv.su2"
-
-[physics]
-mach = 0.8
-aoa_deg = 1.25
-
-[boundaries]
-airfoil = "slip-wall"
-farfield = "farfield"
-
-[run]
-time_integrator = "lusgs"
-sweeps = "colours"
-cfl = 50
-cfl_max = 1e4
-freeze_limiter = 1e-2
-iterations = 40000
-residual_reduction = 1e-8
-"""
-
-EXPLICIT_EXAMPLE = """
-[mesh]
-file = "../data/naca0012_tri.msh"
-plan = "../out/demo/plan.npz"          # meshorder reorder ... --colour --hyperplanes
-
-[physics]
-mach = 0.63
-aoa_deg = 2.0
-
-[boundaries]
-airfoil = "slip-wall"
-farfield = { type = "farfield", vortex = true }
-
-[run]
-strategy = "colour"
-time_integrator = "rk4"
-cfl = 1.5
-iterations = 2000
-restart = "../out/naca0012/checkpoint.npz"   # continue a finished run
-
-[output]
-directory = "../out/naca0012"
-"""
-
-
-def _type_name(key: Key) -> str:
-    kinds = key.kind if isinstance(key.kind, tuple) else (key.kind,)
-    return "number" if float in kinds else {str: "string", int: "integer",
-                                               bool: "true/false"}[kinds[0]]
-
-
-def _allowed(key: Key) -> str:
-    if key.choices is not None:
-        return ", ".join(f"`{c}`" for c in key.choices)
-    if key.below_one:
-        return "0 < value < 1"
-    return "> 0" if key.positive else ""
-
-
-def case_reference() -> str:
-    """The case-file format as markdown, generated from :data:`SCHEMA` and the registries.
-
-    ``docs/case_format.md`` is this text (a test keeps them equal).
-    """
-    lines = ["# Case files (`gpusolver run case.toml`)", "",
-             "Generated from `gpusolver.io.case.SCHEMA` by `case_reference()`; do not edit.",
-             "Paths are relative to the case file. An unknown section, key, value or marker",
-             "stops the run before any work, naming the valid ones; numbers must be finite.",
-             ""]
-    lines += _schema_tables(SCHEMA)
-    lines += ["## [boundaries]", "",
-              "One entry per mesh marker: `marker = \"condition\"`, or a table",
-              "`marker = { type = \"condition\", option = value }`.", "",
-              "| condition | options | meaning |", "| --- | --- | --- |"]
-    for name, condition in CONDITIONS.items():
-        options = "; ".join(f"`{k}`: {v}" for k, v in condition.options.items())
-        doc = condition.summary or (condition.ghost.__doc__ or "").strip().splitlines()[0]
-        lines.append(f"| `{name}` | {options} | {doc} |")
-    lines += ["", "## Examples", "", "Steady, implicit (`cases/naca0012_transonic.toml`):", "",
-              "```toml", STEADY_EXAMPLE.strip(), "```", "",
-              "Explicit, restarted from a checkpoint:", "", "```toml",
-              EXPLICIT_EXAMPLE.strip(), "```", ""]
-    from gpusolver.io.vortex_case import VORTEX_SCHEMA
-    lines += ["# Vortex cases (`[solver] method = \"vortex\"`)", "",
-              "No mesh and no [boundaries]: a body contour and these sections.", ""]
-    lines += _schema_tables(VORTEX_SCHEMA, level="##")
-    return "\n".join(lines)
-
-
-def _schema_tables(schema: dict, level: str = "##") -> list[str]:
-    """A markdown table per section of ``schema``."""
-    lines = []
-    for section_name, keys in schema.items():
-        lines += [f"{level} [{section_name}]", "", "| key | type | default | allowed | meaning |",
-                  "| --- | --- | --- | --- | --- |"]
-        for name, key in keys.items():
-            default = "required" if key.required else ("" if key.default is None
-                                                       else f"`{key.default}`")
-            lines.append(f"| `{name}` | {_type_name(key)} | {default} | {_allowed(key)} | "
-                         f"{key.help} |")
-        lines.append("")
-    return lines

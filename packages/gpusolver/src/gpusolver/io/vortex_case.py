@@ -12,7 +12,8 @@ from pathlib import Path
 
 from gpusolver.backends import BACKENDS, PRECISIONS
 from gpusolver.errors import ConfigError
-from gpusolver.io.case import NUMBER, Key, section
+from gpusolver.io.case import LoopSettings
+from gpusolver.io.schema import NUMBER, Key, section
 from gpusolver.solvers.vortex.biot_savart import METHODS
 from gpusolver.solvers.vortex.body import (
     Body,
@@ -108,6 +109,14 @@ class VortexCase:
     output_directory: Path
     checkpoint_every: int
     snapshot_every: int
+    #: The System that runs it (:data:`gpusolver.systems.SYSTEMS`).
+    method: str = "vortex"
+
+    @property
+    def loop(self) -> LoopSettings:
+        """What the run loop reads of this case (a log row per step, no residuals)."""
+        return LoopSettings(self.steps, self.restart, self.output_directory,
+                            self.checkpoint_every)
 
 
 def _body(spec: dict, source: str, base: Path) -> Body:

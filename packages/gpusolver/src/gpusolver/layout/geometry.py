@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
+from scipy.spatial import cKDTree
 
+from gpusolver.errors import ConfigError
 from meshorder import Mesh, Topology
 from meshorder.colouring import colour_items
 from meshorder.geometry import signed_measures
@@ -211,3 +213,23 @@ def colour_interior(geometry: FVGeometry, plan: Plan) -> FVGeometry:
     counts = np.bincount(colour_of)
     offsets = np.concatenate([[0], np.cumsum(counts[counts > 0])])
     return geometry.permute_interior(order, offsets)
+
+
+def periodic_partners(geometry: FVGeometry, marker: str, partner: str) -> np.ndarray:
+    """For each face of ``marker``, the matching face of ``partner`` (global face index).
+
+    Faces match when their centres coincide after the translation between the
+    two markers' mean face centres.
+    """
+    a0, a1 = geometry.markers[marker]
+    b0, b1 = geometry.markers[partner]
+    if a1 - a0 != b1 - b0:
+        raise ConfigError(f"periodic {marker!r} has {a1 - a0} faces but {partner!r} has {b1 - b0}")
+    ca, cb = geometry.face_centre[:, a0:a1], geometry.face_centre[:, b0:b1]
+    shift = cb.mean(axis=1) - ca.mean(axis=1)
+    distance, match = cKDTree(cb.T).query((ca + shift[:, None]).T)
+    scale = np.sqrt(geometry.area[a0:a1].min()) if geometry.dim == 3 else geometry.area[a0:a1].min()
+    if distance.max() > 1e-6 * scale or len(np.unique(match)) != len(match):
+        raise ConfigError(f"periodic {marker!r} and {partner!r}: faces do not match by a "
+                          "translation")
+    return b0 + match

@@ -1,5 +1,6 @@
-"""Run logs that survive a killed run: ``history.csv`` (one row per step with residuals,
-loads and wall time) and the vortex method's ``loads.csv``, both :class:`CsvLog`."""
+"""Run logs that survive a killed run (:class:`CsvLog`): ``history.csv`` of the mesh-based
+methods (one row per step with residuals, loads and wall time) and the vortex method's
+``loads.csv``."""
 
 from __future__ import annotations
 
@@ -7,14 +8,8 @@ import csv
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from meshorder.atomic import atomic_path
-
-if TYPE_CHECKING:
-    from gpusolver.solvers.fv.solver import Solver
 
 
 def history_columns(n_vars: int) -> list[str]:
@@ -77,31 +72,6 @@ class CsvLog:
     def close(self) -> None:
         """Flush and close the file."""
         self.file.close()
-
-
-class History:
-    """Append-only ``history.csv``: iteration, time, wall seconds since the run started,
-    RMS of dU/dt per variable, CL, CD (a :class:`CsvLog`)."""
-
-    def __init__(self, path: Path, n_vars: int, append: bool, restart_iteration: int = 0):
-        """Open ``path``; on a restart (``append``) keep the rows up to ``restart_iteration``."""
-        self.log = CsvLog(path, history_columns(n_vars),
-                          restart_at=restart_iteration if append else None)
-
-    def record(self, solver: Solver, residuals: np.ndarray, wall_s: float) -> None:
-        """One row for the step just taken, ``wall_s`` seconds after the run started."""
-        total = solver.wall_forces()["total"]
-        self.log.write([solver.iteration, f"{solver.time:.10g}", f"{wall_s:.4f}"]
-                       + [f"{r:.8e}" for r in residuals]
-                       + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
-
-    def flush(self) -> None:
-        """Put the rows so far on the disk (before a checkpoint)."""
-        self.log.flush()
-
-    def close(self) -> None:
-        """Flush and close the file."""
-        self.log.close()
 
 
 def _keep_rows_up_to(path: Path, last: float) -> None:

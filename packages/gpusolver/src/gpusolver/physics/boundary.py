@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusolver.backends import array_module
+from gpusolver.backends.ids import Condition as KernelCondition
+from gpusolver.errors import ConfigError
 from gpusolver.physics.gas import Gas, stack
 from meshorder.registry import Registry
 
@@ -178,11 +180,16 @@ CONDITIONS["periodic"] = Condition(
     summary="Periodic pair: the ghost is the state at the partner marker's matching face.")
 
 
-#: Condition name -> the kernels' condition code (``enum Condition`` of
-#: ``physics/kernels/boundary.cuh``).
-CONDITION_CODES = {"slip-wall": 0, "symmetry": 0, "no-slip-adiabatic": 1,
-                   "no-slip-isothermal": 2, "farfield": 3, "supersonic-inflow": 4,
-                   "supersonic-outflow": 5, "pressure-outlet": 6, "periodic": 7}
+#: Condition name -> how the kernels make its ghost state (:class:`gpusolver.backends.ids.
+#: Condition`, ``enum Condition`` of the kernels).
+CONDITION_CODES = {"slip-wall": KernelCondition.MIRROR, "symmetry": KernelCondition.MIRROR,
+                   "no-slip-adiabatic": KernelCondition.NO_SLIP_ADIABATIC,
+                   "no-slip-isothermal": KernelCondition.NO_SLIP_ISOTHERMAL,
+                   "farfield": KernelCondition.FARFIELD,
+                   "supersonic-inflow": KernelCondition.IMPOSED,
+                   "supersonic-outflow": KernelCondition.EXTRAPOLATED,
+                   "pressure-outlet": KernelCondition.PRESSURE_OUTLET,
+                   "periodic": KernelCondition.PERIODIC}
 
 
 def kernel_condition(gas: Gas, spec) -> tuple[int, np.ndarray]:
@@ -209,4 +216,42 @@ def kernel_condition(gas: Gas, spec) -> tuple[int, np.ndarray]:
         value[1:-1] = params.get("velocity", [0.0] * gas.dim)
     elif name == "pressure-outlet":
         value[-1] = params.get("pressure", 1.0) / gas.gamma
-    return CONDITION_CODES[name], value[:, None]
+    return int(CONDITION_CODES[name]), value[:, None]
+
+
+@dataclass(frozen=True)
+class BoundarySpec:
+    """The condition on one marker, with its options (from the case file)."""
+
+    condition: Condition
+    params: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, marker: str, value) -> BoundarySpec:
+        """From a case-file value: a condition name or a table with ``type`` and options."""
+        table = {"type": value} if isinstance(value, str) else dict(value)
+        name = table.pop("type", None)
+        if name not in CONDITIONS:
+            raise ConfigError(f"boundary {marker!r}: unknown condition {name!r}; valid: "
+                              f"{', '.join(CONDITIONS)}")
+        condition = CONDITIONS[name]
+        unknown = set(table) - set(condition.options)
+        if unknown:
+            valid = ", ".join(condition.options) or "none"
+            raise ConfigError(f"boundary {marker!r} ({name}): unknown option(s) "
+                              f"{', '.join(sorted(unknown))}; valid: {valid}")
+        return cls(condition, table)
+
+
+def check_markers(markers, boundaries: dict[str, BoundarySpec]) -> None:
+    """Every mesh marker needs a condition and every condition a marker."""
+    missing = [m for m in markers if m not in boundaries]
+    unknown = [m for m in boundaries if m not in markers]
+    if missing or unknown:
+        parts = []
+        if unknown:
+            parts.append(f"unknown marker(s) {', '.join(unknown)}")
+        if missing:
+            parts.append(f"no condition for marker(s) {', '.join(missing)}")
+        raise ConfigError(f"boundaries: {'; '.join(parts)}; the mesh has markers: "
+                          f"{', '.join(markers)}")

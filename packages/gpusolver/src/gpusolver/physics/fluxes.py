@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpusolver.backends import array_module
+from gpusolver.backends.ids import CONSTANTS, Flux
 from gpusolver.physics.gas import Gas, stack
 from meshorder.registry import Registry
 
@@ -18,7 +19,7 @@ from meshorder.registry import Registry
 FLUXES: Registry = Registry("flux")
 
 #: Harten's entropy fix: eigenvalues below this fraction of the sound speed are smoothed.
-ENTROPY_FIX = 0.1
+ENTROPY_FIX = CONSTANTS["ENTROPY_FIX"]
 
 
 def _where(condition, a, b):
@@ -40,7 +41,8 @@ FLUXES["llf"] = rusanov
 
 #: Flux name -> its code in the kernels (``enum Flux`` of ``physics/kernels/euler.cuh``;
 #: ``jst``: the finite-volume central scheme of :mod:`gpusolver.solvers.fv.jst`).
-FLUX_CODES = {"roe": 0, "rusanov": 1, "llf": 1, "ausmpw+": 2, "jst": 3}
+FLUX_CODES = {"roe": Flux.ROE, "rusanov": Flux.RUSANOV, "llf": Flux.RUSANOV,
+              "ausmpw+": Flux.AUSMPW_PLUS, "jst": Flux.JST}
 
 
 def _harten(eigenvalue, delta):

@@ -4,8 +4,8 @@
 // kernels; needs euler.cuh.
 #pragma once
 
-enum Condition { MIRROR = 0, NO_SLIP_ADIABATIC = 1, NO_SLIP_ISOTHERMAL = 2, FARFIELD = 3,
-                 IMPOSED = 4, EXTRAPOLATED = 5, PRESSURE_OUTLET = 6, PERIODIC = 7 };
+// enum Condition comes from ids.cuh
+#include "../../backends/ids.cuh"
 
 // Characteristic far field about the outside state (boundary.characteristic_ghost).
 template <typename real, int DIM>

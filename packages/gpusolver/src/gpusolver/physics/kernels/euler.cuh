@@ -4,16 +4,16 @@
 // (solvers/dg/kernels). States are primitive (rho, velocity, p) unless named otherwise.
 #pragma once
 
+#include "../../backends/ids.cuh"
+
 template <int DIM>
 struct Vars {
     static constexpr int N = DIM + 2;
 };
 
-// Riemann fluxes (template argument FLUX); JST: the finite-volume central scheme, whose
-// flux between cells lives in solvers/fv/kernels/residual.cu (Roe on the boundary)
-enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2, JST = 3 };
-// Harten's entropy fix (gpusolver.physics.fluxes.ENTROPY_FIX)
-#define ENTROPY_FIX 0.1
+// Riemann fluxes: the template argument FLUX is an enum Flux of ids.cuh (JST: the
+// finite-volume central scheme, whose flux between cells lives in
+// solvers/fv/kernels/residual.cu; Roe on the boundary); ENTROPY_FIX is Harten's.
 
 template <typename real, int DIM>
 __device__ __forceinline__ void primitive(const real* __restrict__ U, int n, int c,

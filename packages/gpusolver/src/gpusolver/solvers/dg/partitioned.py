@@ -33,11 +33,11 @@ from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.layout.parts import PartCells, file_facets
 from gpusolver.parallel import Loopback, halo_lists
+from gpusolver.physics.boundary import BoundarySpec, check_markers
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.fused import FusedDG, HaloSplit
 from gpusolver.solvers.dg.fused_parts import FusedDGPartsSteps
 from gpusolver.solvers.dg.solver import EXACT, DGSolver
-from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers
 from gpusolver.solvers.parts import Parts, PerPart
 from meshorder import Topology
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan

@@ -33,8 +33,9 @@ import numpy as np
 from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.layout.geometry import periodic_partners
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
-from gpusolver.physics.boundary import kernel_condition
+from gpusolver.physics.boundary import BoundarySpec, check_markers, kernel_condition
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import (
@@ -47,7 +48,6 @@ from gpusolver.solvers.dg.layout import (
 from gpusolver.solvers.dg.reference import basis
 from gpusolver.solvers.dg.shock import ModalFilter
 from gpusolver.solvers.dg.viscous import BR2
-from gpusolver.solvers.fv.discretisation import BoundarySpec, check_markers, periodic_partners
 from gpusolver.solvers.whole_mesh import WholeMesh
 from meshorder import Mesh, Topology
 from meshorder.pipeline import make_plan

@@ -1,9 +1,9 @@
 """Cell-centred finite volume: Euler and laminar Navier-Stokes, explicit Runge-Kutta."""
 
-from gpusolver.physics.boundary import CONDITIONS
+from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
 from gpusolver.physics.fluxes import FLUXES
 from gpusolver.physics.gas import Gas
-from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
 from gpusolver.solvers.fv.solver import PRECISIONS, Forces, Solver, Stepping
 
 __all__ = ["CONDITIONS", "FLUXES", "PRECISIONS", "BoundarySpec", "Discretisation", "Forces",

@@ -7,15 +7,14 @@ strategy decides how face values reach cells.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from gpusolver.errors import ConfigError
-from gpusolver.layout.geometry import FVGeometry
-from gpusolver.physics.boundary import CONDITIONS, Condition, characteristic_ghost
+from gpusolver.layout.geometry import FVGeometry, periodic_partners
+from gpusolver.physics.boundary import BoundarySpec, characteristic_ghost, check_markers
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import DEFAULT_CENTRE, PointVortexFarField
@@ -112,30 +111,6 @@ class Scheme:
             raise ConfigError(f"order must be 1 or 2, not {self.order!r}")
 
 
-@dataclass(frozen=True)
-class BoundarySpec:
-    """The condition on one marker, with its options (from the case file)."""
-
-    condition: Condition
-    params: dict = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, marker: str, value) -> BoundarySpec:
-        """From a case-file value: a condition name or a table with ``type`` and options."""
-        table = {"type": value} if isinstance(value, str) else dict(value)
-        name = table.pop("type", None)
-        if name not in CONDITIONS:
-            raise ConfigError(f"boundary {marker!r}: unknown condition {name!r}; valid: "
-                              f"{', '.join(CONDITIONS)}")
-        condition = CONDITIONS[name]
-        unknown = set(table) - set(condition.options)
-        if unknown:
-            valid = ", ".join(condition.options) or "none"
-            raise ConfigError(f"boundary {marker!r} ({name}): unknown option(s) "
-                              f"{', '.join(sorted(unknown))}; valid: {valid}")
-        return cls(condition, table)
-
-
 class WaveSpeeds(NamedTuple):
     """Per-face wave speeds: convective ``|u.n| + c`` and viscous (``None``: inviscid)."""
 
@@ -166,40 +141,6 @@ def _vortex_centre(marker: str, params: dict) -> tuple[float, float]:
         raise ConfigError(f"boundary {marker!r}: centre must be two numbers [x, y], "
                           f"not {centre!r}")
     return float(centre[0]), float(centre[1])
-
-
-def check_markers(markers, boundaries: dict[str, BoundarySpec]) -> None:
-    """Every mesh marker needs a condition and every condition a marker."""
-    missing = [m for m in markers if m not in boundaries]
-    unknown = [m for m in boundaries if m not in markers]
-    if missing or unknown:
-        parts = []
-        if unknown:
-            parts.append(f"unknown marker(s) {', '.join(unknown)}")
-        if missing:
-            parts.append(f"no condition for marker(s) {', '.join(missing)}")
-        raise ConfigError(f"boundaries: {'; '.join(parts)}; the mesh has markers: "
-                          f"{', '.join(markers)}")
-
-
-def periodic_partners(geometry: FVGeometry, marker: str, partner: str) -> np.ndarray:
-    """For each face of ``marker``, the matching face of ``partner`` (global face index).
-
-    Faces match when their centres coincide after the translation between the
-    two markers' mean face centres.
-    """
-    a0, a1 = geometry.markers[marker]
-    b0, b1 = geometry.markers[partner]
-    if a1 - a0 != b1 - b0:
-        raise ConfigError(f"periodic {marker!r} has {a1 - a0} faces but {partner!r} has {b1 - b0}")
-    ca, cb = geometry.face_centre[:, a0:a1], geometry.face_centre[:, b0:b1]
-    shift = cb.mean(axis=1) - ca.mean(axis=1)
-    distance, match = cKDTree(cb.T).query((ca + shift[:, None]).T)
-    scale = np.sqrt(geometry.area[a0:a1].min()) if geometry.dim == 3 else geometry.area[a0:a1].min()
-    if distance.max() > 1e-6 * scale or len(np.unique(match)) != len(match):
-        raise ConfigError(f"periodic {marker!r} and {partner!r}: faces do not match by a "
-                          "translation")
-    return b0 + match
 
 
 def limiter_threshold(volume: np.ndarray, dim: int, gas: Gas, scheme: Scheme) -> np.ndarray:

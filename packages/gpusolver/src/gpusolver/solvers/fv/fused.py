@@ -28,18 +28,19 @@ import numpy as np
 
 from gpusolver.backends.cuda import NULL, real_type
 from gpusolver.backends.graphs import StepGraphs, alternate
+from gpusolver.backends.ids import Accumulation, Gradient, Limiter
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.physics.boundary import kernel_condition
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 
-GRADIENT_CODES = {"least-squares": 0, "green-gauss": 1}
-#: The gradient kernel's JST cell pass instead (``enum Gradient``).
-JST_DIFFERENCES = 2
-UNLIMITED, VENKATAKRISHNAN, FROZEN, RATCHET = 0, 1, 2, 3  # enum Limiter
-STORE, ATOMIC, PLAIN = 0, 1, 2
-#: Solver strategy -> how the face kernel accumulates (``enum Accumulation``).
+GRADIENT_CODES = {"least-squares": Gradient.LEAST_SQUARES, "green-gauss": Gradient.GREEN_GAUSS}
+#: The gradient kernel's JST cell pass instead.
+JST_DIFFERENCES = Gradient.JST_DIFFERENCES
+UNLIMITED, VENKATAKRISHNAN, FROZEN, RATCHET = Limiter
+STORE, ATOMIC, PLAIN = Accumulation
+#: Solver strategy -> how the face kernel accumulates.
 ACCUMULATION = {"reduce": STORE, "atomic": ATOMIC, "colour": PLAIN}
 
 #: Threads per block of every kernel (``__launch_bounds__(256)``).

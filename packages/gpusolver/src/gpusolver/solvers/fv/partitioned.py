@@ -28,8 +28,9 @@ from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
 from gpusolver.layout.parts import PartLayout, layout_of_part
 from gpusolver.parallel import Loopback, halo_lists
+from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
-from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedResidual
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels

@@ -14,10 +14,11 @@ from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKr
 from gpusolver.layout.geometry import build_geometry, colour_interior
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
+from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
 from gpusolver.solvers.fv.accumulate import STRATEGIES
-from gpusolver.solvers.fv.discretisation import BoundarySpec, Discretisation, Scheme
+from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedRungeKutta, limiter_input
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS

@@ -29,14 +29,8 @@
 #include "../../../physics/kernels/boundary.cuh"
 #include "../../../physics/kernels/viscous.cuh"
 
-// Gradients and limiters
-// JST_DIFFERENCES: the JST scheme's cell pass instead of gradients
-enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1, JST_DIFFERENCES = 2 };
-// FROZEN reads the limiter values; RATCHET caps the computed ones by them and stores
-// the result (the limiter may fall, never rise).
-enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2, RATCHET = 3 };
-// Accumulation of face fluxes
-enum Accumulation { STORE = 0, ATOMIC = 1, PLAIN = 2 };
+// enum Gradient (JST_DIFFERENCES: the JST scheme's cell pass instead of gradients),
+// enum Limiter and enum Accumulation (of face fluxes) come from ids.cuh.
 
 // Everything the kernels read of a mesh's faces and boundaries.
 template <typename real>

@@ -1,0 +1,67 @@
+"""The DG System: :class:`~gpusolver.solvers.dg.solver.DGSolver` on the whole mesh,
+:class:`~gpusolver.solvers.dg.partitioned.PartitionedDG` on a rank's part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gpusolver.errors import ConfigError
+from gpusolver.integrators.explicit import TABLEAUX
+from gpusolver.io.case import Case
+from gpusolver.io.output import write_high_order_solution
+from gpusolver.solvers.dg.partitioned import PartitionedDG
+from gpusolver.solvers.dg.solver import DGSolver
+from gpusolver.solvers.mesh_system import MeshSystem
+from meshorder import Mesh, Topology
+from meshorder.plan import Plan, PlanPart
+
+
+class DGSystem(MeshSystem):
+    """Modal discontinuous Galerkin (``[solver] method = "dg"``)."""
+
+    method = "dg"
+
+    @classmethod
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
+                      plan: Plan | None) -> DGSolver:
+        """:class:`DGSolver` with the case's degree, flux and stepping."""
+        return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, plan=plan,
+                        topology=topology, backend=case.run["backend"], **_options(case))
+
+    @classmethod
+    def on_part(cls, case: Case, part: PlanPart, backend: str, transport) -> PartitionedDG:
+        """:class:`PartitionedDG` of this rank's part."""
+        return PartitionedDG([part], case.gas_for(part.mesh.mesh.dim), case.boundaries,
+                             transport=transport, backend=backend, **_options(case))
+
+    def take_steps(self, steps: int) -> np.ndarray:
+        """On the whole mesh as one batch (:meth:`DGSolver.advance`: the state is checked
+        once, after the last step)."""
+        if isinstance(self.solver, DGSolver):
+            return self.solver.advance(steps)
+        return super().take_steps(steps)
+
+    def write_outputs(self, out: Path) -> list[Path]:
+        """Those of every mesh-based System and ``solution_high_order.vtu``."""
+        files = super().write_outputs(out)
+        if self.solver.has_loads:  # the view is gathered on the root
+            files += write_high_order_solution(out / "solution_high_order.vtu", self.solver,
+                                               self.case.vtu_compression)
+        return files
+
+
+def _options(case: Case) -> dict:
+    """The DG solver's options from ``case``, after refusing what it does not run yet."""
+    run, stepping = case.run, case.stepping
+    refused = [(stepping.integrator not in TABLEAUX,
+                f"explicit steps ({', '.join(TABLEAUX)})"),
+               (run["precision"] != "fp64", "fp64")]
+    for refuse, what in refused:
+        if refuse:
+            raise ConfigError(f"{case.path}: [solver] method = 'dg' runs {what} so far")
+    return {"degree": case.degree, "flux": case.scheme.flux, "integrator": stepping.integrator,
+            "cfl": stepping.cfl, "reference_area": case.reference_area,
+            "local_time_step": stepping.local_time_step,
+            "shock_capturing": case.shock_capturing}

@@ -1,0 +1,227 @@
+"""What the mesh-based Systems (finite volume, DG) share: reading the mesh or this rank's
+part, the history and the wall loads, checkpoints of the conserved state, and the outputs.
+
+A mesh-based System holds a *solver*: one on the whole mesh, or, under ``mpiexec`` with
+several ranks, one on this rank's part of a partitioned plan
+(:class:`gpusolver.solvers.parts.Parts`). Both offer the same members (``step``,
+``conserved``, ``set_conserved``, ``wall_forces`` ...), which this module alone reads.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpusolver import load_plan_for
+from gpusolver.backends import cupy_available
+from gpusolver.errors import ConfigError
+from gpusolver.io.case import Case, parse_case
+from gpusolver.io.output import (
+    write_forces,
+    write_partitioned_solution,
+    write_solution,
+    write_surface_pressure,
+)
+from gpusolver.monitors.history import history_columns
+from gpusolver.parallel import make_transport, mpi_world, use_local_gpu
+from gpusolver.physics.boundary import check_markers
+from gpusolver.solvers.base import Identity, Snapshot, StepReport, System, digest_of
+from gpusolver.solvers.parts import Parts
+from meshorder import Mesh, Topology, read_mesh
+from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.plan import Plan, PlanPart, read_plan_part
+
+
+class MeshSystem(System):
+    """A System of a mesh-based solver (see the module docstring).
+
+    Subclasses build their solver (:meth:`on_whole_mesh`, :meth:`on_part`) and may add
+    outputs; the rest is here.
+    """
+
+    def __init__(self, case: Case, solver: Any):
+        self.case, self.solver = case, solver
+        self._started = time.perf_counter()
+
+    # ---------------------------------------------------------------- the case
+    @classmethod
+    def parse_case(cls, data: dict, path: Path) -> Case:
+        """:func:`gpusolver.io.case.parse_case`."""
+        return parse_case(data, path)
+
+    @classmethod
+    def from_case(cls, case: Case) -> MeshSystem:
+        """Read the mesh (and plan), check the markers, and set up the solver.
+
+        Under ``mpiexec`` with several ranks, one part per rank: with the case's plan
+        (which must have that many parts) each rank reads only its part of the plan and
+        never the mesh; without a plan, each rank reads the mesh and makes one.
+        """
+        comm = mpi_world()
+        if comm is not None:
+            return cls(case, cls._on_ranks(case, comm))
+        mesh = read_mesh(case.mesh_file)
+        topology = Topology(mesh)
+        present = np.unique(topology.face_marker[topology.face_marker >= 0])
+        check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
+        plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
+        return cls(case, cls.on_whole_mesh(case, mesh, topology, plan))
+
+    @classmethod
+    def _on_ranks(cls, case: Case, comm) -> Any:
+        cls.check_ranks(case)
+        if case.plan_file:
+            part = read_plan_part(case.plan_file, comm.rank)
+            if part.n_parts != comm.size:
+                raise ConfigError(f"the plan has {part.n_parts} part(s) but the run has "
+                                  f"{comm.size} ranks; make it with `meshorder reorder "
+                                  f"--partitions {comm.size}`")
+        else:
+            mesh = read_mesh(case.mesh_file)
+            part = make_plan(mesh, PlanOptions(partitions=comm.size)).part(comm.rank)
+        check_markers(part.boundary_markers, case.boundaries)
+        run = case.run
+        backend = ("cupy" if run["backend"] == "auto" and cupy_available()
+                   else run["backend"])
+        if run["transport"] == "nccl" and backend != "cupy":
+            raise ConfigError(f"{case.path}: transport = 'nccl' exchanges GPU states; set "
+                              "backend = 'cupy' (on a machine with GPUs) or transport = "
+                              "'mpi-host'")
+        if backend == "cupy":
+            use_local_gpu(comm)
+        return cls.on_part(case, part, backend, make_transport(run["transport"], comm))
+
+    @classmethod
+    @abstractmethod
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
+                      plan: Plan | None) -> Any:
+        """The solver of ``case`` on the whole mesh."""
+
+    @classmethod
+    @abstractmethod
+    def on_part(cls, case: Case, part: PlanPart, backend: str, transport) -> Parts:
+        """The solver of ``case`` on this rank's ``part``, exchanging through ``transport``."""
+
+    @classmethod
+    def check_ranks(cls, case: Case) -> None:
+        """Refuse what runs on one rank only (before anything is read)."""
+
+    def identity(self) -> Identity:
+        """The mesh's content digest, and that of the physics and boundary conditions."""
+        boundaries = {marker: [spec.condition.name, spec.params]
+                      for marker, spec in self.case.boundaries.items()}
+        return Identity(self.method, self.solver.mesh_digest,
+                        digest_of({"physics": self.case.physics, "boundaries": boundaries}))
+
+    # ---------------------------------------------------------------- stepping
+    @property
+    def iteration(self) -> int:
+        """Steps taken (across restarts)."""
+        return self.solver.iteration
+
+    def advance(self, steps: int) -> StepReport:
+        """``steps`` steps of the solver; its residual norms and the walls' CL, CD."""
+        residuals = self.take_steps(steps)
+        solver = self.solver
+        total = solver.wall_forces()["total"]
+        loads = {"cl": total.lift, "cd": total.drag}
+        row = ([solver.iteration, f"{solver.time:.10g}",
+                f"{time.perf_counter() - self._started:.4f}"]
+               + [f"{r:.8e}" for r in residuals]
+               + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
+        return StepReport(solver.iteration, solver.time, residuals,
+                          float(residuals[0] / solver.first_residual), loads, row)
+
+    def take_steps(self, steps: int) -> np.ndarray:
+        """``steps`` steps; the residual norms of the last."""
+        for _ in range(steps):
+            residuals = self.solver.step()
+        return residuals
+
+    def progress_label(self) -> str:
+        """Backend, precision and strategy."""
+        run = self.case.run
+        return f"{self.solver.backend.name} {run['precision']} {run['strategy']}"
+
+    def progress_values(self, report: StepReport) -> dict[str, str]:
+        """The residual's fall (log10) and CL."""
+        return {"res": f"{np.log10(max(report.fall, 1e-300)):.2f}",
+                "cl": f"{report.loads['cl']:.4f}"}
+
+    def summary(self, report: StepReport | None) -> str:
+        """Iterations, and CL, CD once a step was taken."""
+        loads = ""
+        if report is not None:
+            loads = f"; CL {report.loads['cl']:.5f}, CD {report.loads['cd']:.5f}"
+        return f"{self.iteration} iterations{loads}"
+
+    # ---------------------------------------------------------------- several ranks
+    @property
+    def is_root(self) -> bool:
+        """True in the process that writes (every process on one rank)."""
+        return self.solver.is_root
+
+    def any_rank(self, flag: bool) -> bool:
+        """``flag`` summed over the ranks (one 8-byte sum)."""
+        if isinstance(self.solver, Parts):
+            return bool(self.solver.transport.sum(np.array([float(flag)]))[0])
+        return flag
+
+    # ---------------------------------------------------------------- log
+    def log_columns(self) -> list[str]:
+        """``history.csv``: iteration, time, wall_s, a residual per equation, cl, cd."""
+        return history_columns(self.solver.gas.n_vars)
+
+    @property
+    def log_position(self) -> float:
+        """The iteration (history.csv's first column)."""
+        return self.solver.iteration
+
+    # ---------------------------------------------------------------- checkpoints
+    def snapshot(self) -> Snapshot:
+        """The conserved state in the file's cell order, its precision, iteration, time,
+        CFL number, circulation and the first residual."""
+        solver = self.solver
+        conserved = solver.conserved()  # every rank: a global gather under MPI
+        return Snapshot({"conserved": conserved}, {
+            "iteration": solver.iteration, "time": solver.time, "dtype": solver.dtype.name,
+            "circulation": solver.circulation, "cfl": solver.cfl,
+            "first_residual": solver.first_residual})
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """The state, counters and ramps of ``snapshot`` (same precision and shape)."""
+        solver, meta = self.solver, snapshot.meta
+        conserved = snapshot.arrays["conserved"]
+        expected = solver.conserved().shape  # (n_vars, n_cells); DG: (n_vars, n_modes, n_cells)
+        if meta["dtype"] != solver.dtype.name or conserved.shape != expected:
+            raise ValueError(f"state is {conserved.dtype} {conserved.shape}, the run needs "
+                             f"{solver.dtype.name} {expected}")
+        solver.set_conserved(conserved)
+        solver.iteration = int(meta["iteration"])
+        solver.time = float(meta["time"])
+        solver.circulation = float(meta["circulation"])
+        solver.cfl = float(meta["cfl"])
+        solver.first_residual = meta["first_residual"]
+
+    # ---------------------------------------------------------------- outputs
+    def write_outputs(self, out: Path) -> list[Path]:
+        """``solution.vtu`` (``.pvtu`` and a piece per part on several ranks),
+        ``forces.csv`` and ``cp_<marker>.csv``, once a step was taken in this process."""
+        solver = self.solver
+        if not solver.has_loads:
+            return []
+        compression = self.case.vtu_compression
+        files = []
+        if isinstance(solver, Parts):  # each process its pieces
+            files += write_partitioned_solution(out / "solution.pvtu", solver, compression)
+        elif self.is_root:
+            write_solution(out / "solution.vtu", solver, compression)
+            files.append(out / "solution.vtu")
+        if self.is_root:
+            write_forces(out / "forces.csv", solver)
+            files += [out / "forces.csv", *write_surface_pressure(out, solver)]
+        return files
