@@ -15,7 +15,8 @@ from pathlib import Path
 import cupy
 import numpy as np
 
-from gpusolver.bench.flux import copy_bandwidth, time_kernel
+from gpusolver.backends import get_backend
+from gpusolver.bench.flux import time_kernel
 from gpusolver.bench.reference import GAMMA, random_state
 from gpusolver.layout.faces import FaceLayout
 from gpusolver.layout.geometry import build_geometry
@@ -34,7 +35,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
         generate("wing", path, cells, threads=16)
     mesh = read_mesh(path)
     topology = Topology(mesh)
-    copy = copy_bandwidth(cupy)
+    copy = get_backend("cupy").copy_bandwidth()
     print(f"{path}: {mesh.n_cells} cells; copy bandwidth {copy:.0f} GB/s", flush=True)
     rows = []
     for ordering in orderings:
@@ -53,8 +54,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
                 residual = cupy.zeros_like(state)
                 runner(state, residual, GAMMA)
                 error = float(cupy.abs(residual - reference).max() / cupy.abs(reference).max())
-                seconds = time_kernel(cupy, lambda r=runner, s=state, o=residual: r(s, o, GAMMA),
-                                      10)
+                seconds = time_kernel(lambda r=runner, s=state, o=residual: r(s, o, GAMMA), 10)
                 row = {"ordering": ordering, "precision": precision, "strategy": strategy,
                        "faces_per_block": block, "ms": seconds * 1e3, "error": error,
                        "ratio_to_copy": faces.minimum_bytes(mesh.n_cells) / seconds / 1e9 / copy}

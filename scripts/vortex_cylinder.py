@@ -131,7 +131,8 @@ def main() -> None:
     rows = []
     surface = SurfaceMean(args.panels)
     if args.checkpoint and os.path.exists(args.checkpoint):  # the loads so far in --csv
-        load_checkpoint(Path(args.checkpoint), VortexSystem(solver))
+        system = VortexSystem(solver)
+        system.restore(load_checkpoint(Path(args.checkpoint), system.identity()))
         rows = [tuple(row) for row in np.atleast_2d(np.loadtxt(args.csv, delimiter=",",
                                                                 skiprows=1))]
     start = time.perf_counter()

@@ -5,6 +5,7 @@ import pytest
 
 from gpusolver.errors import ConfigError
 from gpusolver.solvers.fv import jst
+from gpusolver.solvers.fv.case import scheme_of
 from gpusolver.systems import load_case
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
@@ -98,5 +99,5 @@ def test_a_case_file_sets_the_jst_coefficients(tmp_path):
     path = write_case(tmp_path)
     path.write_text(path.read_text().replace('flux = "roe"',
                                               'flux = "jst"\njst_k2 = 1.0\njst_k4 = 0.03'))
-    scheme = load_case(path).scheme
+    scheme = scheme_of(load_case(path))
     assert (scheme.flux, scheme.jst_k2, scheme.jst_k4, scheme.order) == ("jst", 1.0, 0.03, 1)

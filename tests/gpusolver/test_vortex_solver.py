@@ -9,11 +9,11 @@ from gpusolver.backends import get_backend
 from gpusolver.backends.host import compiler
 from gpusolver.cli import main
 from gpusolver.errors import ConfigError
-from gpusolver.io.vortex_case import VortexCase
 from gpusolver.run import run_case
 from gpusolver.solvers.vortex import device, restructure
 from gpusolver.solvers.vortex import solver as solver_module
 from gpusolver.solvers.vortex.body import circle, rounded_plate
+from gpusolver.solvers.vortex.case import VortexCase
 from gpusolver.solvers.vortex.sheet import VortexSheet, mean_tangential
 from gpusolver.solvers.vortex.solver import VortexSettings, VortexSolver
 from gpusolver.solvers.vortex.surface import front_panel, surface_forces

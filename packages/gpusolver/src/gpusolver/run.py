@@ -58,10 +58,21 @@ class RunResult:
 
 
 def build_system(case: Any) -> System:
-    """The System of ``case``'s method, restored from the case's restart file if it has one."""
+    """The System of ``case``'s method, restored from the case's restart file if it has one.
+
+    Raises
+    ------
+    ConfigError
+        When the restart file cannot be read, belongs to another case or does not fit.
+    """
     system = SYSTEMS.lookup(case.method).from_case(case)
-    if case.loop.restart is not None:
-        load_checkpoint(case.loop.restart, system)
+    restart = case.loop.restart
+    if restart is not None:
+        snapshot = load_checkpoint(restart, system.identity())
+        try:
+            system.restore(snapshot)
+        except (KeyError, ValueError) as error:
+            raise ConfigError(f"checkpoint {restart}: {error}") from None
     return system
 
 

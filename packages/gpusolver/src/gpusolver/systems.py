@@ -40,7 +40,7 @@ def system_of(data: dict, path: Path) -> type[System]:
 def load_case(path: str | Path) -> Any:
     """Read and validate the case file at ``path`` by its method's schema: a
     :class:`~gpusolver.io.case.Case` (``fv``, ``dg``) or a
-    :class:`~gpusolver.io.vortex_case.VortexCase`.
+    :class:`~gpusolver.solvers.vortex.case.VortexCase`.
 
     Raises
     ------

@@ -100,6 +100,27 @@ class Backend:
         if self.name == "cupy":
             self.xp.cuda.Device().synchronize()
 
+    def device_name(self) -> str:
+        """The current CUDA device's name (``cpu`` on NumPy)."""
+        if self.name != "cupy":
+            return "cpu"
+        properties = self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)
+        return properties["name"].decode()
+
+    def release_memory(self) -> None:
+        """Return the memory pool's free blocks to the device (no-op on the CPU)."""
+        if self.name == "cupy":
+            self.xp.get_default_memory_pool().free_all_blocks()
+
+    def copy_bandwidth(self, n_bytes: int = 2**30, repeats: int = 10) -> float:
+        """Device-to-device copy bandwidth in GB/s, counting bytes read plus written."""
+        src = self.xp.ones(n_bytes // 8, dtype=np.float64)
+        dst = self.xp.empty_like(src)
+
+        def copy():
+            dst[...] = src
+        return 2 * n_bytes / self.median_seconds(copy, repeats) / 1e9
+
 
 def _row_by_row(combine_row: Callable) -> Callable:
     """Scatter ``values[..., k]`` into ``out[..., index[k]]`` one leading row at a time

@@ -25,17 +25,7 @@ from meshorder.peers import PEERS
 from meshorder.pipeline import PlanOptions, make_plan, run_ordering
 
 
-def copy_bandwidth(cupy, n_bytes: int = 2**30, repeats: int = 10) -> float:
-    """Device-to-device copy bandwidth in GB/s, counting bytes read plus written."""
-    src = cupy.ones(n_bytes // 8, dtype=cupy.float64)
-    dst = cupy.empty_like(src)
-
-    def copy():
-        dst[...] = src
-    return 2 * n_bytes / time_kernel(cupy, copy, repeats) / 1e9
-
-
-def time_kernel(cupy, launch, repeats: int) -> float:
+def time_kernel(launch, repeats: int) -> float:
     """Median seconds of ``launch()`` over ``repeats`` runs after two warm-ups (CUDA events)."""
     return get_backend("cupy").median_seconds(launch, repeats)
 
@@ -55,10 +45,10 @@ def cell_orders(mesh: Mesh, topology: Topology, names: list[str], log=print) -> 
     return orders
 
 
-def device_and_topology(cupy, mesh: Mesh, log=print) -> tuple[str, float, Topology]:
+def device_and_topology(mesh: Mesh, log=print) -> tuple[str, float, Topology]:
     """Device name, its copy bandwidth (GB/s, measured now) and the mesh's topology."""
-    device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    copy_gbs = copy_bandwidth(cupy)
+    backend = get_backend("cupy")
+    device, copy_gbs = backend.device_name(), backend.copy_bandwidth()
     log(f"{device}: copy bandwidth {copy_gbs:.0f} GB/s")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MeshWarning)
@@ -69,9 +59,8 @@ def device_and_topology(cupy, mesh: Mesh, log=print) -> tuple[str, float, Topolo
 def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
                   repeats: int = 20, check: bool = True, log=print) -> list[dict]:
     """Rows (one per ordering x precision) of the face-flux benchmark on ``mesh``."""
-    import cupy
-
-    device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
+    cupy = get_backend("cupy").xp
+    device, copy_gbs, topology = device_and_topology(mesh, log)
     start = time.perf_counter()
     topology.cell_graph  # noqa: B018  (build it now, so the ordering times exclude it)
     log(f"topology: {time.perf_counter() - start:.1f} s")
@@ -93,7 +82,7 @@ def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
             def launch(state=state, residual=residual, args=args):
                 kernels.face_flux(state, residual, *args, GAMMA)
 
-            seconds = time_kernel(cupy, launch, repeats)
+            seconds = time_kernel(launch, repeats)
             error = None
             if check and name == next(iter(orders)):  # once per precision: NumPy is slow
                 residual.fill(0)

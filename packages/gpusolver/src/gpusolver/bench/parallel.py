@@ -106,11 +106,10 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
     """Rows of the benchmark (see the module docstring); collective over ``comm``.
     ``mesh_setup_s``: the seconds the caller took to read the mesh and build its topology;
     ``faces``: meshorder's face order inside each part."""
-    import cupy
     from mpi4py import MPI
 
     backend = get_backend("cupy")
-    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    device = backend.device_name()
     common = {"device": device, "mesh": mesh.source.split("/")[-1], "cells": mesh.n_cells,
               "precision": precision, "faces": faces}
     rows = []
@@ -132,7 +131,7 @@ def run_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[str],
                               "step_ms": step_s * 1e3})
         log(f"one GPU: residual {residual_s * 1e3:.3f} ms, step {step_s * 1e3:.3f} ms")
     start = comm.bcast(start, root=0)
-    cupy.get_default_memory_pool().free_all_blocks()
+    backend.release_memory()
     parts = None
     for name in transports:
         if parts is None:

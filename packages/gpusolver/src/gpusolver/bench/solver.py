@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusolver.backends import PRECISIONS
+from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.bench.flux import cell_orders, device_and_topology, time_kernel
 from gpusolver.bench.reference import GAMMA, random_state
 from gpusolver.integrators import STAGES
@@ -73,9 +73,8 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                          arrays: bool = True, log=print) -> list[dict]:
     """Rows of the solver benchmark on ``mesh`` (see the module docstring); ``arrays``:
     also time the residual's array code on the GPU."""
-    import cupy
-
-    device, copy_gbs, topology = device_and_topology(cupy, mesh, log)
+    cupy = get_backend("cupy").xp
+    device, copy_gbs, topology = device_and_topology(mesh, log)
     orders = cell_orders(mesh, topology, orderings, log)
     state64 = random_state(mesh.n_cells, np.random.default_rng(0))
     rows, cpu_ms = [], {}
@@ -97,7 +96,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
                 runner = kernels.FaceFlux(faces, mesh.n_cells, strategy, plan.colour_order,
                                           plan.colour_offsets, tables=tables)
                 residual = cupy.zeros_like(state)
-                seconds = time_kernel(cupy, lambda r=runner, s=state, out=residual:
+                seconds = time_kernel(lambda r=runner, s=state, out=residual:
                                       r(s, out, GAMMA), repeats)
                 row = {"device": device, "mesh": mesh.source.split("/")[-1],
                        "cells": mesh.n_cells, "faces": faces.n_faces, "ordering": name,

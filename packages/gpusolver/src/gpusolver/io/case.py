@@ -1,8 +1,10 @@
-"""Case files (TOML): strict parsing into typed settings.
+"""Case files of the mesh-based methods (TOML): the sections every one of them has, and
+strict parsing into a :class:`Case`.
 
-Every section and key is checked before any work: an unknown key or value stops
-the run with a message that lists what is valid. Paths are relative to the case
-file's folder.
+Each method adds its own keys (:func:`mesh_schema`): finite volume in
+:mod:`gpusolver.solvers.fv.case`, DG in :mod:`gpusolver.solvers.dg.case`. Every section
+and key is checked before any work: an unknown key or value stops the run with a message
+that lists what is valid for that method. Paths are relative to the case file's folder.
 """
 
 from __future__ import annotations
@@ -12,33 +14,18 @@ from pathlib import Path
 
 from gpusolver.backends import BACKENDS, PRECISIONS
 from gpusolver.errors import ConfigError
-from gpusolver.integrators import IMPLICIT, INTEGRATORS
-from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
 from gpusolver.io.output import VTU_COMPRESSIONS
 from gpusolver.io.schema import NUMBER, Key, section
 from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
-from gpusolver.physics.fluxes import FLUXES
 from gpusolver.physics.gas import VISCOSITY_LAWS, Gas
-from gpusolver.solvers.fv.accumulate import STRATEGIES
-from gpusolver.solvers.fv.discretisation import KERNELS, Scheme
-from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
-from gpusolver.solvers.fv.jst import JST
-from gpusolver.solvers.fv.lusgs import SWEEPS
-from gpusolver.solvers.fv.multigrid import CYCLES
-from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
 
 EQUATIONS = ("euler", "navier-stokes")
 
-
-#: Section -> key -> :class:`Key`. ``boundaries`` is free-form (marker names).
-SCHEMA: dict[str, dict[str, Key]] = {
-    "solver": {
-        "method": Key(str, ("fv", "dg"), "fv",
-                      help="fv: cell-centred finite volume; dg: modal discontinuous "
-                           "Galerkin (vortex: the vortex element method, no mesh; its "
-                           "sections are listed below)"),
-    },
+#: Section -> key -> :class:`Key` of every mesh-based method; ``boundaries`` is free-form
+#: (marker names). :func:`mesh_schema` adds a method's own keys.
+COMMON_SCHEMA: dict[str, dict[str, Key]] = {
+    "solver": {},
     "mesh": {
         "file": Key(str, required=True, help="mesh file, relative to the case file"),
         "plan": Key(str, help="plan of `meshorder reorder` (default: made at start, rcm)"),
@@ -59,66 +46,18 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "reference_area": Key(NUMBER, default=1.0, positive=True,
                               help="area (length in 2D) the force coefficients divide by"),
     },
-    "scheme": {
-        "flux": Key(str, (*FLUXES, JST), "roe",
-                    help="Riemann flux, or jst: the central JST scheme (finite volume, euler)"),
-        "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
-        "degree": Key(int, (0, 1, 2, 3), 1, help="dg: polynomial degree of the modal basis"),
-        "shock_capturing": Key(bool, default=False,
-                               help="dg: damp the high modes where the modal-decay sensor "
-                                    "finds a shock"),
-        "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
-        "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
-        "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
-                                 help="the limiter's K: larger limits less"),
-        "venkatakrishnan_cap": Key(NUMBER, default=Scheme.venkatakrishnan_cap, positive=True,
-                                   help="caps the limiter's threshold at (cap x free-stream "
-                                        "value)^2, so it acts on huge far-field cells"),
-        "jst_k2": Key(NUMBER, default=Scheme.jst_k2, positive=True,
-                      help="jst: second-difference (shock) dissipation coefficient"),
-        "jst_k4": Key(NUMBER, default=Scheme.jst_k4, positive=True,
-                      help="jst: fourth-difference (background) dissipation coefficient"),
-    },
+    "scheme": {},
     "run": {
         "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
         "precision": Key(str, tuple(PRECISIONS), "fp64", help="floating-point precision"),
-        "strategy": Key(str, tuple(STRATEGIES), "atomic",
-                        help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
-        "kernels": Key(str, KERNELS, "fused",
-                       help="fused: CUDA kernels and graphs on the cupy backend; "
-                            "arrays: array code (the reference)"),
         "transport": Key(str, TRANSPORTS, "mpi-host",
                          help="several MPI ranks: halo exchange through host buffers "
                               "(mpi-host) or NCCL between GPUs (nccl)"),
         "overlap": Key(bool, default=True,
                        help="several ranks: compute each part's interior while its halo "
                             "is in flight"),
-        "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
-                               help="explicit Runge-Kutta, or implicit for steady states"),
         "cfl": Key(NUMBER, default=1.0, positive=True,
                    help="CFL number (implicit: the first one)"),
-        "cfl_max": Key(NUMBER, positive=True,
-                       help="implicit: ramp the CFL number with the residual's fall up to this"),
-        "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
-                              help="freeze the limiter from above (it may fall, never "
-                                   "rise) once the residual has fallen by this factor "
-                                   "and stalled"),
-        "cfl_frozen": Key(NUMBER, positive=True,
-                          help="implicit: the CFL number at most this once the limiter is "
-                               "frozen from above"),
-        "sweeps": Key(str, SWEEPS, "hyperplanes",
-                      help="LU-SGS levels: hyperplanes (the sequential sweep) or colours "
-                           "(multicolour: a few wide levels, fastest on GPUs; a plan must "
-                           "come from `meshorder reorder --sweep-colours`)"),
-        "multigrid": Key(int, default=0,
-                         help="lusgs: coarse levels of agglomeration multigrid (FAS) after "
-                              "each step; 0: none"),
-        "multigrid_cycle": Key(str, tuple(CYCLES), "v",
-                               help="multigrid: v (each coarse level once) or w (twice)"),
-        "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
-                              help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
-        "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
-                              help="newton-krylov: most GMRES vectors per step"),
         "local_time_step": Key(bool, default=True,
                                help="each cell at its own step (steady states)"),
         "iterations": Key(int, default=200, positive=True, help="most steps of this run"),
@@ -142,6 +81,19 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                   "which a GPU runs without waiting)"),
     },
 }
+
+
+def mesh_schema(method: str, help: str, scheme: dict[str, Key],
+                run: dict[str, Key]) -> dict[str, dict[str, Key]]:
+    """The schema of a mesh-based method: :data:`COMMON_SCHEMA` with ``[solver] method =
+    method`` (its meaning ``help``), the method's ``[scheme]`` keys and its own ``[run]``
+    keys (first)."""
+    schema = {name: dict(keys) for name, keys in COMMON_SCHEMA.items()}
+    schema["solver"]["method"] = Key(str, (method,), "fv" if method == "fv" else None,
+                                     required=method != "fv", help=help)
+    schema["scheme"] = dict(scheme)
+    schema["run"] = {**COMMON_SCHEMA["run"], **run}
+    return schema
 
 
 @dataclass(frozen=True)
@@ -173,48 +125,36 @@ class LoopSettings:
 
 @dataclass(frozen=True)
 class Case:
-    """A validated case of a mesh-based method (``fv``, ``dg``).
+    """A validated case of a mesh-based method.
 
     Attributes
     ----------
     path : pathlib.Path
         The case file.
-    mesh_file, plan_file, restart : pathlib.Path or None
-    gas : Gas
-        Without ``dim``: the mesh decides it (see :meth:`gas_for`).
-    scheme : Scheme
-    stepping : Stepping
     method : str
-        ``fv`` or ``dg`` (:data:`METHODS`).
-    degree : int
-        ``dg``: polynomial degree.
-    shock_capturing : bool
-        ``dg``: the modal filter where the sensor fires.
+        ``[solver] method``.
+    mesh_file, plan_file, restart : pathlib.Path or None
+    physics : dict
+        ``[physics]``; the gas of a mesh: :meth:`gas_for`.
+    scheme, run : dict
+        ``[scheme]`` and ``[run]`` with the method's keys, defaults filled in.
     boundaries : dict of str to BoundarySpec
-    run : dict
-        ``backend``, ``precision``, ``strategy``, ``kernels``, ``iterations``,
-        ``residual_reduction``
-        (stop once the RMS density residual has fallen by this factor; None: never).
     output_directory : pathlib.Path
-    checkpoint_every : int
-    history_every : int
+    checkpoint_every, history_every : int
     vtu_compression : str
         A key of :data:`gpusolver.io.output.VTU_COMPRESSIONS`.
     reference_area : float
     """
 
     path: Path
+    method: str
     mesh_file: Path
     plan_file: Path | None
     restart: Path | None
     physics: dict
-    scheme: Scheme
-    stepping: Stepping
-    method: str
-    degree: int
-    shock_capturing: bool
-    boundaries: dict[str, BoundarySpec]
+    scheme: dict
     run: dict
+    boundaries: dict[str, BoundarySpec]
     output_directory: Path
     checkpoint_every: int
     history_every: int
@@ -238,14 +178,15 @@ class Case:
                    viscosity_law=p["viscosity_law"])
 
 
-def parse_case(data: dict, path: Path) -> Case:
-    """Validate a parsed TOML document; ``path`` locates relative paths and errors."""
+def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Case:
+    """Validate a parsed TOML document against a method's ``schema`` (:func:`mesh_schema`);
+    ``path`` locates relative paths and errors."""
     source = str(path)
-    unknown = sorted(set(data) - set(SCHEMA) - {"boundaries"})
+    unknown = sorted(set(data) - set(schema) - {"boundaries"})
     if unknown:
         raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}; valid: "
-                          f"{', '.join([*SCHEMA, 'boundaries'])}")
-    sections = {name: section(data, name, source, SCHEMA) for name in SCHEMA}
+                          f"{', '.join([*schema, 'boundaries'])}")
+    sections = {name: section(data, name, source, schema) for name in schema}
     physics = sections["physics"]
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
@@ -260,31 +201,15 @@ def parse_case(data: dict, path: Path) -> Case:
     def resolve(value):
         return None if value is None else (base / value)
 
-    run, scheme, output = sections["run"], sections["scheme"], sections["output"]
+    run, output = sections["run"], sections["output"]
     return Case(
-        path=path, mesh_file=resolve(sections["mesh"]["file"]),
+        path=path, method=sections["solver"]["method"],
+        mesh_file=resolve(sections["mesh"]["file"]),
         plan_file=resolve(sections["mesh"]["plan"]), restart=resolve(run["restart"]),
-        physics=physics,
-        scheme=Scheme(scheme["flux"], scheme["order"], scheme["gradient"], scheme["limiter"],
-                      float(scheme["venkatakrishnan_k"]), float(scheme["venkatakrishnan_cap"]),
-                      float(scheme["jst_k2"]), float(scheme["jst_k4"])),
-        stepping=Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
-                          _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
-                          run["preconditioner"], run["krylov_vectors"], run["sweeps"],
-                          run["multigrid"], run["multigrid_cycle"],
-                          _float_or_none(run["cfl_frozen"])),
-        method=sections["solver"]["method"], degree=scheme["degree"],
-        shock_capturing=scheme["shock_capturing"],
-        boundaries=boundaries,
-        run={k: run[k] for k in ("backend", "precision", "strategy", "kernels", "iterations",
-                                 "residual_reduction", "transport", "overlap")},
+        physics=physics, scheme=sections["scheme"], run=run, boundaries=boundaries,
         output_directory=resolve(output["directory"]),
         checkpoint_every=output["checkpoint_every"],
         history_every=output["history_every"],
         vtu_compression=output["vtu_compression"],
         reference_area=float(physics["reference_area"]),
     )
-
-
-def _float_or_none(value) -> float | None:
-    return None if value is None else float(value)

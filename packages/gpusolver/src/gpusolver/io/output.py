@@ -9,16 +9,36 @@ from __future__ import annotations
 import csv
 import itertools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import meshio
 import numpy as np
 
-from gpusolver.monitors.forces import surface_walk
+from gpusolver.monitors.forces import Forces, surface_walk
+from gpusolver.physics.gas import Gas
+from meshorder import Mesh
 from meshorder.atomic import atomic_path
 
-if TYPE_CHECKING:
-    from gpusolver.solvers.fv.solver import Solver
+
+class Solution(Protocol):
+    """What the writers read of a mesh-based solver (finite volume or DG, on the whole
+    mesh or on parts)."""
+
+    gas: Gas
+    mesh: Mesh
+    wall_markers: list[str]
+
+    def primitive(self) -> np.ndarray:
+        """Primitive state in the file's cell order."""
+
+    def wall_forces(self) -> dict[str, Forces]:
+        """Forces per wall marker and ``"total"``."""
+
+    def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """Face centres and pressure coefficients of one wall."""
+
+    def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """2-D: the nodes of the wall's faces, and the points they index."""
 
 #: ``[output] vtu_compression``: meshio's compression of the solution files' arrays. On a
 #: 1M-tetrahedron wing ``none`` writes 132 MB in 0.5 s; ``zlib`` takes 3.6-5.7 s for 42 MB
@@ -26,7 +46,7 @@ if TYPE_CHECKING:
 VTU_COMPRESSIONS = {"none": None, "zlib": "zlib", "lzma": "lzma"}
 
 
-def write_forces(path: Path, solver: Solver) -> None:
+def write_forces(path: Path, solver: Solution) -> None:
     """``forces.csv``: force vector, CL and CD per wall marker and in total."""
     dim = solver.gas.dim
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
@@ -37,7 +57,7 @@ def write_forces(path: Path, solver: Solver) -> None:
                             + [f"{forces.lift:.10g}", f"{forces.drag:.10g}"])
 
 
-def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
+def write_surface_pressure(directory: Path, solver: Solution) -> list[Path]:
     """``cp_<marker>.csv`` per wall marker: face centre and pressure coefficient.
 
     In 2-D the rows follow the wall (:func:`gpusolver.monitors.forces.surface_walk`:
@@ -61,7 +81,7 @@ def write_surface_pressure(directory: Path, solver: Solver) -> list[Path]:
     return paths
 
 
-def write_solution(path: Path, solver: Solver, compression: str = "none") -> None:
+def write_solution(path: Path, solver: Solution, compression: str = "none") -> None:
     """``solution.vtu`` with cell data density, velocity, pressure, mach (ParaView-ready),
     its arrays compressed by ``compression`` (a key of :data:`VTU_COMPRESSIONS`)."""
     mesh = solver.mesh

@@ -1,9 +1,9 @@
 """Case-file schemas: typed keys, strict sections, and their markdown tables.
 
-Each solution method's case module (:mod:`gpusolver.io.case` for the mesh-based methods,
-:mod:`gpusolver.io.vortex_case`) declares its sections as ``section -> key ->`` :class:`Key`
-and reads them with :func:`section`: an unknown key or a bad value stops the run before
-any work, naming what is valid.
+Each solution method declares its sections as ``section -> key ->`` :class:`Key` (the
+mesh-based methods through :func:`gpusolver.io.case.mesh_schema`, the vortex method in
+:mod:`gpusolver.solvers.vortex.case`) and reads them with :func:`section`: an unknown key
+or a bad value stops the run before any work, naming what is valid.
 """
 
 from __future__ import annotations

@@ -7,22 +7,23 @@ every MPI rank at the same step. The methods are registered by name in
 :data:`gpusolver.systems.SYSTEMS` (``[solver] method`` picks one).
 
 What a System reports of its steps is a :class:`StepReport`, never attributes left on
-the solver; what it checkpoints is a :class:`Snapshot` of named arrays and numbers, which
-:mod:`gpusolver.io.checkpoint` writes in the one checkpoint format with the System's
-:class:`Identity` (digests of its mesh or body and of its case's physics), so a restart
-of any method is refused by the same check when it belongs to another case.
+the solver; what it checkpoints is a :class:`~gpusolver.io.checkpoint.Snapshot` of named
+arrays and numbers, which :mod:`gpusolver.io.checkpoint` writes in the one checkpoint
+format with the System's :class:`~gpusolver.io.checkpoint.Identity` (digests of its mesh
+or body and of its case's physics), so a restart of any method is refused by the same
+check when it belongs to another case.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+
+from gpusolver.io.checkpoint import Identity, Snapshot
 
 
 @dataclass(frozen=True)
@@ -54,47 +55,6 @@ class StepReport:
     row: list = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """A System's checkpoint payload: arrays (the exact state, in the file's order) and
-    JSON numbers (iteration, time and whatever else restores it bit for bit)."""
-
-    arrays: dict[str, np.ndarray]
-    meta: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What a checkpoint must match to restart a run: the method, a content digest of the
-    mesh (or body) and one of the case's physics (:func:`digest_of`)."""
-
-    method: str
-    mesh: str
-    physics: str
-
-    def mismatch(self, other: Identity) -> str | None:
-        """What differs from ``other`` (the checkpoint's), in words; None if nothing."""
-        if other.method != self.method:
-            return f"written by method {other.method!r}, the case runs {self.method!r}"
-        if other.mesh != self.mesh:
-            return "written for another mesh or body"
-        if other.physics != self.physics:
-            return "written for other physics (flow conditions or boundaries)"
-        return None
-
-
-def digest_of(value: Any) -> str:
-    """SHA-256 of ``value`` as canonical JSON (sorted keys): the digest of a case's physics.
-
-    Examples
-    --------
-    >>> digest_of({"mach": 0.8, "aoa": 1.25}) == digest_of({"aoa": 1.25, "mach": 0.8})
-    True
-    """
-    text = json.dumps(value, sort_keys=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 class System(ABC):
     """One solution method on one case, as :func:`gpusolver.run.run_case` drives it.
 
@@ -107,11 +67,15 @@ class System(ABC):
     ----------
     method : str
         The name of ``[solver] method`` it is registered under.
+    schema : dict
+        Its case file's sections (``docs/case_format.md`` is made from them).
     log_name : str
         The per-step log in the output folder.
     """
 
     method: ClassVar[str]
+    #: The case file's sections: section -> key -> :class:`gpusolver.io.schema.Key`.
+    schema: ClassVar[dict]
     log_name: ClassVar[str] = "history.csv"
 
     # ---------------------------------------------------------------- the case

@@ -20,6 +20,7 @@ from gpusolver import load_plan_for
 from gpusolver.backends import cupy_available
 from gpusolver.errors import ConfigError
 from gpusolver.io.case import Case, parse_case
+from gpusolver.io.checkpoint import Identity, Snapshot, digest_of
 from gpusolver.io.output import (
     write_forces,
     write_partitioned_solution,
@@ -29,7 +30,7 @@ from gpusolver.io.output import (
 from gpusolver.monitors.history import history_columns
 from gpusolver.parallel import make_transport, mpi_world, use_local_gpu
 from gpusolver.physics.boundary import check_markers
-from gpusolver.solvers.base import Identity, Snapshot, StepReport, System, digest_of
+from gpusolver.solvers.base import StepReport, System
 from gpusolver.solvers.parts import Parts
 from meshorder import Mesh, Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
@@ -43,6 +44,9 @@ class MeshSystem(System):
     outputs; the rest is here.
     """
 
+    #: The method's case-file schema (:func:`gpusolver.io.case.mesh_schema`).
+    schema: dict
+
     def __init__(self, case: Case, solver: Any):
         self.case, self.solver = case, solver
         self._started = time.perf_counter()
@@ -50,8 +54,8 @@ class MeshSystem(System):
     # ---------------------------------------------------------------- the case
     @classmethod
     def parse_case(cls, data: dict, path: Path) -> Case:
-        """:func:`gpusolver.io.case.parse_case`."""
-        return parse_case(data, path)
+        """:func:`gpusolver.io.case.parse_case` with the method's :attr:`schema`."""
+        return parse_case(data, path, cls.schema)
 
     @classmethod
     def from_case(cls, case: Case) -> MeshSystem:
@@ -143,9 +147,8 @@ class MeshSystem(System):
         return residuals
 
     def progress_label(self) -> str:
-        """Backend, precision and strategy."""
-        run = self.case.run
-        return f"{self.solver.backend.name} {run['precision']} {run['strategy']}"
+        """Method, backend and precision."""
+        return f"{self.method} {self.solver.backend.name} {self.case.run['precision']}"
 
     def progress_values(self, report: StepReport) -> dict[str, str]:
         """The residual's fall (log10) and CL."""

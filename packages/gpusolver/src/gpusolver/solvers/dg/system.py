@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from gpusolver.errors import ConfigError
-from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
 from gpusolver.io.output import write_high_order_solution
+from gpusolver.solvers.dg.case import SCHEMA
 from gpusolver.solvers.dg.partitioned import PartitionedDG
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.mesh_system import MeshSystem
@@ -22,6 +22,7 @@ class DGSystem(MeshSystem):
     """Modal discontinuous Galerkin (``[solver] method = "dg"``)."""
 
     method = "dg"
+    schema = SCHEMA
 
     @classmethod
     def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
@@ -54,14 +55,10 @@ class DGSystem(MeshSystem):
 
 def _options(case: Case) -> dict:
     """The DG solver's options from ``case``, after refusing what it does not run yet."""
-    run, stepping = case.run, case.stepping
-    refused = [(stepping.integrator not in TABLEAUX,
-                f"explicit steps ({', '.join(TABLEAUX)})"),
-               (run["precision"] != "fp64", "fp64")]
-    for refuse, what in refused:
-        if refuse:
-            raise ConfigError(f"{case.path}: [solver] method = 'dg' runs {what} so far")
-    return {"degree": case.degree, "flux": case.scheme.flux, "integrator": stepping.integrator,
-            "cfl": stepping.cfl, "reference_area": case.reference_area,
-            "local_time_step": stepping.local_time_step,
-            "shock_capturing": case.shock_capturing}
+    run, scheme = case.run, case.scheme
+    if run["precision"] != "fp64":
+        raise ConfigError(f"{case.path}: [solver] method = 'dg' runs fp64 so far")
+    return {"degree": scheme["degree"], "flux": scheme["flux"],
+            "integrator": run["time_integrator"], "cfl": float(run["cfl"]),
+            "reference_area": case.reference_area, "local_time_step": run["local_time_step"],
+            "shock_capturing": scheme["shock_capturing"]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
+from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import Solver
 from gpusolver.solvers.mesh_system import MeshSystem
@@ -17,14 +18,15 @@ class FVSystem(MeshSystem):
     """Cell-centred finite volume (``[solver] method = "fv"``)."""
 
     method = "fv"
+    schema = SCHEMA
 
     @classmethod
     def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
                       plan: Plan | None) -> Solver:
         """:class:`Solver` with the case's scheme, stepping and run settings."""
         run = case.run
-        return Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=case.scheme,
-                      stepping=case.stepping, plan=plan, strategy=run["strategy"],
+        return Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=scheme_of(case),
+                      stepping=stepping_of(case), plan=plan, strategy=run["strategy"],
                       backend=run["backend"], precision=run["precision"],
                       reference_area=case.reference_area, topology=topology,
                       kernels=run["kernels"])
@@ -32,7 +34,7 @@ class FVSystem(MeshSystem):
     @classmethod
     def check_ranks(cls, case: Case) -> None:
         """Several ranks take explicit or LU-SGS local steps without multigrid."""
-        stepping = case.stepping
+        stepping = stepping_of(case)
         if (not stepping.local_time_step or stepping.integrator not in (*TABLEAUX, "lusgs")
                 or stepping.multigrid):
             raise ConfigError(f"runs on several ranks take explicit or LU-SGS local steps "
@@ -43,9 +45,9 @@ class FVSystem(MeshSystem):
     def on_part(cls, case: Case, part: PlanPart, backend: str,
                 transport) -> PartitionedSolver:
         """:class:`PartitionedSolver` of this rank's part."""
-        stepping, run = case.stepping, case.run
+        stepping, run = stepping_of(case), case.run
         return PartitionedSolver(
-            [part], case.gas_for(part.mesh.mesh.dim), case.boundaries, scheme=case.scheme,
+            [part], case.gas_for(part.mesh.mesh.dim), case.boundaries, scheme=scheme_of(case),
             integrator=stepping.integrator, cfl=stepping.cfl, cfl_max=stepping.cfl_max,
             sweeps=stepping.sweeps, backend=backend, precision=run["precision"],
             reference_area=case.reference_area, transport=transport, kernels=run["kernels"],

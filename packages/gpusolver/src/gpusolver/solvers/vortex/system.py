@@ -12,9 +12,10 @@ from pathlib import Path
 import meshio
 import numpy as np
 
-from gpusolver.io.vortex_case import VortexCase, parse_vortex_case
-from gpusolver.solvers.base import Identity, Snapshot, StepReport, System, digest_of
+from gpusolver.io.checkpoint import Identity, Snapshot, digest_of
+from gpusolver.solvers.base import StepReport, System
 from gpusolver.solvers.vortex.body import Body
+from gpusolver.solvers.vortex.case import VORTEX_SCHEMA, VortexCase, parse_vortex_case
 from gpusolver.solvers.vortex.solver import Loads, VortexSolver
 from gpusolver.solvers.vortex.surface import SurfaceLoads
 from meshorder.atomic import atomic_path
@@ -27,6 +28,7 @@ class VortexSystem(System):
     """The vortex element method (``[solver] method = "vortex"``)."""
 
     method = "vortex"
+    schema = VORTEX_SCHEMA
     log_name = "loads.csv"
 
     def __init__(self, solver: VortexSolver, snapshot_every: int | None = None):
@@ -38,7 +40,7 @@ class VortexSystem(System):
 
     @classmethod
     def parse_case(cls, data: dict, path: Path) -> VortexCase:
-        """:func:`gpusolver.io.vortex_case.parse_vortex_case`."""
+        """:func:`gpusolver.solvers.vortex.case.parse_vortex_case`."""
         return parse_vortex_case(data, path)
 
     @classmethod

@@ -1,11 +1,11 @@
-"""The case-file reference (``docs/case_format.md``), generated from the schemas."""
+"""The case-file reference (``docs/case_format.md``), generated from every method's schema
+(:data:`gpusolver.systems.SYSTEMS`) and the boundary conditions' registry."""
 
 from __future__ import annotations
 
-from gpusolver.io.case import SCHEMA
 from gpusolver.io.schema import schema_tables
-from gpusolver.io.vortex_case import VORTEX_SCHEMA
 from gpusolver.physics.boundary import CONDITIONS
+from gpusolver.systems import SYSTEMS
 
 STEADY_EXAMPLE = """
 [mesh]
@@ -55,29 +55,37 @@ directory = "../out/naca0012"
 
 
 def case_reference() -> str:
-    """The case-file format as markdown, generated from :data:`SCHEMA` and the registries.
+    """The case-file format as markdown: a section per method with a table per section of
+    its schema, the boundary conditions and examples.
 
     ``docs/case_format.md`` is this text (a test keeps them equal).
     """
     lines = ["# Case files (`gpusolver run case.toml`)", "",
-             "Generated from `gpusolver.io.case.SCHEMA` by `case_reference()`; do not edit.",
+             "Generated from each method's schema by `gpusolver.case_reference`; do not edit.",
              "Paths are relative to the case file. An unknown section, key, value or marker",
              "stops the run before any work, naming the valid ones; numbers must be finite.",
-             ""]
-    lines += schema_tables(SCHEMA)
-    lines += ["## [boundaries]", "",
-              "One entry per mesh marker: `marker = \"condition\"`, or a table",
-              "`marker = { type = \"condition\", option = value }`.", "",
-              "| condition | options | meaning |", "| --- | --- | --- |"]
+             "`[solver] method` picks the method: " + ", ".join(f"`{m}`" for m in SYSTEMS)
+             + " (default `fv`).", ""]
+    for method, system in SYSTEMS.items():
+        lines += [f"# `method = \"{method}\"`", "", system.__doc__.strip().splitlines()[0], ""]
+        lines += schema_tables(system.schema, level="##")
+        if method == "fv":
+            lines += _boundaries()
+    return "\n".join(lines)
+
+
+def _boundaries() -> list[str]:
+    """The [boundaries] section of the mesh-based methods, with examples."""
+    lines = ["## [boundaries]", "",
+             "One entry per mesh marker: `marker = \"condition\"`, or a table",
+             "`marker = { type = \"condition\", option = value }` (finite volume and DG).", "",
+             "| condition | options | meaning |", "| --- | --- | --- |"]
     for name, condition in CONDITIONS.items():
         options = "; ".join(f"`{k}`: {v}" for k, v in condition.options.items())
         doc = condition.summary or (condition.ghost.__doc__ or "").strip().splitlines()[0]
         lines.append(f"| `{name}` | {options} | {doc} |")
-    lines += ["", "## Examples", "", "Steady, implicit (`cases/naca0012_transonic.toml`):", "",
-              "```toml", STEADY_EXAMPLE.strip(), "```", "",
+    lines += ["", "## Examples", "", "Steady, implicit (`cases/naca0012_transonic.toml`):",
+              "", "```toml", STEADY_EXAMPLE.strip(), "```", "",
               "Explicit, restarted from a checkpoint:", "", "```toml",
               EXPLICIT_EXAMPLE.strip(), "```", ""]
-    lines += ["# Vortex cases (`[solver] method = \"vortex\"`)", "",
-              "No mesh and no [boundaries]: a body contour and these sections.", ""]
-    lines += schema_tables(VORTEX_SCHEMA, level="##")
-    return "\n".join(lines)
+    return lines

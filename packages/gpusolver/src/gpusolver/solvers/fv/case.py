@@ -1,0 +1,90 @@
+"""The finite-volume keys of a case file, and the scheme and stepping they make."""
+
+from __future__ import annotations
+
+from gpusolver.integrators import IMPLICIT, INTEGRATORS
+from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
+from gpusolver.io.case import Case, mesh_schema
+from gpusolver.io.schema import NUMBER, Key
+from gpusolver.physics.fluxes import FLUXES
+from gpusolver.solvers.fv.accumulate import STRATEGIES
+from gpusolver.solvers.fv.discretisation import KERNELS, Scheme
+from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
+from gpusolver.solvers.fv.jst import JST
+from gpusolver.solvers.fv.lusgs import SWEEPS
+from gpusolver.solvers.fv.multigrid import CYCLES
+from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
+
+SCHEME_KEYS: dict[str, Key] = {
+    "flux": Key(str, (*FLUXES, JST), "roe",
+                help="Riemann flux, or jst: the central JST scheme (euler)"),
+    "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
+    "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
+    "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
+    "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
+                             help="the limiter's K: larger limits less"),
+    "venkatakrishnan_cap": Key(NUMBER, default=Scheme.venkatakrishnan_cap, positive=True,
+                               help="caps the limiter's threshold at (cap x free-stream "
+                                    "value)^2, so it acts on huge far-field cells"),
+    "jst_k2": Key(NUMBER, default=Scheme.jst_k2, positive=True,
+                  help="jst: second-difference (shock) dissipation coefficient"),
+    "jst_k4": Key(NUMBER, default=Scheme.jst_k4, positive=True,
+                  help="jst: fourth-difference (background) dissipation coefficient"),
+}
+
+RUN_KEYS: dict[str, Key] = {
+    "strategy": Key(str, tuple(STRATEGIES), "atomic",
+                    help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
+    "kernels": Key(str, KERNELS, "fused",
+                   help="fused: CUDA kernels and graphs on the cupy backend; "
+                        "arrays: array code (the reference)"),
+    "time_integrator": Key(str, (*INTEGRATORS, *IMPLICIT), "rk4",
+                           help="explicit Runge-Kutta, or implicit for steady states"),
+    "cfl_max": Key(NUMBER, positive=True,
+                   help="implicit: ramp the CFL number with the residual's fall up to this"),
+    "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
+                          help="freeze the limiter from above (it may fall, never "
+                               "rise) once the residual has fallen by this factor "
+                               "and stalled"),
+    "cfl_frozen": Key(NUMBER, positive=True,
+                      help="implicit: the CFL number at most this once the limiter is "
+                           "frozen from above"),
+    "sweeps": Key(str, SWEEPS, "hyperplanes",
+                  help="LU-SGS levels: hyperplanes (the sequential sweep) or colours "
+                       "(multicolour: a few wide levels, fastest on GPUs; a plan must "
+                       "come from `meshorder reorder --sweep-colours`)"),
+    "multigrid": Key(int, default=0,
+                     help="lusgs: coarse levels of agglomeration multigrid (FAS) after "
+                          "each step; 0: none"),
+    "multigrid_cycle": Key(str, tuple(CYCLES), "v",
+                           help="multigrid: v (each coarse level once) or w (twice)"),
+    "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
+                          help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
+    "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
+                          help="newton-krylov: most GMRES vectors per step"),
+}
+
+#: Section -> key -> :class:`Key` of a finite-volume case.
+SCHEMA = mesh_schema("fv", "fv: cell-centred finite volume (the default)", SCHEME_KEYS,
+                     RUN_KEYS)
+
+
+def scheme_of(case: Case) -> Scheme:
+    """The spatial scheme of a finite-volume ``case``."""
+    s = case.scheme
+    return Scheme(s["flux"], s["order"], s["gradient"], s["limiter"],
+                  float(s["venkatakrishnan_k"]), float(s["venkatakrishnan_cap"]),
+                  float(s["jst_k2"]), float(s["jst_k4"]))
+
+
+def stepping_of(case: Case) -> Stepping:
+    """The time stepping of a finite-volume ``case``."""
+    run = case.run
+    return Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
+                    _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
+                    run["preconditioner"], run["krylov_vectors"], run["sweeps"],
+                    run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]))
+
+
+def _float_or_none(value) -> float | None:
+    return None if value is None else float(value)
