@@ -271,6 +271,8 @@ def test_a_vortex_case_runs_writes_its_outputs_and_restarts_exactly(tmp_path, ca
     out = tmp_path / "out"
     rows = (out / "loads.csv").read_text().splitlines()
     assert rows[0].startswith("time,cx,cy,cm,cx_friction,cy_friction,elements") and len(rows) == 7
+    wall_s = [float(row.split(",")[-1]) for row in rows[1:]]  # the loop's clock, as FV's
+    assert rows[0].endswith(",wall_s") and np.all(np.diff(wall_s) >= 0)
     assert (out / "wake_0000003.vtu").exists() and (out / "wake_0000006.vtu").exists()
     surface = np.loadtxt(out / "surface.csv", delimiter=",", skiprows=1)
     assert surface.shape == (40, 5) and np.all(np.diff(surface[:, 2]) > 0)

@@ -105,15 +105,18 @@ def run_case(case: Any, progress: bool = True) -> RunResult:
     root = system.is_root  # under MPI the root rank alone writes
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"
-    log = (CsvLog(out / system.log_name, system.log_columns(),
+    columns = system.log_columns()
+    log = (CsvLog(out / system.log_name, columns,
                   restart_at=system.log_position if loop.restart is not None else None)
            if root else None)
+    wall_column = columns.index("wall_s")
     files = {out / system.log_name, checkpoint}
     target = loop.residual_reduction
     converged = None if target is None else False
     interrupted, report = False, None
     bar = tqdm(total=loop.iterations, desc=system.progress_label(), unit="it",
                disable=not (progress and root))
+    looping = time.perf_counter()
 
     def write_checkpoint() -> None:
         snapshot = system.snapshot()  # every rank: a global gather under MPI
@@ -129,7 +132,9 @@ def run_case(case: Any, progress: bool = True) -> RunResult:
                 left -= steps
                 bar.update(steps)
                 if log is not None:
-                    log.write(report.row)
+                    row = report.row
+                    log.write([*row[:wall_column], f"{time.perf_counter() - looping:.4f}",
+                               *row[wall_column:]])
                 bar.set_postfix(system.progress_values(report), refresh=False)
                 files.update(system.periodic_outputs(out) if root else [])
                 if target is not None and report.fall <= target:

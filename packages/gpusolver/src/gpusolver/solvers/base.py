@@ -43,8 +43,8 @@ class StepReport:
     loads : dict of str to float
         Named coefficients of the last step (``cl``, ``cd``; the vortex method's ``cx`` ...).
     row : list
-        The step's row of the System's log (:meth:`System.log_columns`, after ``wall_s``
-        where the log has that column).
+        The step's row of the System's log (:meth:`System.log_columns` without ``wall_s``,
+        which the run loop fills in).
     """
 
     iteration: int
@@ -130,7 +130,8 @@ class System(ABC):
     # ---------------------------------------------------------------- log
     @abstractmethod
     def log_columns(self) -> list[str]:
-        """The header of :attr:`log_name`."""
+        """The header of :attr:`log_name`, with ``wall_s`` (the loop's seconds) where the
+        run loop puts it."""
 
     @property
     @abstractmethod

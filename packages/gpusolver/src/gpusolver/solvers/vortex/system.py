@@ -85,8 +85,8 @@ class VortexSystem(System):
                 f"{self.solver.n_elements} elements")
 
     def log_columns(self) -> list[str]:
-        """:data:`LOAD_COLUMNS`."""
-        return LOAD_COLUMNS
+        """:data:`LOAD_COLUMNS` and ``wall_s``."""
+        return [*LOAD_COLUMNS, "wall_s"]
 
     @property
     def log_position(self) -> float:
