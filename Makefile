@@ -8,7 +8,7 @@ CU_FILES := $(shell find packages -name '*.cu' 2>/dev/null)
 DEMO_MESH := data/naca0012_tri.msh
 DEMO_OUT := out/demo
 
-.PHONY: demo test test-gpu lint cuda-check clean
+.PHONY: demo test test-gpu lint docs cuda-check clean
 
 $(STAMP): packages/meshorder/pyproject.toml packages/gpusolver/pyproject.toml requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ test: $(STAMP) cuda-check
 test-gpu: $(STAMP)
 	$(BIN)/python -m pytest -q -m gpu tests
 
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 lint: $(STAMP)
 	$(BIN)/ruff check packages tests
 
@@ -43,4 +47,4 @@ endif
 endif
 
 clean:
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) out .pytest_cache docs/_build

@@ -34,9 +34,6 @@ import numpy as np
 
 from gpusolver.backends import array_module
 
-#: Names of the transports of several ranks (the case file's ``[run] transport``).
-TRANSPORTS = ("mpi-host", "nccl")
-
 #: The MPI tag of halo messages.
 HALO_TAG = 7
 
@@ -377,7 +374,11 @@ class Nccl(_Ranks):
         streams.join()
 
 
+#: The transports of several ranks by name (the case file's ``[run] transport``): a new
+#: one is a class like :class:`MpiHost` and one line here.
+TRANSPORTS: dict[str, type[_Ranks]] = {"mpi-host": MpiHost, "nccl": Nccl}
+
+
 def make_transport(name: str, comm) -> Callable[[dict[int, Halo]], _Ranks]:
     """The factory (halos -> transport) of the transport ``name`` over ``comm``."""
-    kinds = {"mpi-host": MpiHost, "nccl": Nccl}
-    return lambda halos: kinds[name](comm, halos)
+    return lambda halos: TRANSPORTS[name](comm, halos)

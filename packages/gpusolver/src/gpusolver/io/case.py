@@ -50,7 +50,7 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
     "run": {
         "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
         "precision": Key(str, tuple(PRECISIONS), "fp64", help="floating-point precision"),
-        "transport": Key(str, TRANSPORTS, "mpi-host",
+        "transport": Key(str, tuple(TRANSPORTS), "mpi-host",
                          help="several MPI ranks: halo exchange through host buffers "
                               "(mpi-host) or NCCL between GPUs (nccl)"),
         "overlap": Key(bool, default=True,

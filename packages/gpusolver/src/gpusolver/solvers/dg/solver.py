@@ -2,7 +2,7 @@
 projections.
 
 The state is ``(n_vars, n_modes, n_elements)`` modal coefficients of the conserved
-variables. On each element
+variables. On each element::
 
     d/dt (M U) = sum_q w |J| grad(phi) . F(U_q) - sum_faces sum_q w L phi F*(U-, U+, n),
 
