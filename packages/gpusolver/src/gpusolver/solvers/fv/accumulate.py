@@ -119,8 +119,8 @@ class ReduceAccumulator(Accumulator):
 
     def __init__(self, geometry, host, backend):
         super().__init__(geometry, host, backend)
-        self.slots = backend.asarray(face_slots(host.left, host.right, host.n_cells,
-                                                host.n_interior))
+        self.slots = face_slots(host.left, host.right, host.n_cells, host.n_interior,
+                                backend.xp)
 
     def _combine(self, left_values, right_values, op, out):
         xp = self.backend.xp

@@ -121,7 +121,7 @@ class FusedResidual:
                       asarray(g.normal), asarray(g.area), asarray(d.offset_left),
                       asarray(d.offset_right), asarray(code), self.bc_value, asarray(partner),
                       np.int32(self.n_faces), np.int32(self.n_interior))
-        slots = face_slots(host.left, host.right, host.n_cells, host.n_interior)
+        slots = face_slots(host.left, host.right, host.n_cells, host.n_interior, self.xp)
         self.width = np.int32(slots.shape[1])
         self.slots = asarray(slots.T, dtype=np.int32)
         self.volume = asarray(g.volume)

@@ -71,19 +71,20 @@ class CellSlots:
     area: np.ndarray
 
 
-def cell_slots(host: FVGeometry) -> CellSlots:
-    """Tabulate the interior faces of each cell (host arrays), from :func:`face_slots`."""
+def cell_slots(host: FVGeometry, xp=np) -> CellSlots:
+    """Tabulate the interior faces of each cell, from :func:`face_slots`, in the array
+    module ``xp`` (CuPy: on the GPU, where the kernels' sweep tables are packed)."""
     ni, n = host.n_interior, host.n_cells
-    left, right = host.left[:ni], host.right[:ni]
-    table = face_slots(left, right, n, ni)  # f: cell is left of f, ni + f: right, 2 ni: none
+    left, right = xp.asarray(host.left[:ni]), xp.asarray(host.right[:ni])
+    table = face_slots(left, right, n, ni, xp)  # f: cell is left of f, ni + f: right, 2 ni: none
     used = table < 2 * ni
-    sign = np.where(table < ni, 1.0, -1.0)
-    faces = np.arange(ni)
-    face = np.concatenate([faces, faces, [0]])[table]
-    other = np.concatenate([right, left, [0]])[table]
-    neighbour = np.where(used, other, np.arange(n)[:, None])
-    normal = np.where(used, host.normal[:, face] * sign, 0.0)
-    area = np.where(used, host.area[face], 0.0)
+    sign = xp.where(table < ni, 1.0, -1.0)
+    faces = xp.arange(ni)
+    face = xp.concatenate([faces, faces, xp.zeros(1, dtype=faces.dtype)])[table]
+    other = xp.concatenate([right, left, xp.zeros(1, dtype=left.dtype)])[table]
+    neighbour = xp.where(used, other, xp.arange(n)[:, None])
+    normal = xp.where(used, xp.asarray(host.normal)[:, face] * sign, 0.0)
+    area = xp.where(used, xp.asarray(host.area)[face], 0.0)
     return CellSlots(neighbour, face, normal, area)
 
 
@@ -133,10 +134,11 @@ def own_levels(host: FVGeometry, n_own: int, colours: bool = False) -> tuple[Lev
                  for lv in levels)
 
 
-def is_upstream(level: Levels, neighbour: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """Whether each neighbour ``(m, width)`` of ``cells`` comes before its cell in the
-    sweep of ``level``: in an earlier level (never the cell itself, in unused slots)."""
-    return level.level[neighbour] < level.level[cells][:, None]
+def is_upstream(level_of, neighbour, cells):
+    """Whether each neighbour ``(m, width)`` of ``cells`` comes before its cell in a sweep
+    whose cells are in levels ``level_of``: in an earlier level (never the cell itself,
+    in unused slots)."""
+    return level_of[neighbour] < level_of[cells][:, None]
 
 
 def _levels(order: np.ndarray, offsets: np.ndarray) -> Levels:
@@ -172,12 +174,12 @@ class LUSGS:
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
-        slots = cell_slots(host)
         levels = levels or sweep_levels(host, plan, colours)
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
-        self.kernels = (LevelKernels(d.fused, slots, levels, omega)
-                        if (d.fused is not None if kernels is None else kernels) else None)
+        fused = d.fused is not None if kernels is None else kernels
+        slots = cell_slots(host, backend.xp if fused else np)
+        self.kernels = LevelKernels(d.fused, slots, levels, omega) if fused else None
         if self.kernels is None:
             self.forward, self.backward = (
                 [self._level(slots, level, level.order[a:b], backend, dtype)
@@ -187,7 +189,7 @@ class LUSGS:
     @staticmethod
     def _level(slots: CellSlots, level: Levels, cells: np.ndarray, backend, dtype
                ) -> SweepLevel:
-        row, slot = np.nonzero(is_upstream(level, slots.neighbour[cells], cells))
+        row, slot = np.nonzero(is_upstream(level.level, slots.neighbour[cells], cells))
         at = cells[row], slot
         return SweepLevel(backend.asarray(cells), backend.asarray(row),
                           backend.asarray(slots.neighbour[at]), backend.asarray(slots.face[at]),
@@ -271,15 +273,17 @@ class SweepTables:
 
 
 def sweep_tables(slots: CellSlots, level: Levels, backend, dtype) -> SweepTables:
-    """Pack one sweep's slot tables (host arrays from :func:`cell_slots`) on the backend."""
-    order = level.order
+    """Pack one sweep's slot tables (from :func:`cell_slots`, in the backend's array
+    module) on the backend."""
+    xp = backend.xp
+    order = xp.asarray(level.order)
     neighbour = slots.neighbour[order]
-    up = is_upstream(level, neighbour, order)
+    up = is_upstream(xp.asarray(level.level), neighbour, order)
     normal_area = slots.normal[:, order] * slots.area[order]
     return SweepTables(backend.asarray(order, np.int32),
-                       backend.asarray(np.where(up, neighbour, -1).T, np.int32),
-                       backend.asarray(np.where(up, slots.face[order], 0).T, np.int32),
-                       backend.asarray(np.where(up, normal_area, 0.0).transpose(0, 2, 1), dtype),
+                       backend.asarray(xp.where(up, neighbour, -1).T, np.int32),
+                       backend.asarray(xp.where(up, slots.face[order], 0).T, np.int32),
+                       backend.asarray(xp.where(up, normal_area, 0.0).transpose(0, 2, 1), dtype),
                        level.offsets.tolist())
 
 
@@ -292,7 +296,7 @@ class LevelKernels:
     ----------
     fused : FusedResidual
     slots : CellSlots
-        Host tables of every cell's interior faces.
+        Tables of every cell's interior faces, in the backend's array module.
     levels : tuple of Levels
         Forward and backward wavefront levels.
     omega : float
