@@ -8,10 +8,10 @@ import pytest
 
 from gpusolver.backends.host import compiler
 from gpusolver.errors import ConfigError, SolverDivergedError
+from gpusolver.integrators.cfl import CFL_BACKOFF, RETRIES
 from gpusolver.parallel import Loopback
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
-from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES
 from meshorder import PlanError, Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh

@@ -70,5 +70,29 @@ def runge_kutta(stages: tuple[Stage, ...], u, rate: Callable, dt):
     return current, first
 
 
+def keeping_first(rate: Callable, keep: Callable[[], object]) -> tuple[Callable, list]:
+    """``rate`` that also records ``keep()`` right after its first evaluation, in the list
+    returned with it: what a step reports of its first stage (the boundary fluxes that
+    the wall forces come from).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> calls = []
+    >>> rate, first = keeping_first(lambda u: -u, lambda: len(calls))
+    >>> _ = runge_kutta(TABLEAUX["rk4"], np.array([1.0]), lambda u: calls.append(1) or rate(u), 0.1)
+    >>> first
+    [1]
+    """
+    kept: list = []
+
+    def recording(u):
+        r = rate(u)
+        if not kept:
+            kept.append(keep())
+        return r
+    return recording, kept
+
+
 for _name, _stages in TABLEAUX.items():
     INTEGRATORS[_name] = functools.partial(runge_kutta, _stages)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpusolver.errors import ConfigError
-from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.layout.parts import PartCells, file_facets
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec, check_markers
@@ -184,25 +184,23 @@ shock_capturing, backend
         steps = (PerPart(solver.local_time_steps() for solver in self.solvers) if local
                  else dt)
         offsets = iter([0.0 if local else stage.time * dt for stage in self.stages])
-        first_flux: list = []
 
         def rate(states: PerPart) -> PerPart:
             offset = next(offsets)
             for solver in self.solvers:
                 solver.stage_offset = offset
             self.transport.exchange(states)
-            rates = PerPart(solver.rate(u if solver.filter is None else solver.filter(u))
-                            for solver, u in zip(self.solvers, states, strict=True))
-            if not first_flux:  # the first stage's, for the forces
-                first_flux.extend(solver.boundary_flux for solver in self.solvers)
-            return rates
+            return PerPart(solver.rate(u if solver.filter is None else solver.filter(u))
+                           for solver, u in zip(self.solvers, states, strict=True))
 
+        rate, first_flux = keeping_first(rate, lambda: [solver.boundary_flux
+                                                        for solver in self.solvers])
         states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, steps)
         self.states = [u if solver.filter is None else solver.filter(u)
                        for solver, u in zip(self.solvers, states, strict=True)]
         for solver in self.solvers:
             solver.stage_offset = 0.0
-        return first_rates, first_flux
+        return first_rates, first_flux[0]
 
     def fuse(self) -> None:
         """Compute the right-hand sides in the DG kernels (on the numpy backend compiled

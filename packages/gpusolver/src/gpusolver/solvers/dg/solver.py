@@ -32,7 +32,7 @@ import numpy as np
 
 from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
-from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.layout.geometry import periodic_partners
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.boundary import BoundarySpec, check_markers, kernel_condition
@@ -428,22 +428,20 @@ class DGSolver(WholeMesh):
             return first_rate
         if dt is None:
             dt = self.local_time_steps()
-        first: dict = {}
         # a global step: each stage at its own time (local steps: no time passes)
         offsets = iter([stage.time * dt if np.ndim(dt) == 0 else 0.0
                         for stage in self.stages])
 
         def rate(u):
             self.stage_offset = next(offsets)
-            r = self.rate(u if self.filter is None else self.filter(u))
-            first.setdefault("wall_flux", self.boundary_flux)
-            return r
+            return self.rate(u if self.filter is None else self.filter(u))
 
+        rate, first = keeping_first(rate, lambda: self.boundary_flux)
         self.u, r0 = runge_kutta(self.stages, self.u, rate, dt)
         self.stage_offset = 0.0
         if self.filter is not None:
             self.u = self.filter(self.u)
-        self._wall_flux = first["wall_flux"]
+        self._wall_flux = first[0]
         return r0
 
     def _fused_steps(self):

@@ -25,7 +25,8 @@ import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError
-from gpusolver.integrators.explicit import TABLEAUX, runge_kutta
+from gpusolver.integrators.cfl import backing_off, ramped_cfl
+from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.layout.parts import PartLayout, layout_of_part
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec
@@ -34,7 +35,6 @@ from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedResidual
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
-from gpusolver.solvers.fv.solver import CFL_BACKOFF, RETRIES, ramped_cfl
 from gpusolver.solvers.parts import Parts, PerPart
 from meshorder.pipeline import DEFAULT_FACES
 from meshorder.plan import PlanPart
@@ -60,7 +60,7 @@ class PartitionedSolver(Parts):
         The CFL number (LU-SGS: the first one).
     cfl_max : float, optional
         LU-SGS: ramp the CFL number with the residual's fall up to this
-        (:func:`~gpusolver.solvers.fv.solver.ramped_cfl`).
+        (:func:`~gpusolver.integrators.cfl.ramped_cfl`).
     sweeps : str
         LU-SGS levels inside each part: ``hyperplanes`` or ``colours``.
     backend, precision : str
@@ -183,18 +183,16 @@ class PartitionedSolver(Parts):
         self.transport.exchange(self.states)
         dt = PerPart(self.cfl * d.geometry.volume / d.spectral_radius(state)
                      for d, state in zip(self.discretisations, self.states, strict=True))
-        boundary: list = []
 
         def rate(states: PerPart) -> PerPart:
             self.transport.exchange(states)
-            rates = PerPart(d.residual(state) / d.geometry.volume
-                            for d, state in zip(self.discretisations, states, strict=True))
-            if not boundary:  # the first stage's, for the forces
-                boundary.extend(d.boundary_flux for d in self.discretisations)
-            return rates
+            return PerPart(d.residual(state) / d.geometry.volume
+                           for d, state in zip(self.discretisations, states, strict=True))
 
+        rate, boundary = keeping_first(rate, lambda: [d.boundary_flux
+                                                      for d in self.discretisations])
         self.states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
-        return self._finish(self._own_squares(first_rates), boundary)
+        return self._finish(self._own_squares(first_rates), boundary[0])
 
     def _fused_step(self) -> np.ndarray:
         """One explicit step of every part in the fused kernels; what the step reports
@@ -236,12 +234,14 @@ class PartitionedSolver(Parts):
         or None) at the CFL number, retried at smaller ones while any part in any process
         went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad. One
         global sum per attempt: the parts' bad-cell flags."""
-        for tries in range(RETRIES + 1):
+
+        def tried(cfl: float):
+            self.cfl = cfl  # what the attempts read
             result, bad_cells = attempt()
             flags = self.transport.sum(self._bad_flags(bad_cells))
-            if not flags.any() or tries == RETRIES:
-                break
-            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+            return (result, flags), bool(flags.any())
+
+        (result, flags), self.cfl, _ = backing_off(tried, self.cfl)
         self._raise_if_bad(flags)
         return result
 

@@ -9,7 +9,8 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
-from gpusolver.integrators.explicit import TABLEAUX
+from gpusolver.integrators.cfl import backing_off, ramped_cfl
+from gpusolver.integrators.explicit import TABLEAUX, keeping_first
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
 from gpusolver.layout.geometry import build_geometry, colour_interior
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
@@ -90,29 +91,10 @@ PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
                    "lusgs": lambda lusgs: lusgs}
 
 
-#: Each failed implicit step is retried this many times, the CFL number divided by
-#: :data:`CFL_BACKOFF` each time, before the run is declared diverged.
-RETRIES = 6
-CFL_BACKOFF = 10.0
-
 #: The residual has stalled when it has not reached a new low (by 10%) in this many
 #: implicit steps, or in :data:`EXPLICIT_STALL_STEPS` explicit ones.
 STALL_STEPS = 10
 EXPLICIT_STALL_STEPS = 500
-
-
-def ramped_cfl(start: float, current: float, fall: float, cfl_max: float) -> float:
-    """Switched evolution relaxation: the CFL number ``start / fall`` (``fall``: the density
-    residual over the first step's), never below ``current`` while the residual is below
-    the first one, and at most ``cfl_max``.
-
-    Examples
-    --------
-    >>> ramped_cfl(10.0, 10.0, 1e-2, 1e4), ramped_cfl(10.0, 500.0, 0.1, 1e4)
-    (1000.0, 500.0)
-    """
-    ramped = start / max(fall, 1e-300)
-    return min(cfl_max, max(current, ramped) if fall < 1 else ramped)
 
 
 def _colour_sweeps(stepping: Stepping, plan: Plan | None) -> bool:
@@ -315,15 +297,9 @@ class Solver(WholeMesh):
             u_new, norms, wall_flux = self._fused_step(dt)
         else:
             dt = self.time_step(self.u) if dt is None else dt
-            first: dict = {}
-
-            def rate(u):
-                r = self.rate(u)
-                first.setdefault("wall_flux", self.discretisation.boundary_flux)
-                return r
-
+            rate, first = keeping_first(self.rate, lambda: self.discretisation.boundary_flux)
             u_new, r0 = self.integrator(self.u, rate, dt)
-            wall_flux = first["wall_flux"]
+            wall_flux = first[0]
             self._check(self.gas.invalid(u_new), self.iteration + 1)
         if self.multigrid is not None and dt is None:
             u_new = self.multigrid.correct(u_new, self.cfl)
@@ -353,11 +329,12 @@ class Solver(WholeMesh):
         """One LU-SGS step in the fused kernels, retried at smaller CFL numbers if it
         fails: ``(u_new, norms, wall_flux)``."""
         limiter = limiter_input(self.discretisation)
-        for attempt in range(RETRIES + 1):
-            u_new, norms, bad_cell = self.fused_implicit(self.u, self.cfl, limiter)
-            if bad_cell is None or attempt == RETRIES:
-                break
-            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+
+        def attempt(cfl: float):
+            u_new, norms, bad_cell = self.fused_implicit(self.u, cfl, limiter)
+            return (u_new, norms, bad_cell), bad_cell is not None
+
+        (u_new, norms, bad_cell), self.cfl, _ = backing_off(attempt, self.cfl)
         self._check_cell(bad_cell, self.iteration + 1)
         return u_new, norms, self.discretisation.boundary_flux
 
@@ -368,13 +345,15 @@ class Solver(WholeMesh):
         residual = d.residual(self.u)
         wall_flux = d.boundary_flux
         solve = self.newton or self.lusgs
-        for attempt in range(RETRIES + 1):
-            step_dt = self.time_step(self.u, speeds) if dt is None else dt
+
+        def attempt(cfl: float):
+            step_dt = self.time_step(self.u, speeds, cfl) if dt is None else dt
             u_new = self.u + solve(self.u, residual, step_dt, speeds)
             bad = self.gas.invalid(u_new)
-            if dt is not None or attempt == RETRIES or not bool(bad.any()):
-                break
-            self.cfl = max(self.cfl / CFL_BACKOFF, 1e-3)
+            return (u_new, bad), bool(bad.any())
+
+        # a given (global) time step is not the CFL number's to back off
+        (u_new, bad), self.cfl, _ = backing_off(attempt, self.cfl, retry=dt is None)
         self._check(bad, self.iteration + 1)
         return u_new, residual / d.geometry.volume, wall_flux
 
