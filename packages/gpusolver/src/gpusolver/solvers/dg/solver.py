@@ -115,8 +115,6 @@ class DGSolver(WholeMesh):
         self.mesh = mesh
         viscous = gas.reynolds is not None
         self.layout: DGLayout = build_layout(mesh, plan, degree, topology, viscous=viscous)
-        #: The layout, under the name the run's outputs read.
-        self.host = self.layout
         check_markers(list(self.layout.markers), boundaries)
         if EXACT in boundaries.values() and exact is None:
             raise ConfigError("a boundary is 'exact' but no exact solution was given")
@@ -475,6 +473,10 @@ class DGSolver(WholeMesh):
         """Forces on every wall marker, and ``"total"``, at the start of the last step."""
         return wall_forces(self._wall_flux, self.layout, self.gas, self.wall_markers,
                            self.reference_area, to_host=self.backend.to_host)
+
+    def face_layout(self) -> DGLayout:
+        """The element layout (its faces in plan order)."""
+        return self.layout
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face midpoints ``(2, m)`` and face-mean pressure coefficients of one wall."""

@@ -12,7 +12,7 @@ from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.cfl import backing_off, ramped_cfl
 from gpusolver.integrators.explicit import TABLEAUX, keeping_first
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
-from gpusolver.layout.geometry import build_geometry, colour_interior
+from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interior
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
 from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
 from gpusolver.physics.boundary import BoundarySpec
@@ -436,6 +436,10 @@ class Solver(WholeMesh):
         # summed on the device: a few numbers per step come back, not every boundary flux
         return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
                            self.reference_area, to_host=self.backend.to_host)
+
+    def face_layout(self) -> FVGeometry:
+        """The laid-out geometry (faces in plan order)."""
+        return self.host
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
