@@ -6,6 +6,7 @@ import platform
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -309,3 +310,21 @@ def test_the_console_command_keeps_freed_memory_in_its_own_process_only():
                          check=True).stdout.split()
     glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
     assert out == [str(glibc)] * 2
+
+
+@pytest.mark.parametrize("outputs", [["IN"], ["out.vtu"], ["plan.npz", "--write-mesh", "IN"]])
+def test_reorder_refuses_to_write_over_its_input_or_a_plan_under_a_mesh_name(tmp_path, capsys,
+                                                                             outputs):
+    """A plan written over the mesh (or a reordered mesh over its own input) would lose
+    the user's file; a plan named like a mesh would be a zip under a mesh extension."""
+    mesh = tmp_path / "m.msh"
+    data = Path(__file__).resolve().parents[2] / "data"
+    mesh.write_bytes((data / "naca0012_tri.msh").read_bytes())
+    before = mesh.read_bytes()
+    args = [str(mesh) if a == "IN" else (a if a.startswith("-") else str(tmp_path / a))
+            for a in outputs]
+    assert main(["reorder", str(mesh), *args, "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and ("input mesh" in error or ".npz" in error)
+    assert mesh.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.msh"]

@@ -386,3 +386,19 @@ def test_a_damaged_part_is_refused(tmp_path):
     with pytest.raises(PlanError, match="cell numbers for"):
         PartMesh.from_arrays(1, arrays, ["quad"], [b.type for b in plan.parts[1].mesh.facets],
                              plan.marker_names, "bad part")
+
+
+def test_parts_that_touch_no_boundary_are_written_and_read_back(tmp_path):
+    """Many parts on a small mesh (a scaling study's first step): parts inside the mesh
+    have no boundary facets, and the plan still writes and reads every part."""
+    from meshorder.cli import main
+    from meshorder.plan import read_plan_part
+
+    out = tmp_path / "plan.npz"
+    assert main(["reorder", str(DATA / "naca0012_tri.msh"), str(out), "--partitions", "16",
+                 "--quiet"]) == 0
+    parts = [read_plan_part(out, k) for k in range(16)]
+    facets = [sum(len(block) for block in part.mesh.mesh.facets) for part in parts]
+    assert 0 in facets and sum(facets) > 0
+    n_cells = read_mesh(DATA / "naca0012_tri.msh").n_cells
+    assert sum(part.mesh.mesh.n_cells for part in parts) > n_cells  # with their halos

@@ -65,7 +65,8 @@ class PartMesh:
             arrays[f"cells_{block.type}"] = block.nodes
         if len(self.mesh.mid_edge_nodes):
             arrays[MID_EDGE_ARRAY] = self.mesh.mid_edge_nodes
-        facet_ids = np.split(self.facet_ids, np.cumsum([len(b) for b in self.mesh.facets])[:-1])
+        sizes = [len(block) for block in self.mesh.facets]  # none: a part inside the mesh
+        facet_ids = np.split(self.facet_ids, np.cumsum(sizes)[:-1]) if sizes else []
         for block, markers, ids in zip(self.mesh.facets, self.mesh.facet_markers, facet_ids,
                                        strict=True):
             arrays |= {f"facets_{block.type}": block.nodes,

@@ -91,6 +91,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--write-mesh {args.write_mesh} is the plan's own path")
     for path in outputs:
         check_writable(path)
+        if Path(path).resolve() == Path(args.mesh).resolve():
+            raise UsageError(f"{path} is the input mesh; choose another output name")
+    if Path(args.out).suffix.lower() != ".npz":
+        raise UsageError(f"{args.out}: a plan is written as .npz; name it plan.npz (the "
+                         "reordered mesh goes to --write-mesh)")
     options = PlanOptions(
         cells=args.cells, faces=args.faces, nodes=args.nodes, colour=args.colour,
         hyperplanes=args.hyperplanes or args.renumber_by_level,
