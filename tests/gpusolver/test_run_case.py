@@ -118,6 +118,8 @@ def test_unknown_sections_are_refused(tmp_path, extra, message):
     ("mach = 0.5", 'mach = "fast"', "expected int or float"),
     ("checkpoint_every = 2", 'checkpoint_every = 2\nvtu_compression = "gzip"',
      "unknown value 'gzip'; valid: none, zlib, lzma"),
+    ("mach = 0.5", "mach = 0.5\ngamma = 1.0", r"\[physics\] gamma must be above 1"),
+    ("mach = 0.5", "mach = 0.5\ngamma = 0.5", r"\[physics\] gamma must be above 1"),
 ])
 def test_bad_values_name_the_key_and_the_valid_choices(tmp_path, old, new, message):
     path = write_case(tmp_path)
@@ -451,3 +453,16 @@ def test_the_walkthrough_case_runs_and_writes_what_it_lists(tmp_path):
     assert result.system.iteration == 3
     assert set(listed) == {p.name for p in result.files}
     assert all((tmp_path / "out" / "naca" / name).exists() for name in listed)
+
+
+@pytest.mark.parametrize("integrator", ["lusgs", "newton-krylov"])
+def test_implicit_steps_at_one_global_time_step_advance_the_time(tmp_path, integrator):
+    """``local_time_step = false`` with an implicit integrator: implicit steps of the one
+    global step (they once ended in a TypeError after the set-up)."""
+    path = write_case(tmp_path, iterations=2, integrator=integrator)
+    path.write_text(path.read_text().replace("[run]", "[run]\nlocal_time_step = false"))
+    solver = run_case(load_case(path), progress=False).solver
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    assert solver.iteration == 2 and solver.time > 0
+    assert np.all(np.diff(history["time"]) > 0)
+    assert history["time"][-1] == pytest.approx(solver.time, rel=1e-9)  # printed to 10 digits

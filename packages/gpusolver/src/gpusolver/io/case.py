@@ -188,6 +188,9 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
                           f"{', '.join([*schema, 'boundaries'])}")
     sections = {name: section(data, name, source, schema) for name in schema}
     physics = sections["physics"]
+    if physics["gamma"] <= 1:
+        raise ConfigError(f"{source}: [physics] gamma must be above 1 (1.4 for air), found "
+                          f"{physics['gamma']!r}")
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
     raw_boundaries = data.get("boundaries")

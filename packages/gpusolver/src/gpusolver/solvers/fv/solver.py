@@ -290,7 +290,7 @@ class Solver(WholeMesh):
         if self.fused_implicit is not None and dt is None and self.stepping.local_time_step:
             u_new, norms, wall_flux = self._fused_implicit_step()
         elif self.lusgs is not None:
-            u_new, r0, wall_flux = self._implicit_step(dt)
+            u_new, r0, wall_flux, dt = self._implicit_step(dt)
         elif self.fused_steps is not None:
             if dt is None and not self.stepping.local_time_step:
                 dt = self.time_step(self.u)
@@ -339,7 +339,8 @@ class Solver(WholeMesh):
         return u_new, norms, self.discretisation.boundary_flux
 
     def _implicit_step(self, dt):
-        """One LU-SGS or Newton-Krylov step; retried at smaller CFL numbers if it fails."""
+        """One LU-SGS or Newton-Krylov step, retried at smaller CFL numbers if it fails:
+        ``(u_new, rate, wall_flux, dt)`` (``dt``: the time step it took)."""
         d = self.discretisation
         speeds = d.face_wave_speeds(self.u)  # for dt and the diagonal
         residual = d.residual(self.u)
@@ -350,12 +351,12 @@ class Solver(WholeMesh):
             step_dt = self.time_step(self.u, speeds, cfl) if dt is None else dt
             u_new = self.u + solve(self.u, residual, step_dt, speeds)
             bad = self.gas.invalid(u_new)
-            return (u_new, bad), bool(bad.any())
+            return (u_new, bad, step_dt), bool(bad.any())
 
         # a given (global) time step is not the CFL number's to back off
-        (u_new, bad), self.cfl, _ = backing_off(attempt, self.cfl, retry=dt is None)
+        (u_new, bad, step_dt), self.cfl, _ = backing_off(attempt, self.cfl, retry=dt is None)
         self._check(bad, self.iteration + 1)
-        return u_new, residual / d.geometry.volume, wall_flux
+        return u_new, residual / d.geometry.volume, wall_flux, step_dt
 
     def _adapt(self, density_residual: float) -> None:
         """Ramp the CFL number (implicit) and freeze the limiter as the residual falls."""
