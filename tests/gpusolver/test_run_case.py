@@ -466,3 +466,21 @@ def test_implicit_steps_at_one_global_time_step_advance_the_time(tmp_path, integ
     assert solver.iteration == 2 and solver.time > 0
     assert np.all(np.diff(history["time"]) > 0)
     assert history["time"][-1] == pytest.approx(solver.time, rel=1e-9)  # printed to 10 digits
+
+
+def test_a_restart_takes_the_cases_cfl_and_says_so(tmp_path, capsys):
+    """The advice of a diverged run is to lower the CFL number: a restart whose case does
+    so runs at the case's CFL number, not at the one stored in the checkpoint, and says
+    so in one line; a restart with the same settings continues the stored ramp."""
+    from gpusolver.cli import main
+
+    run_case(load_case(write_case(tmp_path, iterations=2, directory="a")), progress=False)
+    resumed = write_case(tmp_path, iterations=1, directory="a",
+                         restart='restart = "a/checkpoint.npz"')
+    resumed.write_text(resumed.read_text().replace("cfl = 1.0", "cfl = 0.25"))
+    capsys.readouterr()
+    assert main(["run", str(resumed), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert ("restart: [run] cfl = 0.25 replaces the checkpoint's run (cfl = 1, at 1 when it "
+            "stopped)") in printed
+    assert run_case(load_case(resumed), progress=False).solver.cfl == 0.25

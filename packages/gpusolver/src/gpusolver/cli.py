@@ -244,7 +244,13 @@ def run(args: argparse.Namespace) -> int:
     comm = mpi_world()
     if comm is not None and comm.rank == 0:
         print(f"{comm.size} ranks", flush=True)
-    result = run_case(case, progress=not args.quiet)
+    root = comm is None or comm.rank == 0
+
+    def notify(line: str) -> None:
+        if root:
+            print(line, flush=True)
+
+    result = run_case(case, progress=not args.quiet, notify=notify)
     code = 130 if result.interrupted else 0
     if not result.system.is_root:
         return code

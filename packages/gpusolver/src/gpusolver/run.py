@@ -7,6 +7,7 @@ SIGTERM, and the stop of every MPI rank at the same step are the same for every 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,9 @@ class RunResult:
         return self.system.solver
 
 
-def build_system(case: Any) -> System:
-    """The System of ``case``'s method, restored from the case's restart file if it has one.
+def build_system(case: Any, notify: Callable[[str], None] = lambda line: None) -> System:
+    """The System of ``case``'s method, restored from the case's restart file if it has one
+    (``notify`` gets a line for each case setting that replaces the checkpoint's).
 
     Raises
     ------
@@ -70,13 +72,16 @@ def build_system(case: Any) -> System:
     if restart is not None:
         snapshot = load_checkpoint(restart, system.identity())
         try:
-            system.restore(snapshot)
+            notes = system.restore(snapshot)
         except (KeyError, ValueError) as error:
             raise ConfigError(f"checkpoint {restart}: {error}") from None
+        for line in notes:
+            notify(line)
     return system
 
 
-def run_case(case: Any, progress: bool = True) -> RunResult:
+def run_case(case: Any, progress: bool = True,
+             notify: Callable[[str], None] = lambda line: None) -> RunResult:
     """Run ``case`` (of any method): up to its ``iterations`` steps from the free stream,
     or from rest, or from its restart file.
 
@@ -88,6 +93,8 @@ def run_case(case: Any, progress: bool = True) -> RunResult:
     run after the steps in progress (on every rank at the same step) with the same
     outputs, so a restart continues the log without repeating or dropping rows; a
     second Ctrl-C stops at once, without them.
+
+    ``notify`` gets a line for each setting of the case that replaces the checkpoint's.
 
     Raises
     ------
@@ -101,7 +108,7 @@ def run_case(case: Any, progress: bool = True) -> RunResult:
         check_writable(out, folder=True)
     except OSError as error:
         raise ConfigError(f"output directory {out}: {error.strerror}") from None
-    system = build_system(case)
+    system = build_system(case, notify)
     root = system.is_root  # under MPI the root rank alone writes
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.npz"

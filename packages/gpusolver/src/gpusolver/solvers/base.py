@@ -145,8 +145,10 @@ class System(ABC):
         """The exact state for a checkpoint (gathered to the root under MPI)."""
 
     @abstractmethod
-    def restore(self, snapshot: Snapshot) -> None:
-        """Continue from ``snapshot``; ``ValueError`` naming what does not fit."""
+    def restore(self, snapshot: Snapshot) -> list[str]:
+        """Continue from ``snapshot``; ``ValueError`` naming what does not fit. Returns a
+        line for each setting of the case that replaces the checkpoint's (the run loop
+        passes them on to the user)."""
 
     # ---------------------------------------------------------------- outputs
     def periodic_outputs(self, out: Path) -> list[Path]:

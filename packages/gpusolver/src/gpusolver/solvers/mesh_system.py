@@ -188,11 +188,21 @@ class MeshSystem(System):
         conserved = solver.conserved()  # every rank: a global gather under MPI
         return Snapshot({"conserved": conserved}, {
             "iteration": solver.iteration, "time": solver.time, "dtype": solver.dtype.name,
-            "circulation": solver.circulation, "cfl": solver.cfl,
+            "circulation": solver.circulation, "cfl": solver.cfl, "case_cfl": self.case_cfl,
             "first_residual": solver.first_residual})
 
-    def restore(self, snapshot: Snapshot) -> None:
-        """The state, counters and ramps of ``snapshot`` (same precision and shape)."""
+    @property
+    def case_cfl(self) -> float:
+        """``[run] cfl`` of the case: the first CFL number of the ramp."""
+        return float(self.case.run["cfl"])
+
+    def restore(self, snapshot: Snapshot) -> list[str]:
+        """The state, counters and ramps of ``snapshot`` (same precision and shape).
+
+        The case's run settings rule: when its ``cfl`` differs from the one of the run
+        that wrote the checkpoint, the CFL number starts again from the case's (the
+        advice a diverged run gives is to lower it), and the line returned says so.
+        """
         solver, meta = self.solver, snapshot.meta
         conserved = snapshot.arrays["conserved"]
         expected = solver.conserved().shape  # (n_vars, n_cells); DG: (n_vars, n_modes, n_cells)
@@ -203,8 +213,14 @@ class MeshSystem(System):
         solver.iteration = int(meta["iteration"])
         solver.time = float(meta["time"])
         solver.circulation = float(meta["circulation"])
-        solver.cfl = float(meta["cfl"])
         solver.first_residual = meta["first_residual"]
+        written = meta.get("case_cfl")
+        if written is None or float(written) == self.case_cfl:
+            solver.cfl = float(meta["cfl"])
+            return []
+        solver.cfl = self.case_cfl
+        return [f"restart: [run] cfl = {self.case_cfl:g} replaces the checkpoint's run "
+                f"(cfl = {float(written):g}, at {float(meta['cfl']):g} when it stopped)"]
 
     # ---------------------------------------------------------------- outputs
     def write_outputs(self, out: Path) -> list[Path]:

@@ -286,7 +286,7 @@ class Solver(WholeMesh):
             return self._step(dt)
 
     def _step(self, dt):
-        norms = None
+        norms, given = None, dt  # given: the caller's time step (None: the solver's own)
         if self.fused_implicit is not None and dt is None and self.stepping.local_time_step:
             u_new, norms, wall_flux = self._fused_implicit_step()
         elif self.lusgs is not None:
@@ -301,7 +301,7 @@ class Solver(WholeMesh):
             u_new, r0 = self.integrator(self.u, rate, dt)
             wall_flux = first[0]
             self._check(self.gas.invalid(u_new), self.iteration + 1)
-        if self.multigrid is not None and dt is None:
+        if self.multigrid is not None and given is None:
             u_new = self.multigrid.correct(u_new, self.cfl)
         self.iteration += 1
         self.u = u_new

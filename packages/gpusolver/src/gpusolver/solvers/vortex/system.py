@@ -101,11 +101,12 @@ class VortexSystem(System):
                         {"iteration": solver.iteration, "time": solver.time,
                          "far_circulation": float(solver.far_circulation)})
 
-    def restore(self, snapshot: Snapshot) -> None:
-        """The wake of ``snapshot``."""
+    def restore(self, snapshot: Snapshot) -> list[str]:
+        """The wake of ``snapshot`` (its settings are all the case's)."""
         meta = snapshot.meta
         self.solver.set_state(snapshot.arrays["positions"], snapshot.arrays["gammas"],
                               meta["time"], meta["iteration"], meta["far_circulation"])
+        return []
 
     def periodic_outputs(self, out: Path) -> list[Path]:
         """A wake snapshot every ``snapshot_every`` steps."""
