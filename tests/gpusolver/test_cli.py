@@ -68,3 +68,18 @@ def test_bench_parallel_outside_mpiexec_or_with_unknown_transports_is_a_usage_er
     assert main(["bench-parallel", "--mesh", str(DATA / "naca0012_tri.msh"), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_reader_that_leaves_the_pipe_is_not_an_error():
+    """``gpusolver run case.toml | head -1``: the printing after the reader left ends the
+    command quietly with exit 0, as meshorder's do (not "error: : Broken pipe")."""
+    import subprocess
+    import sys
+
+    code = ("import sys, gpusolver.cli as cli\n"
+            "def leave(args):\n"
+            "    raise BrokenPipeError(32, 'Broken pipe')\n"
+            "cli.COMMANDS['run'] = leave\n"
+            "sys.exit(cli.main(['run', 'case.toml']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""

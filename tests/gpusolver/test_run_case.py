@@ -177,8 +177,18 @@ def test_a_run_that_misses_its_reduction_says_so(tmp_path, capsys):
 def test_reduction_factors_of_one_or_more_are_refused(tmp_path, key):
     case = write_case(tmp_path)
     case.write_text(case.read_text().replace("cfl = 1.0", f"cfl = 1.0\n{key} = 10"))
-    with pytest.raises(ConfigError, match=f"{key} is a factor of reduction"):
+    with pytest.raises(ConfigError, match=rf"\[run\] {key}: must be below 1, found 10 \("):
         load_case(case)
+
+
+def test_an_empty_boundaries_section_is_answered_with_the_meshs_markers(tmp_path):
+    case = write_case(tmp_path)
+    text = case.read_text()
+    start, end = text.index("[boundaries]"), text.index("[scheme]")
+    case.write_text(text[:start] + "[boundaries]\n" + text[end:])
+    with pytest.raises(ConfigError, match="no condition for marker.*the mesh has markers: "
+                                          ".*bottom"):
+        run_case(load_case(case), progress=False)
 
 
 def _ctrl_c_during_step(monkeypatch, number: int, presses: int = 1) -> None:

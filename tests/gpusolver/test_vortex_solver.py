@@ -336,10 +336,12 @@ def test_a_vortex_restart_after_kill_drops_the_loads_past_its_checkpoint(tmp_pat
     ("panels = 40\n", "needs panels"),
     ("reynolds = 100", "reynolds is required"),
     ("[vortex]", "unknown section"),
+    ("dt = 0.05", r"\[vortex\] theta: must be below 1, found 1.5 \(tree: accuracy parameter\)"),
 ])
 def test_bad_vortex_cases_are_refused_with_one_line(tmp_path, change, message):
     replacement = {'shape = "circle"': 'shape = "square"', "panels = 40\n": "",
-                   "reynolds = 100": "", "[vortex]": "[vortex]\n[mesh]\nfile = 'x'\n[vortex2]"}
+                   "reynolds = 100": "", "[vortex]": "[vortex]\n[mesh]\nfile = 'x'\n[vortex2]",
+                   "dt = 0.05": "dt = 0.05\ntheta = 1.5"}
     case = tmp_path / "case.toml"
     case.write_text(CASE.replace(change, replacement[change]))
     with pytest.raises(ConfigError, match=message):

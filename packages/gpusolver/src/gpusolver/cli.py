@@ -35,7 +35,7 @@ from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int, unit_fraction
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
-from meshorder.termination import terminate_as_interrupt
+from meshorder.termination import reader_left, terminate_as_interrupt
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
@@ -343,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     except (MeshorderError, GpusolverError) as exc:
         print(f"gpusolver: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `gpusolver run case.toml | head -1`: the reader left
+        reader_left()
+        return 0
     except OSError as exc:
         print(f"gpusolver: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -5,7 +5,9 @@ run stops at a step with its checkpoint and outputs."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,3 +78,9 @@ class StopRequests:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
+
+
+def reader_left() -> None:
+    """The reader of standard output left (``command | head``): what is still to be printed
+    goes to the null device, so that the exit prints no error of a broken pipe."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -193,8 +193,8 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
                           f"{physics['gamma']!r}")
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
-    raw_boundaries = data.get("boundaries")
-    if not isinstance(raw_boundaries, dict) or not raw_boundaries:
+    raw_boundaries = data.get("boundaries", {})  # empty: the mesh's markers are named
+    if not isinstance(raw_boundaries, dict):       # when it is read (check_markers)
         raise ConfigError(f"{source}: [boundaries] must map each marker to one of "
                           f"{', '.join(CONDITIONS)}")
     boundaries = {marker: BoundarySpec.parse(marker, value)

@@ -46,8 +46,7 @@ def _check_value(where: str, key: Key, value: Any) -> Any:
     if key.positive and value <= 0:
         raise ConfigError(f"{where}: must be positive, found {value!r}")
     if key.below_one and value >= 1:
-        raise ConfigError(f"{where} is a factor of reduction and must be below 1 (e.g. 1e-8), "
-                          f"found {value!r}")
+        raise ConfigError(f"{where}: must be below 1, found {value!r} ({key.help})")
     return value
 
 

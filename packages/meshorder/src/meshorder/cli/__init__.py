@@ -7,14 +7,13 @@ interrupted (Ctrl-C or SIGTERM).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 
 from .. import __version__
 from ..allocator import keep_freed_memory
 from ..errors import MeshorderError, MeshWarning, UsageError
-from ..termination import terminate_as_interrupt
+from ..termination import reader_left, terminate_as_interrupt
 from . import bench, compare, generate, info, plot, reorder
 
 SUBCOMMANDS = (reorder, info, compare, plot, generate, bench)
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"meshorder: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `meshorder compare ... | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        reader_left()
         return 0
     except OSError as exc:
         print(f"meshorder: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
