@@ -494,3 +494,19 @@ def test_a_restart_takes_the_cases_cfl_and_says_so(tmp_path, capsys):
     assert ("restart: [run] cfl = 0.25 replaces the checkpoint's run (cfl = 1, at 1 when it "
             "stopped)") in printed
     assert run_case(load_case(resumed), progress=False).solver.cfl == 0.25
+
+
+def test_keys_that_do_nothing_in_the_case_are_named_before_the_run(tmp_path, capsys):
+    """A key the case's scheme or integrator never reads (a Reynolds number in an Euler
+    case, a CFL ramp or LU-SGS sweeps with RK4) is named in one line each; the run goes on."""
+    from gpusolver.cli import main
+
+    case = write_case(tmp_path, iterations=1)
+    case.write_text(case.read_text().replace("mach = 0.5", "mach = 0.5\nreynolds = 1e6")
+                    .replace("cfl = 1.0", 'cfl = 1.0\ncfl_max = 100\nsweeps = "colours"'))
+    assert main(["run", str(case), "--quiet"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "does nothing" in line]
+    assert lines == [
+        f"{case}: [physics] reynolds does nothing here (it needs equations = 'navier-stokes')",
+        f"{case}: [run] cfl_max does nothing here (it needs an implicit time_integrator)",
+        f"{case}: [run] sweeps does nothing here (it needs an implicit time_integrator)"]

@@ -60,7 +60,8 @@ class RunResult:
 
 def build_system(case: Any, notify: Callable[[str], None] = lambda line: None) -> System:
     """The System of ``case``'s method, restored from the case's restart file if it has one
-    (``notify`` gets a line for each case setting that replaces the checkpoint's).
+    (``notify`` gets a line for each key of the case that does nothing in it, and for
+    each setting that replaces the checkpoint's).
 
     Raises
     ------
@@ -68,6 +69,8 @@ def build_system(case: Any, notify: Callable[[str], None] = lambda line: None) -
         When the restart file cannot be read, belongs to another case or does not fit.
     """
     system = SYSTEMS.lookup(case.method).from_case(case)
+    for line in system.case_notes():
+        notify(line)
     restart = case.loop.restart
     if restart is not None:
         snapshot = load_checkpoint(restart, system.identity())

@@ -9,7 +9,7 @@ that lists what is valid for that method. Paths are relative to the case file's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusolver.backends import BACKENDS, PRECISIONS
@@ -138,6 +138,8 @@ class Case:
         ``[physics]``; the gas of a mesh: :meth:`gas_for`.
     scheme, run : dict
         ``[scheme]`` and ``[run]`` with the method's keys, defaults filled in.
+    given : dict of str to frozenset
+        Per section, the keys the file sets (the rest are defaults).
     boundaries : dict of str to BoundarySpec
     output_directory : pathlib.Path
     checkpoint_every, history_every : int
@@ -160,6 +162,11 @@ class Case:
     history_every: int
     vtu_compression: str
     reference_area: float
+    given: dict = field(default_factory=dict)
+
+    def sets(self, section: str, key: str) -> bool:
+        """Whether the file sets ``key`` of ``[section]`` (not its default)."""
+        return key in self.given.get(section, ())
 
     @property
     def loop(self) -> LoopSettings:
@@ -215,4 +222,5 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
         history_every=output["history_every"],
         vtu_compression=output["vtu_compression"],
         reference_area=float(physics["reference_area"]),
+        given={name: frozenset(data.get(name, {})) for name in schema},
     )

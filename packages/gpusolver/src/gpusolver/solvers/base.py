@@ -90,6 +90,11 @@ class System(ABC):
     def from_case(cls, case: Any) -> System:
         """Set up the case's state from the free stream (or from rest)."""
 
+    def case_notes(self) -> list[str]:
+        """A line for each key the case file sets that does nothing in this case (the run
+        loop passes them on before the first step)."""
+        return []
+
     @abstractmethod
     def identity(self) -> Identity:
         """What a checkpoint of this case carries and a restart must match."""

@@ -88,3 +88,53 @@ def stepping_of(case: Case) -> Stepping:
 
 def _float_or_none(value) -> float | None:
     return None if value is None else float(value)
+
+
+def _implicit(case: Case) -> bool:
+    return case.run["time_integrator"] in IMPLICIT
+
+
+def _limited(case: Case) -> bool:
+    return case.scheme["flux"] != JST and case.scheme["order"] == 2
+
+
+#: Keys that only some configurations read: (section, key) -> (what reads it, the test).
+_READ_BY = {
+    ("physics", "reynolds"): ("equations = 'navier-stokes'",
+                              lambda c: c.physics["equations"] == "navier-stokes"),
+    ("run", "cfl_max"): ("an implicit time_integrator", _implicit),
+    ("run", "cfl_frozen"): ("an implicit time_integrator", _implicit),
+    ("run", "sweeps"): ("an implicit time_integrator", _implicit),
+    ("run", "multigrid"): ("time_integrator = 'lusgs'",
+                           lambda c: c.run["time_integrator"] == "lusgs"),
+    ("run", "multigrid_cycle"): ("multigrid > 0", lambda c: c.run["multigrid"] > 0),
+    ("run", "preconditioner"): ("time_integrator = 'newton-krylov'",
+                                lambda c: c.run["time_integrator"] == "newton-krylov"),
+    ("run", "krylov_vectors"): ("time_integrator = 'newton-krylov'",
+                                lambda c: c.run["time_integrator"] == "newton-krylov"),
+    ("scheme", "jst_k2"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
+    ("scheme", "jst_k4"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
+    ("scheme", "limiter"): ("a Riemann flux at order = 2", _limited),
+    ("scheme", "venkatakrishnan_k"): ("a Riemann flux at order = 2", _limited),
+    ("scheme", "venkatakrishnan_cap"): ("a Riemann flux at order = 2", _limited),
+    ("run", "freeze_limiter"): ("a Riemann flux at order = 2", _limited),
+}
+
+
+def unused_keys(case: Case) -> list[str]:
+    """A line for each key ``case`` sets that nothing reads in its configuration.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from gpusolver.io.case import parse_case
+    >>> case = parse_case({"mesh": {"file": "m.msh"}, "physics": {"mach": 0.5, "reynolds": 1e6},
+    ...                    "boundaries": {"wall": "slip-wall"}, "run": {"cfl_max": 100}},
+    ...                   Path("c.toml"), SCHEMA)
+    >>> for line in unused_keys(case): print(line)
+    c.toml: [physics] reynolds does nothing here (it needs equations = 'navier-stokes')
+    c.toml: [run] cfl_max does nothing here (it needs an implicit time_integrator)
+    """
+    return [f"{case.path}: [{section}] {key} does nothing here (it needs {needs})"
+            for (section, key), (needs, reads) in _READ_BY.items()
+            if case.sets(section, key) and not reads(case)]

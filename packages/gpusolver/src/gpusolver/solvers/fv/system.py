@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpusolver.errors import ConfigError
 from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
-from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of
+from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of, unused_keys
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from gpusolver.solvers.fv.solver import Solver
 from gpusolver.solvers.mesh_system import MeshSystem
@@ -30,6 +30,10 @@ class FVSystem(MeshSystem):
                       backend=run["backend"], precision=run["precision"],
                       reference_area=case.reference_area, topology=topology,
                       kernels=run["kernels"])
+
+    def case_notes(self) -> list[str]:
+        """The keys the case sets that its scheme and integrator do not read."""
+        return unused_keys(self.case)
 
     @classmethod
     def check_ranks(cls, case: Case) -> None:
