@@ -31,24 +31,24 @@ def ramped_cfl(start: float, current: float, fall: float, cfl_max: float) -> flo
 
 
 def backing_off(attempt: Callable[[float], tuple[T, bool]], cfl: float,
-                retry: bool = True) -> tuple[T, float, bool]:
+                retry: bool = True) -> tuple[T, float]:
     """``attempt(cfl) -> (result, failed)`` at ``cfl``, retried at smaller CFL numbers
     while it fails (at most :data:`RETRIES` times; not at all unless ``retry``).
 
     Returns
     -------
-    result, cfl, failed
-        The last attempt's result, the CFL number it took and whether it failed (the
-        caller names the bad cell).
+    result, cfl
+        The last attempt's result (whose bad cell, if it still failed, the caller names)
+        and the CFL number it took.
 
     Examples
     --------
-    >>> backing_off(lambda cfl: (cfl, cfl > 1.0), 50.0)
-    (0.5, 0.5, False)
+    >>> backing_off(lambda cfl: (cfl > 1.0, cfl > 1.0), 50.0)
+    (False, 0.5)
     """
     for tries in range(RETRIES + 1):
         result, failed = attempt(cfl)
         if not failed or not retry or tries == RETRIES:
-            return result, cfl, failed
+            return result, cfl
         cfl = max(cfl / CFL_BACKOFF, MIN_CFL)
     raise AssertionError("unreachable")

@@ -1,1 +1,3 @@
-"""The systems an integrator advances: finite volume (``fv``) today."""
+"""The solution methods, one :class:`~gpusolver.solvers.base.System` each: finite volume
+(``fv/``), modal DG (``dg/``) and the vortex element method (``vortex/``); what the
+mesh-based ones share (``mesh_system.py``, ``parts.py``, ``whole_mesh.py``)."""

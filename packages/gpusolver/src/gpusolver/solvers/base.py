@@ -67,6 +67,8 @@ class System(ABC):
     ----------
     method : str
         The name of ``[solver] method`` it is registered under.
+    solver : object
+        The method's solver: its state, loads and settings, for scripts and tests.
     schema : dict
         Its case file's sections (``docs/case_format.md`` is made from them).
     log_name : str

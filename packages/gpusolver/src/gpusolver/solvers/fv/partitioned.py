@@ -241,7 +241,7 @@ class PartitionedSolver(Parts):
             flags = self.transport.sum(self._bad_flags(bad_cells))
             return (result, flags), bool(flags.any())
 
-        (result, flags), self.cfl, _ = backing_off(tried, self.cfl)
+        (result, flags), self.cfl = backing_off(tried, self.cfl)
         self._raise_if_bad(flags)
         return result
 

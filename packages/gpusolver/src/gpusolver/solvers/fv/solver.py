@@ -334,7 +334,7 @@ class Solver(WholeMesh):
             u_new, norms, bad_cell = self.fused_implicit(self.u, cfl, limiter)
             return (u_new, norms, bad_cell), bad_cell is not None
 
-        (u_new, norms, bad_cell), self.cfl, _ = backing_off(attempt, self.cfl)
+        (u_new, norms, bad_cell), self.cfl = backing_off(attempt, self.cfl)
         self._check_cell(bad_cell, self.iteration + 1)
         return u_new, norms, self.discretisation.boundary_flux
 
@@ -354,7 +354,7 @@ class Solver(WholeMesh):
             return (u_new, bad, step_dt), bool(bad.any())
 
         # a given (global) time step is not the CFL number's to back off
-        (u_new, bad, step_dt), self.cfl, _ = backing_off(attempt, self.cfl, retry=dt is None)
+        (u_new, bad, step_dt), self.cfl = backing_off(attempt, self.cfl, retry=dt is None)
         self._check(bad, self.iteration + 1)
         return u_new, residual / d.geometry.volume, wall_flux, step_dt
 
