@@ -325,3 +325,52 @@ def test_load_rejects_multigrid_levels_that_do_not_chain(tmp_path):
         Plan.load(tamper(tmp_path, plan, coarse_cells=cells))
     with pytest.raises(PlanError, match="multigrid levels do not add up"):
         Plan.load(tamper(tmp_path, plan, coarse_offsets=plan.coarse_offsets[:-1]))
+
+
+def test_nested_temporaries_of_killed_writers_are_removed_too(tmp_path):
+    """``meshorder reorder`` writes the plan through a temporary whose own save writes
+    through another: ``..plan.<pid>.<rand>.<pid>.<rand>.npz``, stale once the outer
+    writer is gone."""
+    import subprocess
+    import sys
+
+    from meshorder.atomic import atomic_path
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    nested = tmp_path / f"..plan.{dead}.abcd1234.{dead}.efgh5678.npz"
+    foreign = tmp_path / f".myplan.{dead}.abcd1234.npz"  # another file's temporary
+    for path in (nested, foreign):
+        path.write_text("x")
+    with atomic_path(tmp_path / "plan.npz") as tmp:
+        tmp.write_text("new plan")
+    assert not nested.exists() and foreign.exists()
+
+
+@pytest.mark.parametrize("failure, reason", [
+    (OSError(28, "No space left on device"), "No space left on device while writing it; "
+                                             "free space there"),
+    (OSError(5, "Input/output error"), "Input/output error"),
+])
+def test_a_failed_write_names_the_users_file_and_keeps_the_old_one(tmp_path, failure, reason):
+    from meshorder.atomic import atomic_path
+
+    target = tmp_path / "checkpoint.npz"
+    target.write_text("old")
+    with pytest.raises(OSError) as raised, atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise failure
+    assert raised.value.filename == str(target) and raised.value.strerror.startswith(reason)
+    assert target.read_text() == "old" and sorted(tmp_path.iterdir()) == [target]
+
+
+def test_a_folder_in_the_way_is_named_not_the_temporary(tmp_path):
+    from meshorder.atomic import atomic_path
+
+    target = tmp_path / "solution.vtu"
+    target.mkdir()
+    with pytest.raises(OSError) as raised, atomic_path(target) as tmp:
+        tmp.write_text("data")
+    assert raised.value.filename == str(target)
+    assert raised.value.strerror == "is a folder, not a file"
+    assert sorted(tmp_path.iterdir()) == [target]

@@ -32,13 +32,19 @@ def check_writable(target: str | Path, *, folder: bool = False) -> None:
 def remove_stale_temporaries(target: Path) -> list[Path]:
     """Delete the temporary files that killed writers of ``target`` left behind.
 
-    :func:`atomic_path` names its temporary ``.<stem>.<pid>.<random><suffix>``; one
-    whose process no longer runs is stale (``kill -9`` gives a writer no chance to
-    clean up). Returns the removed paths.
+    :func:`atomic_path` names its temporary ``.<stem>.<pid>.<random><suffix>`` (another
+    dot before it where the target was itself a temporary); one whose process no longer
+    runs is stale (``kill -9`` gives a writer no chance to clean up). Returns the removed
+    paths.
     """
     removed = []
-    for path in target.parent.glob(f".{target.stem}.*{target.suffix}"):
-        pid = path.name[len(target.stem) + 2:].split(".", 1)[0]
+    for path in target.parent.glob(f".*{target.stem}.*{target.suffix}"):
+        # a writer that wrote through a temporary of its own nests a second one:
+        # ``..plan.<pid>.<random>.<pid>.<random>.npz``, stale when the outer pid is gone
+        name = path.name.lstrip(".")
+        if not name.startswith(f"{target.stem}."):
+            continue
+        pid = name[len(target.stem) + 1:].split(".", 1)[0]
         if pid.isdigit() and not _running(int(pid)):
             path.unlink(missing_ok=True)
             removed.append(path)
@@ -61,7 +67,8 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
 
     The temporary file keeps ``target``'s suffix so that writers choosing a format
     by extension still work. On any exception it is removed and ``target`` is left
-    as it was.
+    as it was; an ``OSError`` of the write (a full disk) or of the rename (``target``
+    is a folder) is raised again naming ``target``.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -76,5 +83,20 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, target)
+    except OSError as error:
+        if error.filename is not None and Path(error.filename) not in (tmp, target):
+            raise
+        raise OSError(error.errno, _what_to_do(error), str(target)) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _what_to_do(error: OSError) -> str:
+    """A failed write's reason, with the advice a full disk needs; the target named by
+    the caller is the user's file, never the temporary one (left as it was)."""
+    reason = error.strerror or str(error)
+    if error.errno == errno.ENOSPC:
+        return f"{reason} while writing it; free space there (the previous file is intact)"
+    if isinstance(error, IsADirectoryError):
+        return "is a folder, not a file"
+    return reason

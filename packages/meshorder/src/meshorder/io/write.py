@@ -97,5 +97,7 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 meshio.write(tmp, out, file_format=file_format)
+        except OSError:
+            raise  # the disk's error: atomic_path names the user's file
         except Exception as exc:
             raise MeshWriteError(f"{path}: cannot write this format: {exc}") from None
