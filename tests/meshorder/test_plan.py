@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -374,3 +375,23 @@ def test_a_folder_in_the_way_is_named_not_the_temporary(tmp_path):
     assert raised.value.filename == str(target)
     assert raised.value.strerror == "is a folder, not a file"
     assert sorted(tmp_path.iterdir()) == [target]
+
+
+def test_an_atomic_write_reaches_the_disk_before_and_after_its_rename(tmp_path, monkeypatch):
+    """``fsync`` of the new file before the rename, and of its folder after it: a crash
+    leaves the old file or the new one under the name, never an empty one."""
+    from meshorder import atomic
+
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    target = tmp_path / "plan.npz"
+    with atomic.atomic_path(target) as tmp:
+        tmp.write_text("new")
+    assert len(synced) == 2
+    assert Path(synced[0]).name.startswith(".plan.") and synced[1] == str(tmp_path)

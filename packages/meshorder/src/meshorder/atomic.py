@@ -68,7 +68,8 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     The temporary file keeps ``target``'s suffix so that writers choosing a format
     by extension still work. On any exception it is removed and ``target`` is left
     as it was; an ``OSError`` of the write (a full disk) or of the rename (``target``
-    is a folder) is raised again naming ``target``.
+    is a folder) is raised again naming ``target``. The file is flushed to the disk
+    (``fsync``) before the rename and its folder after it.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -82,13 +83,25 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
+        _flush_to_disk(tmp)
         os.replace(tmp, target)
+        _flush_to_disk(target.parent)  # the rename itself
     except OSError as error:
         if error.filename is not None and Path(error.filename) not in (tmp, target):
             raise
         raise OSError(error.errno, _what_to_do(error), str(target)) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _flush_to_disk(path: Path) -> None:
+    """``fsync`` of a file or folder: what the rename publishes is on the disk, so that a
+    power loss or a node's crash leaves the old file or the new one, never an empty one."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _what_to_do(error: OSError) -> str:
