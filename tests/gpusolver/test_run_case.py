@@ -510,3 +510,36 @@ def test_keys_that_do_nothing_in_the_case_are_named_before_the_run(tmp_path, cap
         f"{case}: [physics] reynolds does nothing here (it needs equations = 'navier-stokes')",
         f"{case}: [run] cfl_max does nothing here (it needs an implicit time_integrator)",
         f"{case}: [run] sweeps does nothing here (it needs an implicit time_integrator)"]
+
+
+@pytest.mark.parametrize("owner, refused", [
+    ("ALIVE", True),            # a second run while the first still writes
+    ("DEAD", False),            # the lock of a run killed with kill -9: taken over
+    ("", False),                # a lock file cut short by a crash: taken over
+    ("1 another-host", True),   # another host's run cannot be checked
+])
+def test_one_run_per_output_folder(tmp_path, owner, refused):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from gpusolver.io.lock import LOCK_NAME
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    text = {"ALIVE": f"{os.getpid()} {socket.gethostname()}",
+            "DEAD": f"{dead} {socket.gethostname()}"}.get(owner, owner)
+    (tmp_path / "out").mkdir()
+    lock = tmp_path / "out" / LOCK_NAME
+    lock.write_text(text)
+    case = load_case(write_case(tmp_path, iterations=1))
+    if refused:
+        with pytest.raises(ConfigError, match=r"output directory .*out is in use by the run "
+                                              r"of pid \d+ on [\w-]+"):
+            run_case(case, progress=False)
+        assert lock.read_text() == text and sorted(p.name for p in lock.parent.iterdir()) == [
+            LOCK_NAME]
+    else:
+        assert run_case(case, progress=False).system.iteration == 1
+        assert not lock.exists()  # released at the end

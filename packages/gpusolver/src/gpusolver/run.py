@@ -6,6 +6,7 @@ SIGTERM, and the stop of every MPI rank at the same step are the same for every 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from tqdm import tqdm
 
 from gpusolver.errors import ConfigError
 from gpusolver.io.checkpoint import load_checkpoint, save_checkpoint
+from gpusolver.io.lock import output_lock
 from gpusolver.monitors.history import CsvLog
+from gpusolver.parallel import mpi_world
 from gpusolver.solvers.base import StepReport, System
 from gpusolver.systems import SYSTEMS
 from meshorder.atomic import check_writable
@@ -97,20 +100,50 @@ def run_case(case: Any, progress: bool = True,
     outputs, so a restart continues the log without repeating or dropping rows; a
     second Ctrl-C stops at once, without them.
 
-    ``notify`` gets a line for each setting of the case that replaces the checkpoint's.
+    ``notify`` gets a line for each key of the case that does nothing in it and each
+    setting that replaces the checkpoint's. One run at a time owns the output folder
+    (:func:`gpusolver.io.lock.output_lock`, taken by the root rank).
 
     Raises
     ------
+    ConfigError
+        When the output folder cannot be written or another run owns it.
     SolverDivergedError
         At the first non-finite or non-physical state; the last checkpoint stays.
     """
     start = time.perf_counter()
-    loop = case.loop
-    out = loop.output_directory
+    out = case.loop.output_directory
     try:
         check_writable(out, folder=True)
     except OSError as error:
         raise ConfigError(f"output directory {out}: {error.strerror}") from None
+    comm = mpi_world()
+    with contextlib.ExitStack() as owning:
+        refused = None
+        if comm is None or comm.rank == 0:
+            if not out.exists():  # a run refused before its first output leaves none
+                out.mkdir(parents=True)
+                owning.callback(_remove_if_empty, out)
+            try:
+                owning.enter_context(output_lock(out))
+            except ConfigError as error:
+                refused = str(error)
+        if comm is not None:  # every rank stops alike
+            refused = comm.bcast(refused, root=0)
+        if refused is not None:
+            raise ConfigError(refused)
+        return _run(case, progress, notify, start)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not empty: the run wrote into it
+        folder.rmdir()
+
+
+def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float) -> RunResult:
+    """:func:`run_case` once the output folder is this run's."""
+    loop = case.loop
+    out = loop.output_directory
     system = build_system(case, notify)
     root = system.is_root  # under MPI the root rank alone writes
     out.mkdir(parents=True, exist_ok=True)
