@@ -543,3 +543,39 @@ def test_one_run_per_output_folder(tmp_path, owner, refused):
     else:
         assert run_case(case, progress=False).system.iteration == 1
         assert not lock.exists()  # released at the end
+
+
+def test_sigterm_while_the_final_outputs_are_written_waits_for_all_of_them(tmp_path,
+                                                                           monkeypatch):
+    """A batch scheduler's SIGTERM that lands while the run writes its last outputs: they
+    are all written, and they match the history (forces.csv was left from an earlier
+    run next to a later history)."""
+    import os
+    import signal
+
+    from gpusolver.solvers import mesh_system
+    from meshorder.termination import terminate_as_interrupt
+
+    run_case(load_case(write_case(tmp_path, iterations=2)), progress=False)
+    writing = mesh_system.write_solution
+
+    def signalled(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.sigtimedwait([], 0.1)  # let the handler run
+        return writing(*args, **kwargs)
+
+    monkeypatch.setattr(mesh_system, "write_solution", signalled)
+    resumed = write_case(tmp_path, iterations=3, restart='restart = "out/checkpoint.npz"')
+    try:
+        with terminate_as_interrupt():  # as gpusolver's command line runs it
+            result = run_case(load_case(resumed), progress=False)
+    except KeyboardInterrupt:
+        pytest.fail("the SIGTERM cut the final outputs short")
+    assert result.system.iteration == 5
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    forces = np.genfromtxt(tmp_path / "out" / "forces.csv", delimiter=",", names=True,
+                           dtype=None, encoding=None)
+    total = forces[forces["marker"] == "total"]
+    assert history["iteration"][-1] == 5
+    np.testing.assert_allclose([total["cl"][0], total["cd"][0]],
+                               [history["cl"][-1], history["cd"][-1]], rtol=1e-9)

@@ -195,8 +195,10 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float)
             if log is not None:
                 log.close()
             bar.close()
-    write_checkpoint()
-    files.update(system.write_outputs(out))
+        # the last checkpoint and the outputs as one set that matches the log: a first
+        # Ctrl-C or SIGTERM now waits for them (a second stops at once, without them)
+        write_checkpoint()
+        files.update(system.write_outputs(out))
     written = sorted(files) if root else []
     return RunResult(system, written, report, converged, interrupted,
                      time.perf_counter() - start)
