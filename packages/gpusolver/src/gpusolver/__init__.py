@@ -1,7 +1,9 @@
 """gpusolver: CFD solvers on plan-ordered Structure-of-Arrays data, on the GPU or the CPU.
 
-This package consumes meshes and plans from :mod:`meshorder`. The finite-volume
-solver lives in :mod:`gpusolver.solvers.fv`; ``gpusolver run case.toml`` drives it.
+This package consumes meshes and plans from :mod:`meshorder`. Each solution method is a
+:class:`~gpusolver.solvers.base.System` (finite volume, DG, the vortex method), registered
+by name in :mod:`gpusolver.systems`; ``gpusolver run case.toml`` drives the case's one
+through the run loop of :mod:`gpusolver.run`. The layers: ``docs/architecture.md``.
 """
 
 from gpusolver.errors import ConfigError, GpusolverError, SolverDivergedError
