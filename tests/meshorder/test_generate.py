@@ -158,3 +158,15 @@ def test_an_order_other_than_one_or_two_is_refused_and_nothing_is_written(tmp_pa
     with pytest.raises(ValueError, match="order must be 1 or 2, not 3"):
         generate("naca0012-tri", tmp_path / "m.msh", 500, order=3)
     assert not (tmp_path / "m.msh").exists()
+
+
+def test_a_mesh_far_from_the_asked_size_says_so(tmp_path, capsys):
+    """``--cells 1000`` on the cylinder gives about four times as many: said, not silent."""
+    from meshorder.cli import main
+
+    assert main(["generate", "cylinder", str(tmp_path / "c.msh"), "--cells", "1000"]) == 0
+    printed = capsys.readouterr().out
+    cells = int(printed.split(": ", 1)[1].split(" cells")[0])
+    assert cells > 2000 and f"note: {cells} cells where --cells 1000 was asked" in printed
+    assert main(["generate", "cylinder", str(tmp_path / "d.msh"), "--cells", str(cells)]) == 0
+    assert "note:" not in capsys.readouterr().out

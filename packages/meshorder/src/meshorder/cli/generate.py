@@ -70,4 +70,8 @@ def run(args: argparse.Namespace) -> int:
             path = out
     mesh = read_mesh(path)
     print(f"{path}: {mesh.n_cells} cells, markers {', '.join(sorted(mesh.marker_names.values()))}")
+    if not 0.5 <= mesh.n_cells / args.cells <= 2:
+        print(f"note: {mesh.n_cells} cells where --cells {args.cells} was asked: the "
+              f"{args.geometry} geometry's smallest features set its resolution this far "
+              "from the target")
     return 0
