@@ -18,7 +18,7 @@ from gpusolver.io.output import VTU_COMPRESSIONS
 from gpusolver.io.schema import NUMBER, Key, section
 from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
-from gpusolver.physics.gas import VISCOSITY_LAWS, Gas
+from gpusolver.physics.gas import LIFT_AXES, VISCOSITY_LAWS, Gas
 
 EQUATIONS = ("euler", "navier-stokes")
 
@@ -34,7 +34,14 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
         "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
         "mach": Key(NUMBER, required=True, positive=True, help="free-stream Mach number"),
         "aoa_deg": Key(NUMBER, default=0.0,
-                       help="angle of attack (x-y plane in 2D, x-z plane in 3D)"),
+                       help="angle of attack (x-y plane in 2D; in 3D the plane of x and "
+                            "lift_axis)"),
+        "lift_axis": Key(str, tuple(LIFT_AXES),
+                         help="3D: the axis lift points along, z (default: a z-up mesh) or "
+                              "y (a y-up mesh, as CAD often exports)"),
+        "sideslip_deg": Key(NUMBER, default=0.0,
+                            help="3D: angle of sideslip, from x towards the side axis (y "
+                                 "for lift along z, -z for lift along y)"),
         "reynolds": Key(NUMBER, positive=True,
                         help="Reynolds number per unit length (navier-stokes)"),
         "gamma": Key(NUMBER, default=1.4, positive=True, help="ratio of specific heats"),
@@ -179,10 +186,14 @@ class Case:
         """The gas and free stream for a mesh of dimension ``dim``."""
         p = self.physics
         reynolds = p["reynolds"] if p["equations"] == "navier-stokes" else None
-        return Gas(dim=dim, mach=float(p["mach"]), aoa_deg=float(p["aoa_deg"]),
-                   gamma=float(p["gamma"]), reynolds=reynolds, prandtl=float(p["prandtl"]),
-                   temperature_ref=float(p["temperature_ref"]),
-                   viscosity_law=p["viscosity_law"])
+        try:
+            return Gas(dim=dim, mach=float(p["mach"]), aoa_deg=float(p["aoa_deg"]),
+                       lift_axis=p["lift_axis"], sideslip_deg=float(p["sideslip_deg"]),
+                       gamma=float(p["gamma"]), reynolds=reynolds,
+                       prandtl=float(p["prandtl"]), temperature_ref=float(p["temperature_ref"]),
+                       viscosity_law=p["viscosity_law"])
+        except ValueError as error:  # what the mesh's dimension does not allow
+            raise ConfigError(f"{self.path}: [physics] {error}") from None
 
 
 def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Case:

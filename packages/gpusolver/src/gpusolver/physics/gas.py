@@ -23,6 +23,10 @@ SUTHERLAND_K = 110.4
 VISCOSITY_LAWS = ("sutherland", "constant")
 
 
+#: 3D lift axes: name -> (the side axis, the lift axis) with x, side, lift right-handed.
+LIFT_AXES = {"z": (np.eye(3)[1], np.eye(3)[2]), "y": (-np.eye(3)[2], np.eye(3)[1])}
+
+
 @dataclass(frozen=True)
 class Gas:
     """Gas properties and the free stream.
@@ -34,8 +38,14 @@ class Gas:
     mach : float
         Free-stream Mach number.
     aoa_deg : float
-        Angle of attack: the free stream lies in the x-y plane in 2D and the x-z plane
-        in 3D.
+        Angle of attack: the free stream lies in the x-y plane in 2D and, in 3D, in the
+        plane of x and ``lift_axis``.
+    lift_axis : str
+        3D: the axis lift points along at zero angle, ``z`` (a z-up mesh) or ``y`` (a
+        y-up mesh, as CAD often exports); 2D: ``y``.
+    sideslip_deg : float
+        3D: angle of sideslip, from x towards the side axis (``y`` for a z-up mesh,
+        ``-z`` for a y-up one: x, side and lift axes form a right-handed frame), as SU2's.
     gamma : float
         Ratio of specific heats.
     reynolds : float or None
@@ -51,6 +61,8 @@ class Gas:
     dim: int
     mach: float
     aoa_deg: float = 0.0
+    lift_axis: str | None = None
+    sideslip_deg: float = 0.0
     gamma: float = 1.4
     reynolds: float | None = None
     prandtl: float = 0.72
@@ -58,6 +70,13 @@ class Gas:
     viscosity_law: str = "sutherland"
 
     def __post_init__(self):
+        if self.lift_axis is None:
+            object.__setattr__(self, "lift_axis", "y" if self.dim == 2 else "z")
+        if self.dim == 2 and (self.lift_axis != "y" or self.sideslip_deg != 0.0):
+            raise ValueError("a 2D flow lifts along y and has no sideslip")
+        if self.lift_axis not in LIFT_AXES:
+            raise ValueError(f"unknown lift axis {self.lift_axis!r}; valid: "
+                             f"{', '.join(LIFT_AXES)}")
         if self.viscosity_law not in VISCOSITY_LAWS:
             raise ValueError(f"unknown viscosity law {self.viscosity_law!r}; valid: "
                              f"{', '.join(VISCOSITY_LAWS)}")
@@ -67,19 +86,32 @@ class Gas:
         """Number of conserved variables, ``dim + 2``."""
         return self.dim + 2
 
+    def _axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The unit x, side and lift axes (a right-handed frame in 3D)."""
+        if self.dim == 2:
+            return np.array([1.0, 0.0]), np.zeros(2), np.array([0.0, 1.0])
+        return np.eye(3)[0], LIFT_AXES[self.lift_axis][0], LIFT_AXES[self.lift_axis][1]
+
     @property
     def flow_direction(self) -> np.ndarray:
-        """Unit vector of the free stream."""
-        a = math.radians(self.aoa_deg)
-        return np.array([math.cos(a), math.sin(a)] if self.dim == 2
-                        else [math.cos(a), 0.0, math.sin(a)])
+        """Unit vector of the free stream.
+
+        Examples
+        --------
+        >>> Gas(dim=3, mach=0.8, aoa_deg=90.0, lift_axis="y").flow_direction.round(12)
+        array([0., 1., 0.])
+        """
+        a, b = math.radians(self.aoa_deg), math.radians(self.sideslip_deg)
+        x, side, lift = self._axes()
+        return math.cos(a) * math.cos(b) * x + math.sin(b) * side + math.sin(a) * math.cos(b) * lift
 
     @property
     def lift_direction(self) -> np.ndarray:
-        """Unit vector normal to the free stream, in its plane, pointing 'up'."""
+        """Unit vector normal to the free stream in the plane of x and the lift axis,
+        pointing 'up' (with sideslip, lift stays in that plane, as SU2 reports it)."""
         a = math.radians(self.aoa_deg)
-        return np.array([-math.sin(a), math.cos(a)] if self.dim == 2
-                        else [-math.sin(a), 0.0, math.cos(a)])
+        x, _, lift = self._axes()
+        return -math.sin(a) * x + math.cos(a) * lift
 
     @property
     def free_stream(self) -> np.ndarray:
