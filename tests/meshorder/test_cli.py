@@ -328,3 +328,14 @@ def test_reorder_refuses_to_write_over_its_input_or_a_plan_under_a_mesh_name(tmp
     assert error.count("\n") == 1 and ("input mesh" in error or ".npz" in error)
     assert mesh.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.msh"]
+
+
+def test_info_gives_each_markers_extent_and_the_bodys_axes(capsys):
+    """A wing exported y-up (the shipped data/wing.msh spans along z): info says along
+    which axes the smallest marker, the body, is longest and thinnest."""
+    data = Path(__file__).resolve().parents[2] / "data"
+    assert main(["info", str(data / "wing.msh")]) == 0
+    printed = capsys.readouterr().out
+    assert "| boundary marker | faces | extent x | extent y | extent z |" in printed
+    assert re.search(r"\| wing +\| 1554 +\| 2\.232 +\| 0\.12 +\| 3 +\|", printed)
+    assert "note: the smallest marker, wing, extends most along z and least along y" in printed

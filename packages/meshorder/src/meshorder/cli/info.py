@@ -37,16 +37,34 @@ def _mesh_info(args: argparse.Namespace) -> None:
     report = topology.report()
     print(f"{mesh.source}: {mesh.dim}D mesh, digest {mesh.digest()[:16]}")
     print(table(["cell type", "count"], [(b.type, len(b)) for b in mesh.cells]))
-    boundary = ~topology.interior
-    markers = topology.face_marker[boundary]
-    rows = [(name, int(np.count_nonzero(markers == key)))
-            for key, name in sorted(topology.marker_names.items())]
-    print(table(["boundary marker", "faces"], rows))
+    axes = "xyz"[:mesh.dim]
+    extents = marker_extents(mesh, topology)
+    rows = [(name, count, *(f"{e:.4g}" for e in extent))
+            for name, (count, extent) in extents.items()]
+    print(table(["boundary marker", "faces", *(f"extent {a}" for a in axes)], rows))
     print(table(["quantity", "value"], list(report.items())))
     if report["components"] > 1:
         print(f"note: the mesh has {report['components']} disconnected components")
     if report["unreferenced_points"]:
         print(f"note: {report['unreferenced_points']} points are used by no cell")
+    if mesh.dim == 3 and extents:
+        name, (_, extent) = min(extents.items(), key=lambda item: float(np.max(item[1][1])))
+        print(f"note: the smallest marker, {name}, extends most along {axes[np.argmax(extent)]} "
+              f"and least along {axes[np.argmin(extent)]} (a wing's span and thickness: "
+              "gpusolver's [physics] lift_axis is the thickness axis)")
+
+
+def marker_extents(mesh, topology: Topology) -> dict[str, tuple[int, np.ndarray]]:
+    """Per boundary marker: its faces and the extent of its points along each axis."""
+    boundary = ~topology.interior
+    markers, nodes = topology.face_marker[boundary], topology.face_nodes[boundary]
+    extents = {}
+    for key, name in sorted(topology.marker_names.items()):
+        mine = nodes[markers == key]
+        points = mesh.points[mine[mine >= 0], :mesh.dim]
+        extent = np.ptp(points, axis=0) if len(points) else np.zeros(mesh.dim)
+        extents[name] = (len(mine), extent)
+    return extents
 
 
 def _plan_info(plan: Plan) -> None:
