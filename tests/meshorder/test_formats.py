@@ -1,5 +1,7 @@
 """Reading each supported source format, with its quirks."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -135,3 +137,24 @@ def test_marker_names_survive_every_written_format(tmp_path, suffix, capsys):
     back = read_mesh(out)
     assert sorted(back.marker_names.values()) == ["airfoil", "farfield"]
     assert "Warning" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("suffix", [".msh", ".vtu"])
+def test_a_second_order_mesh_is_written_second_order(tmp_path, suffix):
+    """``meshorder reorder --write-mesh`` on a curved mesh keeps its curved wall: every
+    edge's node comes back, at its place, in the renumbered file (it wrote linear cells
+    and left those nodes orphaned)."""
+    from meshorder.cli import main
+
+    source = Path(__file__).resolve().parents[2] / "data" / "cylinder_order2.msh"
+    out = tmp_path / f"reordered{suffix}"
+    assert main(["reorder", str(source), str(tmp_path / "plan.npz"), "--write-mesh", str(out),
+                 "--quiet"]) == 0
+    before, after = read_mesh(source), read_mesh(out)
+    assert after.n_cells == before.n_cells
+    assert len(after.mid_edge_nodes) == len(before.mid_edge_nodes)
+
+    def curved(mesh):  # every edge's node, as coordinates, in one order
+        return np.sort(mesh.points[mesh.mid_edge_nodes[:, 2]].round(12), axis=0)
+
+    np.testing.assert_array_equal(curved(after), curved(before))

@@ -27,6 +27,40 @@ def check_format(path: str | Path) -> None:
                              ".msh, .su2, .vtu or another format meshio writes")
 
 
+#: Linear 2-D cells and facets -> their second-order type (corners, then the node of each
+#: edge in turn: meshio's, VTK's and gmsh's order alike).
+SECOND_ORDER = {"line": "line3", "triangle": "triangle6", "quad": "quad8"}
+
+
+def second_order(mesh: Mesh, cell_type: str, nodes: np.ndarray) -> tuple[str, np.ndarray]:
+    """``nodes`` of ``cell_type`` with the node of each edge appended, where the mesh
+    holds one for every edge (:attr:`Mesh.mid_edge_nodes`: a curved wall stays curved);
+    else as they are. Quadrilaterals become ``quad8`` (a ``quad9``'s centre node is not
+    kept).
+
+    Examples
+    --------
+    >>> mesh = Mesh(np.zeros((4, 3)), [], mid_edge_nodes=np.array([[0, 1, 2], [1, 3, 2]]))
+    >>> second_order(mesh, "line", np.array([[1, 0]]))
+    ('line3', array([[1, 0, 2]]))
+    """
+    if cell_type not in SECOND_ORDER or not len(mesh.mid_edge_nodes):
+        return cell_type, nodes
+    a, b, mid = mesh.mid_edge_nodes.T
+    n = mesh.n_points
+    keys = np.minimum(a, b) * n + np.maximum(a, b)
+    order = np.argsort(keys)
+    first, second = nodes, np.roll(nodes, -1, axis=1)
+    edges = np.minimum(first, second) * n + np.maximum(first, second)
+    if cell_type == "line":
+        edges = edges[:, :1]
+    at = np.clip(np.searchsorted(keys[order], edges), 0, len(keys) - 1)
+    found = keys[order][at] == edges
+    if not found.all():  # a linear block, or one with straight edges among curved ones
+        return cell_type, nodes
+    return SECOND_ORDER[cell_type], np.hstack([nodes, mid[order][at]])
+
+
 def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = None,
                node_order: np.ndarray | None = None, file_format: str | None = None) -> None:
     """Write ``mesh`` with cells and nodes in a new order (both given new -> old).
@@ -68,11 +102,13 @@ def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = 
     first = mesh.block_offsets()
     for i, block in enumerate(mesh.cells):  # one block per type, new order inside the type
         ranks = cell_rank[first[i] : first[i + 1]]
-        blocks.append(meshio.CellBlock(block.type, new_node[block.nodes[np.argsort(ranks)]]))
+        kind, nodes = second_order(mesh, block.type, block.nodes[np.argsort(ranks)])
+        blocks.append(meshio.CellBlock(kind, new_node[nodes]))
         tags.append(np.zeros(len(block), np.int64))
     for block, markers in zip(mesh.facets, mesh.facet_markers, strict=True):
         order = np.argsort(markers, kind="stable")
-        blocks.append(meshio.CellBlock(block.type, new_node[block.nodes[order]]))
+        kind, nodes = second_order(mesh, block.type, block.nodes[order])
+        blocks.append(meshio.CellBlock(kind, new_node[nodes]))
         tags.append(np.array([file_marker[int(m)] for m in markers[order]], np.int64))
     field_data = {mesh.marker_names[m]: np.array([file_marker[m], mesh.dim - 1])
                   for m in marker_ids}
