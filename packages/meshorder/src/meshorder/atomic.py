@@ -45,13 +45,14 @@ def remove_stale_temporaries(target: Path) -> list[Path]:
         if not name.startswith(f"{target.stem}."):
             continue
         pid = name[len(target.stem) + 1:].split(".", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not process_running(int(pid)):
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (whoever owns it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

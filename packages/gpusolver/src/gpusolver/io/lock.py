@@ -16,19 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gpusolver.errors import ConfigError
+from meshorder.atomic import process_running
 
 #: The lock file's name in an output folder.
 LOCK_NAME = ".gpusolver.lock"
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _owner(path: Path) -> tuple[int, str] | None:
@@ -64,7 +55,7 @@ def output_lock(folder: Path) -> Iterator[None]:
     path = folder / LOCK_NAME
     if not _take(path):
         owner, host = _owner(path), socket.gethostname()
-        if owner is not None and (owner[1] != host or _running(owner[0])):
+        if owner is not None and (owner[1] != host or process_running(owner[0])):
             raise ConfigError(f"output directory {folder} is in use by the run of pid "
                               f"{owner[0]} on {owner[1]} ({path}); wait for it to end or set "
                               "another [output] directory")
