@@ -70,7 +70,8 @@ class MeshSystem(System):
         topology = Topology(mesh)
         present = np.unique(topology.face_marker[topology.face_marker >= 0])
         check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
-        plan = load_plan_for(mesh, str(case.plan_file)) if case.plan_file else None
+        plan = (load_plan_for(mesh, str(case.plan_file)) if case.plan_file
+                else make_plan(mesh, cls.plan_options(case), topology=topology))
         return cls(case, cls.on_whole_mesh(case, mesh, topology, plan))
 
     @classmethod
@@ -98,10 +99,14 @@ class MeshSystem(System):
         return cls.on_part(case, part, backend, make_transport(run["transport"], comm))
 
     @classmethod
+    def plan_options(cls, case: Case) -> PlanOptions:
+        """What the plan made at start holds, for a case that names none."""
+        return PlanOptions()
+
+    @classmethod
     @abstractmethod
-    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
-                      plan: Plan | None) -> Any:
-        """The solver of ``case`` on the whole mesh."""
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology, plan: Plan) -> Any:
+        """The solver of ``case`` on the whole mesh in ``plan``'s layout."""
 
     @classmethod
     @abstractmethod

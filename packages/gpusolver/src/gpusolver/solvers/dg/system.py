@@ -26,7 +26,7 @@ class DGSystem(MeshSystem):
 
     @classmethod
     def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
-                      plan: Plan | None) -> DGSolver:
+                      plan: Plan) -> DGSolver:
         """:class:`DGSolver` with the case's degree, flux and stepping."""
         return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, plan=plan,
                         topology=topology, backend=case.run["backend"], **_options(case))

@@ -97,6 +97,16 @@ STALL_STEPS = 10
 EXPLICIT_STALL_STEPS = 500
 
 
+def plan_options(stepping: Stepping, strategy: str) -> PlanOptions:
+    """What a plan made for these settings holds: face colours for the ``colour``
+    strategy, colour sweeps and coarse levels for LU-SGS as the stepping asks."""
+    implicit = stepping.integrator in IMPLICIT
+    multigrid = stepping.multigrid if stepping.integrator == "lusgs" else 0
+    return PlanOptions(colour=strategy == "colour",
+                       sweep_colours=implicit and stepping.sweeps == "colours",
+                       multigrid=max(multigrid, 0))
+
+
 def _colour_sweeps(stepping: Stepping, plan: Plan | None) -> bool:
     """Whether LU-SGS sweeps by cell colour; refuses a plan whose levels are the other
     kind."""
@@ -168,12 +178,8 @@ class Solver(WholeMesh):
         self.integrator = None if implicit else INTEGRATORS.lookup(self.stepping.integrator)
         topology = topology or Topology(mesh)
         colour_sweeps = _colour_sweeps(self.stepping, plan)
-        if plan is None:
-            multigrid = self.stepping.multigrid if self.stepping.integrator == "lusgs" else 0
-            plan = make_plan(mesh, PlanOptions(colour=strategy == "colour",
-                                               sweep_colours=implicit and colour_sweeps,
-                                               multigrid=max(multigrid, 0)),
-                             topology=topology)
+        if plan is None:  # library use; gpusolver run hands over the plan it made
+            plan = make_plan(mesh, plan_options(self.stepping, strategy), topology=topology)
         host = build_geometry(mesh, topology, plan)
         if strategy == "colour":
             host = colour_interior(host, plan)

@@ -8,9 +8,10 @@ from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
 from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of, unused_keys
 from gpusolver.solvers.fv.partitioned import PartitionedSolver
-from gpusolver.solvers.fv.solver import Solver
+from gpusolver.solvers.fv.solver import Solver, plan_options
 from gpusolver.solvers.mesh_system import MeshSystem
 from meshorder import Mesh, Topology
+from meshorder.pipeline import PlanOptions
 from meshorder.plan import Plan, PlanPart
 
 
@@ -21,8 +22,12 @@ class FVSystem(MeshSystem):
     schema = SCHEMA
 
     @classmethod
-    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
-                      plan: Plan | None) -> Solver:
+    def plan_options(cls, case: Case) -> PlanOptions:
+        """Face colours, colour sweeps and coarse levels as the case's run asks."""
+        return plan_options(stepping_of(case), case.run["strategy"])
+
+    @classmethod
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology, plan: Plan) -> Solver:
         """:class:`Solver` with the case's scheme, stepping and run settings."""
         run = case.run
         return Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=scheme_of(case),
