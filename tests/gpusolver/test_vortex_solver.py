@@ -456,3 +456,17 @@ def test_a_restart_from_another_body_physics_or_file_is_refused(tmp_path):
     case.write_text(CASE.replace("steps = 6", 'steps = 1\nrestart = "junk.npz"'))
     with pytest.raises(ConfigError, match="not a gpusolver checkpoint"):
         run_case(load_case(case), progress=False)
+
+
+def test_a_vortex_checkpoint_given_to_a_finite_volume_case_names_both_methods(tmp_path):
+    """One checkpoint format, one check: another method's checkpoint is named as such
+    (it was reported as a truncated or corrupted file)."""
+    from .test_run_case import write_case
+
+    vortex = tmp_path / "vortex.toml"
+    vortex.write_text(CASE.replace("steps = 6", "steps = 1"))
+    run_case(load_case(vortex), progress=False)
+    fv = write_case(tmp_path, iterations=1, directory="fv",
+                    restart='restart = "out/checkpoint.npz"')
+    with pytest.raises(ConfigError, match="written by method 'vortex', the case runs 'fv'"):
+        run_case(load_case(fv), progress=False)
