@@ -59,8 +59,8 @@ BIRTH_OFFSET = 1e-3
 #: diffusive moves overshoot and over-diffuse the separating shear layers: a cylinder's
 #: Strouhal number at Re 100 was 0.157 with radii floored at 0.2 panel lengths and 0.164
 #: at 2 (0.165 published). A floor of 2 panel lengths at every Reynolds number instead
-#: put an impulsive start's drag peak 18% high at Re 550 (docs/validation.md, sessions
-#: 41-42).
+#: put an impulsive start's drag peak 18% high at Re 550 (measured 2026-11-25; the
+#: history of docs/validation.md).
 FOURIER_MAX = 0.1
 #: The default floor is at most this many mean panel lengths: larger floors smear layers
 #: the panels resolve (on the Blasius plate a floor of 3.6 thinned the boundary layer,
