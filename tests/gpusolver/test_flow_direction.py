@@ -53,3 +53,8 @@ def test_a_2d_case_that_lifts_along_z_is_refused(tmp_path):
                     'farfield = "farfield"\n')
     with pytest.raises(ConfigError, match=r"\[physics\] a 2D flow lifts along y"):
         load_case(case).gas_for(2)
+
+
+def test_an_unknown_lift_axis_is_refused():
+    with pytest.raises(ValueError, match="unknown lift axis 'x'; valid: z, y"):
+        Gas(dim=3, mach=0.5, lift_axis="x")

@@ -579,3 +579,43 @@ def test_sigterm_while_the_final_outputs_are_written_waits_for_all_of_them(tmp_p
     assert history["iteration"][-1] == 5
     np.testing.assert_allclose([total["cl"][0], total["cd"][0]],
                                [history["cl"][-1], history["cd"][-1]], rtol=1e-9)
+
+
+def test_a_checkpoint_of_another_format_or_state_is_refused(tmp_path):
+    """A checkpoint written before the one format (version 1 of finite volumes) and one
+    whose state does not fit the run are each refused with one line naming the file."""
+    import json
+
+    run_case(load_case(write_case(tmp_path, iterations=2, directory="a")), progress=False)
+    written = tmp_path / "a" / "checkpoint.npz"
+    with np.load(written) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(str(arrays.pop("meta")))
+    old, shrunk = tmp_path / "old.npz", tmp_path / "shrunk.npz"
+    np.savez(old, meta=np.array(json.dumps({**meta, "version": 1})), **arrays)
+    np.savez(shrunk, meta=np.array(json.dumps(meta)), conserved=arrays["conserved"][:, :-1])
+    for path, message in [(old, "format version 1, this gpusolver reads version 3"),
+                          (shrunk, r"the run needs float64 \(4, \d+\)")]:
+        case = write_case(tmp_path, iterations=1, directory="b",
+                          restart=f'restart = "{path.name}"')
+        with pytest.raises(ConfigError, match=f"checkpoint {path}: .*{message}"):
+            run_case(load_case(case), progress=False)
+
+
+def test_an_unknown_method_lists_the_registered_ones(tmp_path):
+    path = write_case(tmp_path)
+    path.write_text('[solver]\nmethod = "les"\n' + path.read_text())
+    with pytest.raises(ConfigError, match=r"\[solver\] method: unknown value 'les'; valid: "
+                                          "fv, dg, vortex"):
+        load_case(path)
+
+
+def test_a_lock_taken_by_another_run_at_the_same_moment_is_refused(tmp_path, monkeypatch):
+    """Between finding a dead run's lock and taking it over, another run took it."""
+    from gpusolver.io import lock
+
+    monkeypatch.setattr(lock, "_take", lambda path: False)
+    (tmp_path / lock.LOCK_NAME).write_text("")  # a lock cut short: taken over, if it can
+    with pytest.raises(ConfigError, match="another run took .* just now"), \
+            lock.output_lock(tmp_path):
+        pass

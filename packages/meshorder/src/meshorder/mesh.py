@@ -112,6 +112,26 @@ class Mesh:
             return np.zeros(0, np.int64)
         return np.concatenate(self.facet_markers).astype(np.int64)
 
+    def edge_nodes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The node of each edge between corners ``a`` and ``b`` (:attr:`mid_edge_nodes`,
+        whose rows are sorted), and True where the mesh has one.
+
+        Examples
+        --------
+        >>> mesh = Mesh(np.zeros((4, 3)), [], mid_edge_nodes=np.array([[0, 1, 2]]))
+        >>> nodes, found = mesh.edge_nodes(np.array([1, 1]), np.array([0, 3]))
+        >>> nodes[found].tolist(), found.tolist()
+        ([2], [True, False])
+        """
+        table = self.mid_edge_nodes
+        if not len(table):
+            return np.zeros(np.shape(a), np.int64), np.zeros(np.shape(a), bool)
+        n = self.n_points
+        keys = table[:, 0] * n + table[:, 1]
+        wanted = np.minimum(a, b) * n + np.maximum(a, b)
+        at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        return table[at, 2], keys[at] == wanted
+
     def digest(self) -> str:
         """SHA-256 of points, cells, facets and markers: identifies this exact mesh."""
         h = hashlib.sha256()

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpusolver.backends import BACKENDS, PRECISIONS
+from gpusolver.backends import PRECISIONS
 from gpusolver.errors import ConfigError
 from gpusolver.io.output import VTU_COMPRESSIONS
-from gpusolver.io.schema import NUMBER, Key, section
+from gpusolver.io.schema import BACKEND, NUMBER, Key, section
 from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
 from gpusolver.physics.gas import LIFT_AXES, VISCOSITY_LAWS, Gas
@@ -55,7 +55,7 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
     },
     "scheme": {},
     "run": {
-        "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
+        "backend": BACKEND,
         "precision": Key(str, tuple(PRECISIONS), "fp64", help="floating-point precision"),
         "transport": Key(str, tuple(TRANSPORTS), "mpi-host",
                          help="several MPI ranks: halo exchange through host buffers "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpusolver.backends import BACKENDS
 from gpusolver.errors import ConfigError
 
 
@@ -31,6 +32,9 @@ class Key:
 
 
 NUMBER = (int, float)
+
+#: ``[run] backend`` of every method.
+BACKEND = Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable")
 
 
 def _check_value(where: str, key: Key, value: Any) -> Any:

@@ -46,19 +46,13 @@ def second_order(mesh: Mesh, cell_type: str, nodes: np.ndarray) -> tuple[str, np
     """
     if cell_type not in SECOND_ORDER or not len(mesh.mid_edge_nodes):
         return cell_type, nodes
-    a, b, mid = mesh.mid_edge_nodes.T
-    n = mesh.n_points
-    keys = np.minimum(a, b) * n + np.maximum(a, b)
-    order = np.argsort(keys)
-    first, second = nodes, np.roll(nodes, -1, axis=1)
-    edges = np.minimum(first, second) * n + np.maximum(first, second)
+    first, second = nodes, np.roll(nodes, -1, axis=1)  # each edge, in the cell's order
     if cell_type == "line":
-        edges = edges[:, :1]
-    at = np.clip(np.searchsorted(keys[order], edges), 0, len(keys) - 1)
-    found = keys[order][at] == edges
+        first, second = first[:, :1], second[:, :1]
+    mid, found = mesh.edge_nodes(first, second)
     if not found.all():  # a linear block, or one with straight edges among curved ones
         return cell_type, nodes
-    return SECOND_ORDER[cell_type], np.hstack([nodes, mid[order][at]])
+    return SECOND_ORDER[cell_type], np.hstack([nodes, mid])
 
 
 def write_mesh(mesh: Mesh, path: str | Path, *, cell_order: np.ndarray | None = None,

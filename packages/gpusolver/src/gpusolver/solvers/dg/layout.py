@@ -370,16 +370,12 @@ def mid_edge_points(mesh: Mesh, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarra
     chord's midpoint; and ``(n,)`` True where it is off (a curved edge)."""
     xy = mesh.points[:, :2]
     middle = 0.5 * (xy[a] + xy[b])
-    table = mesh.mid_edge_nodes
-    if not len(table):
+    if not len(mesh.mid_edge_nodes):
         return middle, np.zeros(len(a), dtype=bool)
-    n = mesh.n_points
-    keys = table[:, 0] * n + table[:, 1]  # sorted, as the table's rows are
-    wanted = np.minimum(a, b) * n + np.maximum(a, b)
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    node = xy[table[at, 2]]
+    nodes, found = mesh.edge_nodes(a, b)
+    node = xy[nodes]
     off = np.linalg.norm(node - middle, axis=1)
-    curved = (keys[at] == wanted) & (off > CURVED_EDGE * np.linalg.norm(xy[b] - xy[a], axis=1))
+    curved = found & (off > CURVED_EDGE * np.linalg.norm(xy[b] - xy[a], axis=1))
     return np.where(curved[:, None], node, middle), curved
 
 

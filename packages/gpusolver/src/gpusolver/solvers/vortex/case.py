@@ -10,10 +10,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpusolver.backends import BACKENDS, PRECISIONS
+from gpusolver.backends import PRECISIONS
 from gpusolver.errors import ConfigError
 from gpusolver.io.case import LoopSettings
-from gpusolver.io.schema import NUMBER, Key, section
+from gpusolver.io.schema import BACKEND, NUMBER, Key, section
 from gpusolver.solvers.vortex.biot_savart import METHODS
 from gpusolver.solvers.vortex.body import (
     Body,
@@ -79,7 +79,7 @@ VORTEX_SCHEMA: dict[str, dict[str, Key]] = {
                      help="tree: accuracy parameter"),
     },
     "run": {
-        "backend": Key(str, BACKENDS, "auto", help="auto: cupy where a GPU is usable"),
+        "backend": BACKEND,
         "precision": Key(str, tuple(PRECISIONS), "fp64",
                          help="velocities and diffusion sums (generation and restructuring "
                               "are fp64)"),
