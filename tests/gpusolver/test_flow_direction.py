@@ -16,22 +16,29 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 WING = {"wing": "slip-wall", "symmetry": "symmetry", "farfield": "farfield"}
 
 
-def _loads(mesh, gas):
-    solver = Solver(mesh, gas, WING, stepping=Stepping("rk4", cfl=0.5), backend="numpy")
+def _loads(mesh, gas, backend="numpy", integrator="rk4"):
+    solver = Solver(mesh, gas, WING, stepping=Stepping(integrator, cfl=0.5), backend=backend)
     for _ in range(2):
         solver.step()
     total = solver.wall_forces()["total"]
     return np.array([total.lift, total.drag])
 
 
+@pytest.mark.parametrize("backend, integrator", [
+    ("numpy", "rk4"),
+    pytest.param("cupy", "rk4", marks=pytest.mark.gpu),
+    pytest.param("cupy", "lusgs", marks=pytest.mark.gpu),
+])
 @pytest.mark.parametrize("sideslip", [0.0, 4.0])
-def test_a_y_up_mesh_lifting_along_y_has_the_z_up_loads(sideslip):
+def test_a_y_up_mesh_lifting_along_y_has_the_z_up_loads(sideslip, backend, integrator):
+    """On the CPU's array code, and on the GPU's fused RK4 and LU-SGS steps."""
     z_up = read_mesh(DATA / "wing.msh")
     # the same wing exported y-up: (x, y, z) -> (x, z, -y), a rotation
     y_up = replace(z_up, points=z_up.points[:, [0, 2, 1]] * np.array([1.0, 1.0, -1.0]))
-    expected = _loads(z_up, Gas(dim=3, mach=0.6, aoa_deg=3.0, sideslip_deg=sideslip))
+    expected = _loads(z_up, Gas(dim=3, mach=0.6, aoa_deg=3.0, sideslip_deg=sideslip),
+                      backend, integrator)
     loads = _loads(y_up, Gas(dim=3, mach=0.6, aoa_deg=3.0, lift_axis="y",
-                             sideslip_deg=sideslip))
+                             sideslip_deg=sideslip), backend, integrator)
     np.testing.assert_allclose(loads, expected, rtol=1e-9)
     assert abs(expected[0]) > 1e-3  # the wing lifts: the comparison is not of zeros
 
