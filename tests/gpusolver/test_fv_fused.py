@@ -11,9 +11,11 @@ the CPU (so CI checks the kernels' logic); ``cupy`` runs it on the GPU.
 import numpy as np
 import pytest
 
+from gpusolver.backends.graphs import StepGraphs
 from gpusolver.integrators.explicit import TABLEAUX
-from gpusolver.solvers.fv.fused import FusedResidual, FusedRungeKutta
-from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
+from gpusolver.solvers.fv.fused import NO_BAD_CELL
+from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
+from gpusolver.solvers.fv.lusgs import LUSGS
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
@@ -97,14 +99,7 @@ def _pair(case: str, precision: str, strategy: str = "reduce", backend: str = "c
     reference = perturbed_solver(mesh, backend="numpy", **common)
     device = perturbed_solver(mesh, backend="numpy" if backend == "host" else "cupy", **common)
     if backend == "host":
-        d = device.discretisation
-        d.fused = FusedResidual(d, device.host, strategy)
-        if device.lusgs is None:
-            device.fused_steps = FusedRungeKutta(d.fused, TABLEAUX[device.stepping.integrator])
-        else:
-            device.lusgs = LUSGS(d, device.host, plan=device.plan)
-            if device.stepping.integrator == "lusgs":
-                device.fused_implicit = FusedLUSGS(d.fused, device.lusgs.kernels)
+        device.fuse()
     assert device.discretisation.fused is not None
     for solver in (reference, device):
         solver.discretisation.circulation = 0.3  # vortex far fields see a lifting body
@@ -201,14 +196,17 @@ def test_fused_graph_replay_equals_direct_launches():
     u = device.u.copy()
     results = []
     for graphs in (False, True):
-        steps = FusedRungeKutta(device.discretisation.fused, TABLEAUX["rk4"], graphs=graphs)
+        steps = FusedPartsRungeKutta([device.discretisation.fused], device.layouts,
+                                     TABLEAUX["rk4"], device.transport)
+        steps.graphs = StepGraphs(device.backend, graphs)
         for _ in range(3):
-            out, norms, bad = steps(u, 0.8)
-        results.append((out.get(), norms, bad))
+            (out,) = steps([u], 0.8)
+        (part,) = steps.parts
+        results.append((out.get(), part.squares.get(), int(part.bad_cell.get()[0])))
     np.testing.assert_array_equal(results[1][0], results[0][0])  # no atomics in the state
     # the norms' block sums meet in atomics, in any order
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-14)
-    assert results[0][2] is results[1][2] is None
+    assert results[0][2] == results[1][2] == NO_BAD_CELL
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -67,9 +67,15 @@ def test_the_solver_takes_its_levels_from_the_plan():
     assert made.plan.metrics["multigrid_cells"] == made.multigrid.n_cells
 
 
+def _free_stream(solver: Solver):
+    """The free stream's conserved state in every cell of ``solver``'s mesh."""
+    w = np.repeat(solver.gas.free_stream[:, None], solver.n_cells, axis=1)
+    return solver.backend.asarray(solver.gas.to_conserved(w), solver.dtype)
+
+
 def test_free_stream_is_not_corrected():
     solver = _multigrid_solver(2)
-    uniform = solver._uniform(solver.gas.free_stream)
+    uniform = _free_stream(solver)
     assert len(solver.multigrid.levels) == 2
     np.testing.assert_allclose(solver.multigrid.correct(uniform, 100.0), uniform,
                                rtol=0, atol=1e-13)
@@ -94,7 +100,7 @@ def test_multigrid_converges_an_airfoil_in_half_the_steps():
 def test_a_failing_coarse_step_is_dropped():
     solver = _multigrid_solver(1)
     level = solver.multigrid.levels[0]
-    u = level.discretisation.backend.xp.asarray(solver._uniform(solver.gas.free_stream)[:, :1])
+    u = level.discretisation.backend.xp.asarray(_free_stream(solver)[:, :1])
     broken = np.repeat(u, level.host.n_cells, axis=1)
     forcing = np.zeros_like(broken)
     forcing[-1, 0] = -1e9  # drives the energy of one cell negative
@@ -127,10 +133,7 @@ def test_multigrid_refuses_what_it_cannot_run():
 
 def _attach_host_kernels(solver) -> None:
     """Run a NumPy solver's LU-SGS steps and multigrid cycles in host-compiled kernels."""
-    d = solver.discretisation
-    d.fused = FusedResidual(d, solver.host, d.accumulator_name)
-    solver.lusgs = LUSGS(d, solver.host, plan=solver.plan)
-    solver.fused_implicit = FusedLUSGS(d.fused, solver.lusgs.kernels)
+    solver.fuse()
     for level in solver.multigrid.levels:
         coarse = level.discretisation
         coarse.fused = FusedResidual(coarse, level.host, coarse.accumulator_name)

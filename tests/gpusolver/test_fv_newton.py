@@ -103,7 +103,7 @@ def test_a_failing_implicit_step_is_retried_at_a_smaller_cfl():
             return -2.0 * u  # negative density everywhere
         return sweeps(u, residual, dt, speeds)
 
-    solver.lusgs = fails_at_large_steps
+    solver.part_sweeps = [fails_at_large_steps]
     solver.step()
     assert solver.cfl == pytest.approx(10.0)  # 1e4 backed off three times
     assert np.isfinite(solver.conserved()).all()
@@ -112,7 +112,7 @@ def test_a_failing_implicit_step_is_retried_at_a_smaller_cfl():
 def test_an_implicit_step_that_keeps_failing_diverges():
     solver = perturbed_solver(grid_mesh(8, 6), boundaries=WALLED, scheme=Scheme("roe", 1),
                               stepping=Stepping("lusgs", cfl=1e4))
-    solver.lusgs = lambda u, residual, dt, speeds=None: -2.0 * u
+    solver.part_sweeps = [lambda u, residual, dt, speeds=None: -2.0 * u]
     with pytest.raises(SolverDivergedError, match="iteration 1:"):
         solver.step()
 

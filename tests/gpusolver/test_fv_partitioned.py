@@ -11,7 +11,6 @@ from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.integrators.cfl import CFL_BACKOFF, RETRIES
 from gpusolver.parallel import Loopback
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from meshorder import PlanError, Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
@@ -27,6 +26,13 @@ def every_part(plan):
     return [plan.part(p) for p in range(plan.n_parts)]
 
 
+def on_parts(parts, gas, boundaries, *, integrator="rk4", cfl=1.0, cfl_max=None,
+             sweeps="hyperplanes", backend="numpy", **kwargs) -> Solver:
+    """The finite-volume solver on ``parts`` with these local steps (NumPy unless named)."""
+    stepping = Stepping(integrator, cfl, cfl_max=cfl_max, sweeps=sweeps)
+    return Solver(parts, gas, boundaries, stepping=stepping, backend=backend, **kwargs)
+
+
 def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy", faces="greedy"):
     print(f"seed {seed}")
     topology = Topology(mesh)
@@ -34,7 +40,7 @@ def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy", faces="greedy")
     scheme = Scheme("roe", 2, "least-squares", "venkatakrishnan")
     whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
                    plan=plan, backend=backend, topology=topology)
-    parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme, cfl=0.8,
+    parts = on_parts(every_part(plan), gas, boundaries, scheme=scheme, cfl=0.8,
                               backend=backend, faces=faces)
     w = whole.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, w.shape)
@@ -87,8 +93,8 @@ def test_fused_lusgs_on_parts_equals_its_array_code(backend, sweeps):
     plan = make_plan(mesh, PlanOptions(partitions=3), topology=topology)
     gas, scheme = Gas(dim=2, mach=0.6, aoa_deg=2.0), Scheme("roe", 2)
     common = dict(scheme=scheme, integrator="lusgs", cfl=20.0, cfl_max=200.0, sweeps=sweeps)
-    reference = PartitionedSolver(every_part(plan), gas, AIRFOIL, **common)
-    fused = PartitionedSolver(every_part(plan), gas, AIRFOIL, **common,
+    reference = on_parts(every_part(plan), gas, AIRFOIL, **common)
+    fused = on_parts(every_part(plan), gas, AIRFOIL, **common,
                               backend="numpy" if backend == "host" else "cupy")
     if backend == "host":
         fused.fuse()
@@ -113,7 +119,7 @@ def test_fused_parts_that_exchange_nothing_read_the_steps_start_in_their_halos()
 
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=Topology(mesh))
-    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL,
+    parts = on_parts(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL,
                               scheme=Scheme("roe", 2), cfl=0.8)
     parts.fuse()
     parts.use_transport(lambda halos: Alone(2))
@@ -134,7 +140,7 @@ def test_parts_lusgs_backs_off_then_names_a_cell_that_stays_bad(kernels):
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
-    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL,
+    parts = on_parts(every_part(plan), Gas(dim=2, mach=0.6), AIRFOIL,
                               scheme=Scheme("roe", 1), integrator="lusgs", cfl=20.0)
     if kernels == "host":
         parts.fuse()
@@ -188,9 +194,9 @@ def test_lusgs_on_one_part_is_the_single_mesh_lusgs():
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
     gas, scheme = Gas(dim=2, mach=0.5, aoa_deg=3.0), Scheme(order=1)
-    parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme,
+    parts = on_parts(every_part(plan), gas, boundaries, scheme=scheme,
                               integrator="lusgs", cfl=30.0)
-    layout, d, lusgs = parts.layouts[0], parts.discretisations[0], parts.lusgs[0]
+    layout, d, lusgs = parts.layouts[0], parts.discretisations[0], parts.part_sweeps[0]
     n_own = layout.n_own
     assert set(np.asarray(lusgs.forward[0].cells).tolist()) <= set(range(n_own))
     assert sum(len(level.cells) for level in lusgs.forward) == n_own  # every own cell, once
@@ -214,7 +220,7 @@ def test_lusgs_on_parts_converges_to_the_one_part_steady_state():
     w[1] *= 1 + 0.3 * np.sin(3 * whole.centroids()[0])
     whole.set_primitive(w)
     plan = make_plan(mesh, PlanOptions(partitions=2), topology=topology)
-    parts = PartitionedSolver(every_part(plan), gas, boundaries, scheme=scheme,
+    parts = on_parts(every_part(plan), gas, boundaries, scheme=scheme,
                               integrator="lusgs", cfl=50.0, cfl_max=1e4)
     parts.set_conserved(whole.conserved())
     steps = [steps_to_fall(whole, 1e-8, 800), steps_to_fall(parts, 1e-8, 800)]
@@ -227,7 +233,7 @@ def test_lusgs_on_parts_names_a_state_that_stays_bad_after_every_back_off():
     mesh = grid_mesh(9, 7, "triangle")
     boundaries = {m: "farfield" for m in ("left", "right", "bottom", "top")}
     plan = make_plan(mesh, PlanOptions(partitions=2))
-    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), boundaries,
+    parts = on_parts(every_part(plan), Gas(dim=2, mach=0.5), boundaries,
                               integrator="lusgs", cfl=10.0, scheme=Scheme(order=1))
     u = parts.conserved().copy()
     u[-1, 5] = -1.0  # negative energy: no CFL number makes that cell valid
@@ -246,7 +252,7 @@ def test_a_plan_without_parts_is_refused():
 def test_unknown_sweeps_on_parts_are_refused():
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     with pytest.raises(ConfigError, match="unknown sweeps 'diagonal'"):
-        PartitionedSolver(every_part(make_plan(mesh, PlanOptions(partitions=2))),
+        on_parts(every_part(make_plan(mesh, PlanOptions(partitions=2))),
                           Gas(dim=2, mach=0.5), AIRFOIL, integrator="lusgs", sweeps="diagonal")
 
 
@@ -259,7 +265,7 @@ def test_what_parts_cannot_run_yet_is_refused(boundaries, integrator, message):
     mesh = read_mesh(DATA / "naca0012_tri.msh")
     plan = make_plan(mesh, PlanOptions(partitions=2))
     with pytest.raises(ConfigError, match=message):
-        PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), boundaries,
+        on_parts(every_part(plan), Gas(dim=2, mach=0.5), boundaries,
                           integrator=integrator)
 
 
@@ -268,7 +274,6 @@ import functools, sys
 import numpy as np
 from gpusolver.parallel import MpiHost, mpi_world
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.solvers.fv.partitioned import PartitionedSolver
 from meshorder import Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 
@@ -289,11 +294,12 @@ steps = dict(integrator=integrator, cfl=0.8 if integrator == "rk4" else 20.0,
              cfl_max=None if integrator == "rk4" else 1e3)
 if integrator == "lusgs":  # the reference: the same parts in one process
     start = whole.conserved()
-    whole = PartitionedSolver([plan.part(p) for p in range(comm.size)], gas, boundaries,
-                              scheme=scheme, **steps)
+    whole = Solver([plan.part(p) for p in range(comm.size)], gas, boundaries, scheme=scheme,
+                   stepping=Stepping(**steps), backend="numpy")
     whole.set_conserved(start)
-parts = PartitionedSolver([plan.part(comm.rank)], gas, boundaries, scheme=scheme,
-                          transport=functools.partial(MpiHost, comm), **steps)
+parts = Solver([plan.part(comm.rank)], gas, boundaries, scheme=scheme,
+               stepping=Stepping(**steps), backend="numpy",
+               transport=functools.partial(MpiHost, comm))
 if fused:  # the GPU's kernels compiled for the CPU, the exchange overlapped
     parts.fuse()
 parts.set_conserved(whole.conserved())
@@ -584,8 +590,8 @@ def test_strided_faces_inside_a_part_repeat_fewer_adds_in_a_warp():
 
 @pytest.mark.parametrize("extra, message", [
     ("", "the plan has 3 part(s) but the run has 2 ranks"),
-    ("local_time_step = false", "runs on several ranks take explicit or LU-SGS local steps"),
-    ("multigrid = 2", "without multigrid"),
+    ("local_time_step = false", "runs on several parts take explicit or LU-SGS local steps"),
+    ("multigrid = 2", "multigrid runs on one part so far"),
     ('transport = "nccl"', "transport = 'nccl' exchanges GPU states"),
 ])
 def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):
@@ -627,7 +633,7 @@ def test_the_walls_are_gathered_on_the_root_only():
             return None
 
     plan = make_plan(read_mesh(DATA / "naca0012_tri.msh"), PlanOptions(partitions=2))
-    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), AIRFOIL,
+    parts = on_parts(every_part(plan), Gas(dim=2, mach=0.5), AIRFOIL,
                               transport=NotRoot)
     parts.step()
     with pytest.raises(RuntimeError, match="gathered on the root process only"):
@@ -670,7 +676,7 @@ def test_fused_parts_free_their_recorded_steps_before_their_transport():
     operations is destroyed: the recorded steps must go first, when the transport is
     replaced and when the steps themselves are freed (attributes go in the order set)."""
     plan = make_plan(read_mesh(DATA / "naca0012_tri.msh"), PlanOptions(partitions=2))
-    parts = PartitionedSolver(every_part(plan), Gas(dim=2, mach=0.5), AIRFOIL)
+    parts = on_parts(every_part(plan), Gas(dim=2, mach=0.5), AIRFOIL)
     parts.fuse()
     check_recorded_steps_go_before_their_transport(parts)
 

@@ -190,14 +190,15 @@ class Loopback:
 
     #: The one process writes the outputs.
     is_root = True
-    #: Its copies make temporary arrays: a CUDA graph may not record an exchange.
-    capturable = False
 
     def __init__(self, halos: dict[int, Halo]):
         if sorted(halos) != list(range(len(halos))):
             raise ValueError(f"loopback holds every part, not parts {sorted(halos)}")
         self.halos = halos
         self.n_parts = len(halos)
+        #: Its copies make temporary arrays, so a CUDA graph may not record an exchange;
+        #: one that copies nothing (a whole mesh: one part, no halo) records nothing.
+        self.capturable = not any(halo.receive for halo in halos.values())
 
     def exchange(self, states: list, meanwhile: Callable[[], None] | None = None) -> None:
         """Fill every part's halo cells from their owners (after ``meanwhile()``)."""

@@ -46,7 +46,7 @@ from gpusolver.parallel import make_transport
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.partitioned import PartitionedDG
 from gpusolver.solvers.dg.solver import DGSolver
-from gpusolver.solvers.fv.partitioned import PartitionedSolver
+from gpusolver.solvers.fv.solver import Solver, Stepping
 from meshorder.pipeline import DEFAULT_FACES
 from meshorder.plan import PlanPart, read_plan_part
 
@@ -250,15 +250,14 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
 
 
 def _parts(mesh, topology, part: PlanPart, precision: str, transport,
-           faces: str) -> PartitionedSolver:
+           faces: str) -> Solver:
     """The benchmark solver (:func:`bench_flow`) on this rank's ``part``."""
     gas, boundaries, scheme = bench_flow(mesh, topology)
-    return PartitionedSolver([part], gas, boundaries, scheme=scheme,
-                             integrator="rk4", cfl=1.0, backend="cupy", precision=precision,
-                             transport=transport, faces=faces)
+    return Solver([part], gas, boundaries, scheme=scheme, stepping=Stepping("rk4", 1.0),
+                  backend="cupy", precision=precision, transport=transport, faces=faces)
 
 
-def _timings(parts: PartitionedSolver, repeats: int, comm, backend) -> dict:
+def _timings(parts: Solver, repeats: int, comm, backend) -> dict:
     """One exchange alone, one residual (exchange and the local part's fused residual)
     and one step."""
     d = parts.discretisations[0]

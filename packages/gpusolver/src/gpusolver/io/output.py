@@ -93,7 +93,7 @@ def write_partitioned_solution(path: Path, solver, compression: str = "none") ->
     """``solution.pvtu`` (by the root) and a ``solution_<part>.vtu`` piece of each part's
     own cells (by the process computing it): ParaView opens the ``.pvtu`` as one mesh.
 
-    Every process calls it (after :meth:`PartitionedSolver.conserved`, which gathers
+    Every process calls it (after the solver's ``conserved()``, which gathers
     the state); it returns the files this process wrote. ``compression``: as
     :func:`write_solution`.
     """

@@ -140,6 +140,18 @@ def layout_of_part(part: PlanPart, faces: str = DEFAULT_FACES) -> PartLayout:
                    geometry=replace(layout.geometry, cell_order=file_cells))
 
 
+def whole_mesh_layout(host: FVGeometry, facets: np.ndarray) -> PartLayout:
+    """The whole mesh as one part: every cell its own and deep, no halo, every interior
+    face deep; ``facets``: the mesh file's facet of each boundary face (-1: none)."""
+    n, ni = host.n_cells, host.n_interior
+    empty = (ni, ni)
+    return PartLayout(geometry=host, cells=np.arange(n), file_cells=host.cell_order, n_own=n,
+                      facets=np.asarray(facets, dtype=np.int64),
+                      own_boundary=np.arange(host.n_faces - ni), n_deep=n, n_near=n,
+                      face_ranges={"deep": (0, ni), "own": empty, "interface": empty,
+                                   "halo": empty})
+
+
 def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLayout:
     """The layout of the part owning cells ``own`` of ``host`` (kept in that order), whose
     boundary faces are ``facets`` in the mesh file; ``cells`` in ``host``'s numbering."""

@@ -1,10 +1,11 @@
 """What the mesh-based Systems (finite volume, DG) share: reading the mesh or this rank's
 part, the history and the wall loads, checkpoints of the conserved state, and the outputs.
 
-A mesh-based System holds a *solver*: one on the whole mesh, or, under ``mpiexec`` with
-several ranks, one on this rank's part of a partitioned plan
-(:class:`gpusolver.solvers.parts.Parts`). Both offer the same members (``step``,
-``conserved``, ``set_conserved``, ``wall_forces`` ...), which this module alone reads.
+A mesh-based System holds a *solver*: on the whole mesh, or, under ``mpiexec`` with
+several ranks, on this rank's part of a partitioned plan
+(:class:`gpusolver.solvers.parts.Parts`; its ``mesh`` is None). Both offer the same
+members (``step``, ``conserved``, ``set_conserved``, ``wall_forces`` ...), which this
+module alone reads.
 """
 
 from __future__ import annotations
@@ -234,9 +235,10 @@ class MeshSystem(System):
         solver = self.solver
         if not solver.has_loads:
             return []
+        solver.wall_forces()  # a global sum: every rank, before the root writes them
         compression = self.case.vtu_compression
         files = []
-        if isinstance(solver, Parts):  # each process its pieces
+        if solver.mesh is None:  # parts: each process its pieces
             files += write_partitioned_solution(out / "solution.pvtu", solver, compression)
         elif self.is_root:
             write_solution(out / "solution.vtu", solver, compression)

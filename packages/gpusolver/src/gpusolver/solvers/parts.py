@@ -1,13 +1,13 @@
 """What the solvers on the parts of a partitioned plan share: a step's report summed over
 all parts, the loads of the walls, and the state and surface gathered for the outputs.
 
-A solver on parts (:class:`gpusolver.solvers.fv.partitioned.PartitionedSolver`,
-:class:`gpusolver.solvers.dg.partitioned.PartitionedDG`) computes the parts this process
-holds (every part with the ``loopback`` transport, one under MPI); each part's
+A solver on parts (:class:`gpusolver.solvers.fv.solver.Solver`, whose whole mesh is one
+part, and :class:`gpusolver.solvers.dg.partitioned.PartitionedDG`) computes the parts
+this process holds (every part with the ``loopback`` transport, one under MPI); each part's
 :class:`~gpusolver.layout.parts.PartCells` say which of its cells are its own. Every
 global quantity goes through the transport (:mod:`gpusolver.parallel`): one global sum
-per step for the bad-cell flags, the residual's squares and the walls' momentum, which
-come from the device in one transfer where the step's kernels leave them there.
+per step for the bad-cell flags and the residual's squares, and one for the walls'
+momentum when the loads are asked for.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class Parts:
     #: Explicit steps in the kernels with the exchange inside (a solver sets them where
     #: it has them; they exchange through their own ``use_transport``).
     fused_steps = None
+    #: The whole mesh, where the solver holds it as its one part (outputs read it).
+    mesh = None
 
     def _start_loads(self) -> None:
         """Set up the walls' faces and the per-step records (after the attributes above)."""
@@ -135,7 +137,8 @@ class Parts:
         if self._gathered is not None and self._gathered[0] == self.iteration:
             return self._gathered[1]
         out = self._gather_cells(self.states)
-        walls = self._gather_walls() if self._boundary_flux else None
+        # a whole mesh's outputs read its faces directly
+        walls = self._gather_walls() if self._boundary_flux and self.mesh is None else None
         self._gathered = (self.iteration, out.astype(self.dtype), walls)
         return self._gathered[1]
 
@@ -164,33 +167,36 @@ class Parts:
         if flags.any():
             cell = int(flags[flags > 0][0]) - 1
             raise SolverDivergedError(
-                f"iteration {self.iteration + 1}: the solution at cell {cell} is non-finite "
-                "or has non-positive density or pressure; lower the CFL number or use "
-                "order = 1 to start", self.iteration + 1, cell)
+                f"iteration {self.iteration + 1}: the solution at cell {cell}"
+                f"{self._where(cell)} is non-finite or has non-positive density or "
+                "pressure; lower the CFL number or use order = 1 to start",
+                self.iteration + 1, cell)
 
-    def _finish(self, squares: np.ndarray, boundary: list, momentum: np.ndarray | None = None,
+    def _where(self, cell: int) -> str:
+        """`` (centroid x, y[, z])`` of a cell of the file, where a local part owns it
+        and its geometry has centroids; else nothing."""
+        for layout in self.layouts:
+            local = np.flatnonzero(layout.file_cells[:layout.n_own] == cell)
+            centroid = getattr(layout.geometry, "centroid", None)
+            if len(local) and centroid is not None:
+                where = ", ".join(f"{x:.4g}" for x in np.asarray(centroid)[:, local[0]])
+                return f" (centroid {where})"
+        return ""
+
+    def _finish(self, squares: np.ndarray, boundary: list,
                 bad_cells: list | None = None) -> np.ndarray:
         """Sum over all parts, in one global sum, the bad-cell flags (``bad_cells``: per
-        local part; raises :class:`SolverDivergedError` if any), the rates' squares
-        (``squares``: local sums over own cells) and the wall markers' momentum fluxes
-        (``momentum``: local sums, by default from ``boundary``); count the step, keep the
-        boundary fluxes (per local part) and the forces; the RMS of the rates."""
-        dim, n_parts = self.gas.dim, self.n_parts
-        if momentum is None:
-            momentum = np.zeros((len(self.wall_markers), dim))
-            for flux, walls in zip(boundary, self._wall_faces, strict=True):
-                for k, sums in enumerate(_wall_momentum(flux, walls)):
-                    momentum[k] += self.backend.to_host(sums)
-        total = self.transport.sum(np.concatenate([self._bad_flags(bad_cells), squares,
-                                                   np.ravel(momentum)]))
+        local part; raises :class:`SolverDivergedError` if any) and the rates' squares
+        (``squares``: local sums over own cells); count the step and keep the boundary
+        fluxes (per local part) that the loads are summed from when asked
+        (:meth:`wall_forces`); the RMS of the rates."""
+        n_parts = self.n_parts
+        total = self.transport.sum(np.concatenate([self._bad_flags(bad_cells), squares]))
         self._raise_if_bad(total[:n_parts])
-        squares, momentum = total[n_parts:n_parts + len(squares)], total[n_parts + len(squares):]
         self.iteration += 1
         self._boundary_flux = boundary
-        self._forces = forces_from_momentum(
-            dict(zip(self.wall_markers, momentum.reshape(-1, dim), strict=True)),
-            self._wall_normal_area, self.gas, self.reference_area)
-        norms = np.sqrt(squares / self.n_cells)
+        self._forces = None
+        norms = np.sqrt(total[n_parts:] / self.n_cells)
         if self.first_residual is None:
             self.first_residual = float(norms[0])
         return norms
@@ -199,18 +205,13 @@ class Parts:
         """:meth:`_finish` from what each local part's step left on the device: its first
         bad own cell (a one-element integer array, the part's number of own cells or more
         if none), its sums of the squared rates per variable over its own cells, and its
-        boundary fluxes. All of it comes to the host in one transfer."""
-        xp, nv = self.backend.xp, self.gas.n_vars
-        rows = []
-        for bad, part_squares, flux, walls in zip(bad_cells, squares, boundary,
-                                                  self._wall_faces, strict=True):
-            rows.append(xp.concatenate([bad.astype(np.float64), part_squares.astype(np.float64),
-                                        *_wall_momentum(flux, walls)]))
-        local = self.backend.to_host(xp.stack(rows))
-        bad = [None if first >= layout.n_own else int(first)
-               for first, layout in zip(local[:, 0], self.layouts, strict=True)]
-        return self._finish(local[:, 1:1 + nv].sum(axis=0), boundary,
-                            momentum=local[:, 1 + nv:].sum(axis=0), bad_cells=bad)
+        boundary fluxes."""
+        bad, local = [], np.zeros(self.gas.n_vars)
+        for first, part_squares, layout in zip(bad_cells, squares, self.layouts, strict=True):
+            first = int(self.backend.to_host(first)[0])
+            bad.append(None if first >= layout.n_own else first)
+            local += self.backend.to_host(part_squares)
+        return self._finish(local, boundary, bad_cells=bad)
 
     def _gather_walls(self) -> dict[str, np.ndarray] | None:
         """Per wall marker, a row per face of every part (on the root; None elsewhere),
@@ -248,10 +249,22 @@ class Parts:
     @property
     def has_loads(self) -> bool:
         """True once a step has been taken (wall forces and Cp are then known)."""
-        return self._forces is not None
+        return bool(self._boundary_flux)
 
     def wall_forces(self) -> dict[str, Forces]:
-        """Forces on the wall markers at the start of the last step (all parts)."""
+        """Forces on the wall markers at the start of the last step, summed over all
+        parts once per step, when first asked: under MPI every rank asks at the same
+        point."""
+        if self._forces is None:
+            momentum = np.zeros((len(self.wall_markers), self.gas.dim))
+            for flux, walls in zip(self._boundary_flux, self._wall_faces, strict=True):
+                for k, sums in enumerate(_wall_momentum(flux, walls)):
+                    momentum[k] += self.backend.to_host(sums)
+            momentum = self.transport.sum(momentum)
+            self._forces = forces_from_momentum(dict(zip(self.wall_markers, momentum,
+                                                         strict=True)),
+                                                self._wall_normal_area, self.gas,
+                                                self.reference_area)
         return self._forces
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:

@@ -398,7 +398,9 @@ class FusedSteps:
 
 
 class FusedRungeKutta(FusedSteps):
-    """Explicit Runge-Kutta steps of a :class:`FusedResidual`, three kernels per stage.
+    """The kernels of explicit Runge-Kutta steps of a :class:`FusedResidual`, three per
+    stage, which :class:`~gpusolver.solvers.fv.fused_parts.FusedPartsRungeKutta` runs for
+    each part.
 
     Parameters
     ----------
@@ -415,14 +417,6 @@ class FusedRungeKutta(FusedSteps):
         shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
         self.stage_state = self.xp.empty(shape, dtype)
         self.total = self.xp.empty(shape, dtype)
-
-    def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
-        self.begin()
-        current = u0
-        for i in range(len(self.stages)):
-            self.fused.face_pass(current, phi, mode, self.boundary_flux if i == 0 else NULL,
-                                 speed=i == 0 and local)
-            current = self.stage_update(i, u0, current, out, local)
 
     def begin(self) -> None:
         """Reset the step's residual sums and divergence check (before its first stage)."""
@@ -449,24 +443,3 @@ class FusedRungeKutta(FusedSteps):
                           u_out=target, squares=self.squares if first else NULL,
                           bad_cell=self.bad_cell if last else NULL)
         return target
-
-    def __call__(self, u, cfl: float, dt=None, limiter=(None, VENKATAKRISHNAN)):
-        """One step from ``u``.
-
-        Parameters
-        ----------
-        u : array
-            The state (not modified).
-        cfl : float
-            CFL number of the local time step (used when ``dt`` is None).
-        dt : float or array, optional
-            One global time step instead.
-        limiter : tuple, optional
-            ``(array, mode)`` from :func:`limiter_input`; by default computed.
-
-        Returns
-        -------
-        tuple
-            ``(u_new, norms, bad_cell)``, see :meth:`FusedSteps._step`.
-        """
-        return self._step(u, cfl, dt, limiter)

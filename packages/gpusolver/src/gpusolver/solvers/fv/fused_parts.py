@@ -1,4 +1,5 @@
-"""Explicit Runge-Kutta steps of the mesh parts of one process in the fused kernels.
+"""Explicit Runge-Kutta steps of the mesh parts of one process in the fused kernels
+(a whole mesh: one part without a halo).
 
 Every stage of every part (:class:`~gpusolver.layout.parts.PartLayout`) runs the
 single-mesh kernels of :class:`~gpusolver.solvers.fv.fused.FusedRungeKutta` in pieces,
@@ -20,13 +21,14 @@ step's 40 or so kernels, and no host work in the step.
 
 from __future__ import annotations
 
+from gpusolver.backends.cuda import NULL
 from gpusolver.backends.graphs import alternate, graphs_for_exchanges
 from gpusolver.layout.parts import PartLayout
-from gpusolver.solvers.fv.fused import VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
+from gpusolver.solvers.fv.fused import FROZEN, VENKATAKRISHNAN, FusedResidual, FusedRungeKutta
 
 
 class FusedPartsRungeKutta:
-    """Explicit Runge-Kutta steps (local time steps) of a process's parts.
+    """Explicit Runge-Kutta steps (local or global time steps) of a process's parts.
 
     Parameters
     ----------
@@ -57,10 +59,15 @@ class FusedPartsRungeKutta:
         self.graphs = graphs_for_exchanges(self.parts[0].fused.backend, transport)
         self.transport = transport
 
-    def __call__(self, states: list, cfl: float) -> list:
+    def __call__(self, states: list, cfl: float, dt=None, limiters: list | None = None) -> list:
         """One step of every local part from ``states`` (not modified; their halos need
         not be current); returns the new states, one per part (each one of two buffers
         that steps alternate between).
+
+        ``cfl``: the CFL number of local time steps; ``dt``: one global time step instead
+        (a scalar); ``limiters``: per part, ``(array, mode)`` from
+        :func:`~gpusolver.solvers.fv.fused.limiter_input` (default: computed into each
+        part's buffer).
 
         Each part's sums of ``(dU/dt)^2`` per variable over its own cells (at ``states``)
         and its first own cell whose new state is non-finite or has non-positive density
@@ -68,6 +75,13 @@ class FusedPartsRungeKutta:
         device, in ``parts[k].squares`` and ``parts[k].bad_cell``; the boundary fluxes
         of the first stage in its discretisation's ``boundary_flux``.
         """
+        local = dt is None
+        limiters = limiters or [(None, VENKATAKRISHNAN)] * len(self.parts)
+        phis = [steps.phi if phi is None else phi
+                for steps, (phi, _) in zip(self.parts, limiters, strict=True)]
+        modes = tuple(mode for _, mode in limiters)
+        for steps in self.parts:
+            steps.fused.update_far_field()
         u0s, outs = [], []
         with self.graphs.stream:
             for steps, u in zip(self.parts, states, strict=True):
@@ -81,26 +95,36 @@ class FusedPartsRungeKutta:
                 u0s.append(u0)
                 outs.append(out)
                 steps.cfl.fill(cfl)
+                if not local:
+                    steps.dt[:1] = dt
         key = (tuple(u0 is steps.states[0] for u0, steps in zip(u0s, self.parts, strict=True)),
-               self.overlap)
-        self.graphs.run(key, lambda: self._stages(u0s, outs))
-        for steps in self.parts:
+               self.overlap, local, tuple(id(phi) for phi in phis), modes)
+        self.graphs.run(key, lambda: self._stages(u0s, outs, local, phis, modes))
+        for steps, phi, mode in zip(self.parts, phis, modes, strict=True):
             steps.fused.d.boundary_flux = steps.boundary_flux
-            if steps.fused.limited:
-                steps.fused.d.limiter_values = steps.phi
+            if steps.fused.limited and mode != FROZEN:
+                steps.fused.d.limiter_values = phi
         return outs
 
-    def _stages(self, u0s: list, outs: list) -> None:
-        """Every stage's kernels and exchange, from ``u0s`` into ``outs`` (a part each)."""
+    def _stages(self, u0s: list, outs: list, local: bool, phis: list, modes: tuple) -> None:
+        """Every stage's kernels and exchange, from ``u0s`` into ``outs`` (a part each).
+
+        A part without a halo (a whole mesh) computes all its faces while the exchange
+        runs, in its strategy's face pass."""
         for steps in self.parts:
             steps.begin()
         currents = list(u0s)
+        whole = [layout.n_own == layout.geometry.n_cells for layout in self.layouts]
         for i in range(self.n_stages):
             def interior(i=i, currents=currents):
-                for steps, layout, current in zip(self.parts, self.layouts, currents,
-                                                  strict=True):
+                for k, (steps, layout) in enumerate(zip(self.parts, self.layouts, strict=True)):
+                    if whole[k]:
+                        steps.fused.face_pass(currents[k], phis[k], modes[k],
+                                              steps.boundary_flux if i == 0 else NULL,
+                                              speed=i == 0 and local)
+                        continue
                     steps.fused.clear()
-                    steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN,
+                    steps.stage_faces(i, currents[k], local, phis[k], modes[k],
                                       (0, layout.n_deep), layout.face_ranges["deep"])
 
             if self.overlap:
@@ -110,10 +134,11 @@ class FusedPartsRungeKutta:
                 interior()
             for k, (steps, layout) in enumerate(zip(self.parts, self.layouts, strict=True)):
                 current, f = currents[k], steps.fused
-                steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN,
-                                  (layout.n_deep, layout.n_near),
-                                  (layout.face_ranges["deep"][1],
-                                   layout.face_ranges["interface"][1]))
-                steps.stage_faces(i, current, True, steps.phi, VENKATAKRISHNAN, (0, 0),
-                                  (f.n_interior, f.n_faces))
-                currents[k] = steps.stage_update(i, u0s[k], current, outs[k], True)
+                if not whole[k]:
+                    steps.stage_faces(i, current, local, phis[k], modes[k],
+                                      (layout.n_deep, layout.n_near),
+                                      (layout.face_ranges["deep"][1],
+                                       layout.face_ranges["interface"][1]))
+                    steps.stage_faces(i, current, local, phis[k], modes[k], (0, 0),
+                                      (f.n_interior, f.n_faces))
+                currents[k] = steps.stage_update(i, u0s[k], current, outs[k], local)

@@ -1,4 +1,25 @@
-"""The explicit finite-volume solver: state, time stepping, forces, divergence checks."""
+"""The finite-volume solver of a whole mesh or of mesh parts: state, time stepping
+(explicit Runge-Kutta, LU-SGS, Newton-Krylov, multigrid), loads, divergence checks.
+
+A whole mesh is a run of one part, as in PyFR: :class:`Solver` always holds a list of
+local parts (:class:`~gpusolver.layout.parts.PartLayout`), each with its own
+discretisation and state, and a transport (:mod:`gpusolver.parallel`) that refreshes
+their halos and sums what a step reports over all parts. Given a mesh, it holds one part
+with every cell its own and no halo (:func:`~gpusolver.layout.parts.whole_mesh_layout`);
+given the parts of a partitioned plan (``meshorder reorder --partitions N``), those parts:
+every part in one process with the ``loopback`` transport, one per MPI rank with
+``mpi-host`` or ``nccl``. One step driver per integrator serves both.
+
+Explicit Runge-Kutta steps give the one-part answer at every step. LU-SGS steps sweep
+each part's own cells with the halo's change taken as zero: Gauss-Seidel inside a part,
+block Jacobi between parts (the coupling the LU-SGS papers use across GPUs); the steady
+state is the same, the steps to it differ a little from one part's. Multigrid,
+Newton-Krylov, periodic boundaries and vortex far fields run on one part so far.
+
+On the cupy backend steps run in fused kernels: explicit ones recorded as CUDA graphs
+with their exchanges (:mod:`gpusolver.solvers.fv.fused_parts`), LU-SGS ones as one graph
+per part and kind of step.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +28,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
-from gpusolver.errors import ConfigError, SolverDivergedError
+from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.cfl import backing_off, ramped_cfl
-from gpusolver.integrators.explicit import TABLEAUX, keeping_first
+from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
 from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interior
+from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
-from gpusolver.monitors.forces import Forces, surface_pressure, wall_forces
+from gpusolver.monitors.forces import surface_pressure, wall_edges
+from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
-from gpusolver.solvers.fv.fused import FusedRungeKutta, limiter_input
+from gpusolver.solvers.fv.fused import FusedResidual, limiter_input
+from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
-from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS
+from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.multigrid import Multigrid
-from gpusolver.solvers.whole_mesh import WholeMesh
+from gpusolver.solvers.parts import Parts, PerPart
 from meshorder import Mesh, Topology
-from meshorder.pipeline import PlanOptions, make_plan
-from meshorder.plan import Plan
+from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
+from meshorder.plan import Plan, PlanPart
 
 
 @dataclass(frozen=True)
@@ -123,22 +147,26 @@ def _colour_sweeps(stepping: Stepping, plan: Plan | None) -> bool:
     return colours
 
 
-class Solver(WholeMesh):
-    """Cell-centred finite-volume solver on one mesh and plan.
+class Solver(Parts):
+    """Cell-centred finite-volume solver on a whole mesh or on mesh parts.
 
     Parameters
     ----------
-    mesh : Mesh
+    mesh : Mesh or list of meshorder.plan.PlanPart
+        The whole mesh (one part), or the parts this process computes
+        (:meth:`meshorder.Plan.part` or :func:`meshorder.plan.read_plan_part`): one under
+        MPI, every part with the ``loopback`` transport. Parts never need the whole mesh.
     gas : Gas
     boundaries : dict of str to BoundarySpec or str or dict
         Condition per marker name (case-file values are accepted).
     scheme : Scheme, optional
     stepping : Stepping, optional
     plan : Plan, optional
-        Must belong to ``mesh``; when omitted one is made with meshorder's defaults
-        (plus face colours for the ``colour`` strategy).
+        Whole mesh: must belong to ``mesh``; when omitted one is made with meshorder's
+        defaults (plus face colours for the ``colour`` strategy).
     strategy : str
-        ``atomic``, ``colour`` or ``reduce``.
+        ``atomic``, ``colour`` or ``reduce`` on a whole mesh; parts accumulate with
+        atomics whatever this says.
     backend : str
         ``auto``, ``numpy`` or ``cupy``.
     precision : str
@@ -146,11 +174,21 @@ class Solver(WholeMesh):
     reference_area : float
         Area (length in 2D) that force coefficients are divided by.
     topology : Topology, optional
-        Reused when given.
+        Whole mesh: reused when given.
     kernels : str
-        ``fused`` (CUDA kernels where they apply, and explicit steps recorded as CUDA
-        graphs) or ``arrays`` (array code); see
+        ``fused`` (CUDA kernels where they apply, and steps recorded as CUDA graphs) or
+        ``arrays`` (array code); see
         :data:`gpusolver.solvers.fv.discretisation.KERNELS`.
+    transport : callable, optional
+        Parts: makes the transport from the parts' halo lists:
+        :class:`~gpusolver.parallel.Loopback` (default: every part in this process) or
+        one of :func:`~gpusolver.parallel.make_transport` (this rank's part).
+    overlap : bool
+        Parts, fused explicit steps: compute each part's interior while its halo is in
+        flight.
+    faces : str
+        Parts: meshorder's face order inside each part
+        (:func:`~gpusolver.layout.parts.layout_of_part`).
 
     Examples
     --------
@@ -162,117 +200,217 @@ class Solver(WholeMesh):
     True
     """
 
-    def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, scheme: Scheme | None = None,
-                 stepping: Stepping | None = None, plan: Plan | None = None,
-                 strategy: str = "atomic", backend: str = "auto", precision: str = "fp64",
-                 reference_area: float = 1.0, topology: Topology | None = None,
-                 kernels: str = "fused"):
+    def __init__(self, mesh: Mesh | list[PlanPart], gas: Gas, boundaries: dict, *,
+                 scheme: Scheme | None = None, stepping: Stepping | None = None,
+                 plan: Plan | None = None, strategy: str = "atomic", backend: str = "auto",
+                 precision: str = "fp64", reference_area: float = 1.0,
+                 topology: Topology | None = None, kernels: str = "fused", transport=None,
+                 overlap: bool = True, faces: str = DEFAULT_FACES):
         if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
             raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
                               f"(gpusolver bench); the solver runs: {', '.join(STRATEGIES)}")
         STRATEGIES.lookup(strategy)
         if precision not in PRECISIONS:
             raise ConfigError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
-        self.stepping = stepping or Stepping()
-        implicit = self.stepping.integrator in IMPLICIT
-        self.integrator = None if implicit else INTEGRATORS.lookup(self.stepping.integrator)
-        topology = topology or Topology(mesh)
-        colour_sweeps = _colour_sweeps(self.stepping, plan)
-        if plan is None:  # library use; gpusolver run hands over the plan it made
-            plan = make_plan(mesh, plan_options(self.stepping, strategy), topology=topology)
-        host = build_geometry(mesh, topology, plan)
-        if strategy == "colour":
-            host = colour_interior(host, plan)
+        self.stepping = stepping = stepping or Stepping()
+        implicit = stepping.integrator in IMPLICIT
+        if not implicit:
+            INTEGRATORS.lookup(stepping.integrator)
+        #: The explicit method's stages (None: implicit steps).
+        self.stages = None if implicit else TABLEAUX[stepping.integrator]
         specs = {name: value if isinstance(value, BoundarySpec) else BoundarySpec.parse(name, value)
                  for name, value in boundaries.items()}
-        self.mesh, self.gas, self.plan, self.host = mesh, gas, plan, host
+        colour_sweeps = _colour_sweeps(stepping, plan)
+        if isinstance(mesh, Mesh):
+            topology = topology or Topology(mesh)
+            if plan is None:  # library use; gpusolver run hands over the plan it made
+                plan = make_plan(mesh, plan_options(stepping, strategy), topology=topology)
+            host = build_geometry(mesh, topology, plan)
+            if strategy == "colour":
+                host = colour_interior(host, plan)
+            facets = topology.face_facet[plan.face_order[host.n_interior:]]
+            self.layouts = [whole_mesh_layout(host, facets)]
+            self.local, self.parts, send = [0], [], {}
+        else:
+            check_parts(stepping, specs)
+            strategy = "atomic"
+            self.layouts = [layout_of_part(part, faces) for part in mesh]
+            self.local, self.parts, send = [part.mesh.part for part in mesh], mesh, mesh[0].send
+        #: The whole mesh and its plan (None on parts).
+        self.mesh, self.plan = (mesh, plan) if isinstance(mesh, Mesh) else (None, None)
+        self.gas, self.reference_area = gas, reference_area
+        #: Number of cells of the whole mesh.
+        self.n_cells = mesh.n_cells if self.mesh is not None else self.parts[0].n_cells
+        self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), send)
+        self.transport = (transport or Loopback)(self.halos)
         self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
-        self.discretisation = Discretisation(host, gas, scheme or Scheme(), specs, strategy,
-                                             self.backend, self.dtype, kernels)
-        fused = self.discretisation.fused
-        self.fused_steps = (FusedRungeKutta(fused, TABLEAUX[self.stepping.integrator])
-                            if fused is not None and not implicit else None)
-        self.lusgs = (LUSGS(self.discretisation, host, plan=plan, colours=colour_sweeps)
-                      if implicit else None)
+        self.overlap = overlap
+        self.discretisations = [
+            Discretisation(layout.geometry, gas, scheme or Scheme(),
+                           specs if self.mesh is not None else  # a part: its markers
+                           {name: specs[name] for name in layout.geometry.markers},
+                           strategy, self.backend, self.dtype, kernels)
+            for layout in self.layouts]
+        self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
+        self._colour_sweeps = colour_sweeps
+        self._build_steps()
+        #: The CFL number of the next step (implicit steps ramp it, see Stepping).
+        self.cfl = stepping.cfl
+        self._best_residual, self._since_best = np.inf, 0  # stall detection
+        #: Physical time (global time steps only).
+        self.time = 0.0
+        self.states = [self._uniform(layout) for layout in self.layouts]
+        self._start_loads()
+
+    def _build_steps(self) -> None:
+        """The step drivers of the discretisations as they are (fused or array code)."""
+        stepping, d = self.stepping, self.discretisations
+        fused = all(x.fused is not None for x in d)
+        for x, layout in zip(d, self.layouts, strict=True):
+            if x.fused is not None:  # the update kernel advances the own cells only
+                x.fused.n_active = layout.n_own
+        #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
+        self.part_sweeps = None
+        if stepping.integrator in IMPLICIT:
+            self.part_sweeps = [LUSGS(x, layout.geometry, plan=self.plan,
+                                      levels=self._levels(layout))
+                                for x, layout in zip(d, self.layouts, strict=True)]
+        #: Explicit steps of every local part in the fused kernels (None: array code).
+        self.fused_steps = (FusedPartsRungeKutta([x.fused for x in d], self.layouts,
+                                                 self.stages, self.transport, self.overlap)
+                            if fused and self.stages is not None else None)
+        #: Whole LU-SGS steps of each local part in the fused kernels (None: array code).
         self.fused_implicit = None
-        if self.stepping.integrator == "lusgs" and self.lusgs.kernels is not None:
-            self.fused_implicit = FusedLUSGS(fused, self.lusgs.kernels)
+        if stepping.integrator == "lusgs" and all(sweeps.kernels is not None
+                                                  for sweeps in self.part_sweeps):
+            self.fused_implicit = [FusedLUSGS(x.fused, s.kernels)
+                                   for x, s in zip(d, self.part_sweeps, strict=True)]
         self.newton = None
-        if self.stepping.integrator == "newton-krylov":
-            if self.stepping.preconditioner not in PRECONDITIONERS:
-                raise ConfigError(f"unknown preconditioner {self.stepping.preconditioner!r}; "
+        if stepping.integrator == "newton-krylov":
+            if stepping.preconditioner not in PRECONDITIONERS:
+                raise ConfigError(f"unknown preconditioner {stepping.preconditioner!r}; "
                                   f"valid: {', '.join(PRECONDITIONERS)}")
-            self.newton = NewtonKrylov(
-                self.discretisation, PRECONDITIONERS[self.stepping.preconditioner](self.lusgs),
-                max_vectors=self.stepping.krylov_vectors)
+            self.newton = NewtonKrylov(d[0], PRECONDITIONERS[stepping.preconditioner](
+                self.part_sweeps[0]), max_vectors=stepping.krylov_vectors)
         self.multigrid = None
-        if self.stepping.multigrid < 0:
+        if stepping.multigrid < 0:
             raise ConfigError(f"multigrid must be a number of coarse levels (0: none), not "
-                              f"{self.stepping.multigrid}")
-        if self.stepping.multigrid:
-            if self.stepping.integrator != "lusgs" or not self.stepping.local_time_step:
+                              f"{stepping.multigrid}")
+        if stepping.multigrid:
+            if stepping.integrator != "lusgs" or not stepping.local_time_step:
                 raise ConfigError("multigrid corrects LU-SGS steps: set time_integrator = "
                                   "'lusgs' with local_time_step = true, or multigrid = 0")
-            self.multigrid = Multigrid(self.discretisation, host, self.stepping.multigrid,
-                                       self.stepping.multigrid_cycle, colour_sweeps,
-                                       coarse_cells=plan.coarse_levels())
-        #: The CFL number of the next step (implicit steps ramp it, see Stepping).
-        self.cfl = self.stepping.cfl
-        #: RMS density residual of the first step (the reference of ramps and stops).
-        self.first_residual: float | None = None
-        self._best_residual, self._since_best = np.inf, 0  # stall detection
-        self.reference_area = reference_area
-        self.iteration = 0
-        self.time = 0.0
-        self.u = self._uniform(gas.free_stream)
-        self._wall_flux = None
-        self._forces = None  # wall_forces() of the current _wall_flux, once computed
+            self.multigrid = Multigrid(d[0], self.host, stepping.multigrid,
+                                       stepping.multigrid_cycle, self._colour_sweeps,
+                                       coarse_cells=self.plan.coarse_levels())
+
+    def _levels(self, layout: PartLayout):
+        """A part's sweep levels over its own cells; None on the whole mesh (its plan's
+        levels, or levels made there)."""
+        if self.mesh is not None:
+            return None
+        return own_levels(layout.geometry, layout.n_own, self._colour_sweeps)
+
+    def fuse(self) -> None:
+        """Take steps in the fused kernels (on the numpy backend compiled for the CPU: how
+        the tests check the GPU path without a GPU); each part's update kernel advances
+        its own cells only."""
+        for d, layout in zip(self.discretisations, self.layouts, strict=True):
+            if d.fused is None:
+                d.fused = FusedResidual(d, layout.geometry, d.accumulator_name)
+        self._build_steps()
 
     # ------------------------------------------------------------------ state
-    def _uniform(self, primitive: np.ndarray):
-        w = np.repeat(np.asarray(primitive, dtype=np.float64)[:, None], self.host.n_cells, axis=1)
+    def _uniform(self, layout: PartLayout):
+        w = np.repeat(np.asarray(self.gas.free_stream, dtype=np.float64)[:, None],
+                      layout.geometry.n_cells, axis=1)
         return self.backend.asarray(self.gas.to_conserved(w), self.dtype)
+
+    @property
+    def u(self):
+        """The state ``(n_vars, n_cells)`` of the one local part, in plan order."""
+        (state,) = self.states
+        return state
+
+    @u.setter
+    def u(self, value) -> None:
+        self.states = [value]
+
+    @property
+    def host(self) -> FVGeometry:
+        """The laid-out geometry of the one local part (the whole mesh: faces in plan
+        order)."""
+        (layout,) = self.layouts
+        return layout.geometry
+
+    @property
+    def lusgs(self) -> LUSGS | None:
+        """The LU-SGS sweeps of the one local part (None: explicit steps)."""
+        if self.part_sweeps is None:
+            return None
+        (sweeps,) = self.part_sweeps
+        return sweeps
+
+    @property
+    def discretisation(self) -> Discretisation:
+        """The discretisation of the one local part."""
+        (d,) = self.discretisations
+        return d
+
+    def set_conserved(self, u: np.ndarray) -> None:
+        """Set the state from conserved values of every cell in the file's cell order
+        (exactly)."""
+        self._gathered = None
+        self.states = [self.backend.asarray(np.asarray(u)[:, layout.file_cells], self.dtype)
+                       for layout in self.layouts]
 
     def set_primitive(self, w: np.ndarray) -> None:
         """Set the state from primitive values ``(n_vars, n_cells)`` in the file's cell order."""
-        w = np.asarray(w, dtype=np.float64)[:, self.host.cell_order]
-        self.u = self.backend.asarray(self.gas.to_conserved(w), self.dtype)
-
-    def set_conserved(self, u: np.ndarray) -> None:
-        """Set the state from conserved values in the file's cell order (exactly)."""
-        self.u = self.backend.asarray(np.asarray(u)[:, self.host.cell_order], self.dtype)
-
-    def conserved(self) -> np.ndarray:
-        """Conserved state ``(n_vars, n_cells)`` on the host, in the file's cell order."""
-        out = np.empty((self.gas.n_vars, self.host.n_cells), dtype=self.dtype)
-        out[:, self.host.cell_order] = self.backend.to_host(self.u)
-        return out
+        self.set_conserved(self.gas.to_conserved(np.asarray(w, dtype=np.float64)))
 
     def primitive(self) -> np.ndarray:
-        """Primitive state ``(rho, u, p)`` on the host, in the file's cell order."""
+        """Primitive state ``(rho, u, p)`` of every cell, in the file's cell order."""
         return self.gas.to_primitive(self.conserved().astype(np.float64))
 
     def centroids(self) -> np.ndarray:
-        """Cell centroids ``(dim, n_cells)`` in the file's cell order."""
-        out = np.empty_like(self.host.centroid)
-        out[:, self.host.cell_order] = self.host.centroid
-        return out
+        """Cell centroids ``(dim, n_cells)`` of every cell, in the file's cell order."""
+        return self._gather_cells([layout.geometry.centroid for layout in self.layouts])
 
     # ------------------------------------------------------------------ stepping
     def rate(self, u):
-        """``dU/dt = R(U) / V``."""
+        """``dU/dt = R(U) / V`` of the one local part."""
         return self.discretisation.residual(u) / self.discretisation.geometry.volume
 
-    def time_step(self, u, speeds=None, cfl: float | None = None):
-        """Per-cell (local) or global time step at the CFL number ``cfl`` (default: current).
+    def time_step(self, u, speeds=None, cfl: float | None = None, d: Discretisation | None = None):
+        """Per-cell (local) or global time step at the CFL number ``cfl`` (default:
+        current) of the state ``u`` of one part (``d``; default: the one local part).
 
-        ``speeds``: the face wave speeds of ``u``, if already computed.
+        ``speeds``: the face wave speeds of ``u``, if already computed. A global step
+        is the least over the own cells of every part.
         """
-        d = self.discretisation
+        d = self.discretisation if d is None else d
         cfl = self.cfl if cfl is None else cfl
         dt = cfl * d.geometry.volume / d.spectral_radius(u, speeds)
-        return dt if self.stepping.local_time_step else dt.min()
+        return dt if self.stepping.local_time_step else self._global_minimum([dt])
+
+    def _global_minimum(self, dts: list):
+        """The least of the own cells' time steps ``dts`` (per local part) over all parts,
+        as a scalar array on the device."""
+        xp = self.backend.xp
+        local = min(float(dt[:layout.n_own].min())
+                    for dt, layout in zip(dts, self.layouts, strict=True))
+        return xp.asarray(float(self.transport.minimum(np.array([local]))[0]), self.dtype)
+
+    def _time_steps(self, speeds: list | None = None, cfl: float | None = None) -> PerPart:
+        """Every local part's time steps at its state (local, or the global one)."""
+        cfl = self.cfl if cfl is None else cfl
+        speeds = speeds or [None] * len(self.states)
+        dts = [cfl * d.geometry.volume / d.spectral_radius(u, s)
+               for d, u, s in zip(self.discretisations, self.states, speeds, strict=True)]
+        if self.stepping.local_time_step:
+            return PerPart(dts)
+        return PerPart([self._global_minimum(dts)] * len(dts))
 
     def step(self, dt=None) -> np.ndarray:
         """Advance one step; return the RMS of ``dU/dt`` per variable (before the step).
@@ -292,163 +430,196 @@ class Solver(WholeMesh):
             return self._step(dt)
 
     def _step(self, dt):
-        norms, given = None, dt  # given: the caller's time step (None: the solver's own)
-        if self.fused_implicit is not None and dt is None and self.stepping.local_time_step:
-            u_new, norms, wall_flux = self._fused_implicit_step()
-        elif self.lusgs is not None:
-            u_new, r0, wall_flux, dt = self._implicit_step(dt)
+        given = dt is not None  # the caller's time step (else the solver's own)
+        if not self.stepping.local_time_step and not given and self.stages is not None:
+            dt = self._time_steps()[0]
+        if self.fused_steps is None:  # the fused steps exchange inside
+            self.transport.exchange(self.states)
+        if self.fused_implicit is not None and not given and self.stepping.local_time_step:
+            norms = self._fused_implicit_step()
+        elif self.part_sweeps is not None:
+            norms, dt = self._implicit_step(dt)
         elif self.fused_steps is not None:
-            if dt is None and not self.stepping.local_time_step:
-                dt = self.time_step(self.u)
-            u_new, norms, wall_flux = self._fused_step(dt)
+            norms = self._fused_step(dt)
         else:
-            dt = self.time_step(self.u) if dt is None else dt
-            rate, first = keeping_first(self.rate, lambda: self.discretisation.boundary_flux)
-            u_new, r0 = self.integrator(self.u, rate, dt)
-            wall_flux = first[0]
-            self._check(self.gas.invalid(u_new), self.iteration + 1)
-        if self.multigrid is not None and given is None:
-            u_new = self.multigrid.correct(u_new, self.cfl)
-        self.iteration += 1
-        self.u = u_new
-        self._wall_flux = wall_flux
-        self._forces = None
-        if any(b.outside is not None for b in self.discretisation.boundaries):
+            norms = self._explicit_step(dt)
+        if self.multigrid is not None and not given:
+            self.u = self.multigrid.correct(self.u, self.cfl)
+        if any(b.outside is not None for d in self.discretisations for b in d.boundaries):
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
-            self.discretisation.circulation = circulation_of_lift(self.gas, lift)
+            for d in self.discretisations:
+                d.circulation = circulation_of_lift(self.gas, lift)
         if not self.stepping.local_time_step:
             self.time += float(dt)
-        if norms is None:
-            xp = self.backend.xp
-            norms = self.backend.to_host(xp.sqrt((r0.astype(np.float64) ** 2).mean(axis=1)))
         self._adapt(float(norms[0]))
         return norms
 
-    def _fused_step(self, dt):
-        """One explicit step in the fused kernels: ``(u_new, norms, wall_flux)``."""
-        u_new, norms, bad_cell = self.fused_steps(self.u, self.cfl, dt,
-                                                  limiter_input(self.discretisation))
-        self._check_cell(bad_cell, self.iteration + 1)
-        return u_new, norms, self.discretisation.boundary_flux
+    def _explicit_step(self, dt) -> np.ndarray:
+        """One explicit Runge-Kutta step of every part in array code."""
+        dt = self._time_steps() if dt is None else PerPart([dt] * len(self.states))
 
-    def _fused_implicit_step(self):
-        """One LU-SGS step in the fused kernels, retried at smaller CFL numbers if it
-        fails: ``(u_new, norms, wall_flux)``."""
-        limiter = limiter_input(self.discretisation)
+        def rate(states: PerPart) -> PerPart:
+            self.transport.exchange(states)
+            return PerPart(d.residual(state) / d.geometry.volume
+                           for d, state in zip(self.discretisations, states, strict=True))
 
-        def attempt(cfl: float):
-            u_new, norms, bad_cell = self.fused_implicit(self.u, cfl, limiter)
-            return (u_new, norms, bad_cell), bad_cell is not None
+        rate, boundary = keeping_first(rate, lambda: [d.boundary_flux
+                                                      for d in self.discretisations])
+        states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
+        bad = self._first_bad(states)
+        self.states = list(states)
+        return self._finish(self._own_squares(first_rates), boundary[0], bad_cells=bad)
 
-        (u_new, norms, bad_cell), self.cfl = backing_off(attempt, self.cfl)
-        self._check_cell(bad_cell, self.iteration + 1)
-        return u_new, norms, self.discretisation.boundary_flux
+    def _fused_step(self, dt) -> np.ndarray:
+        """One explicit step of every part in the fused kernels; what the step reports
+        (residual sums, first bad cell, wall momentum) comes from the device in one
+        transfer and is summed over all parts in one global sum."""
+        limiters = [limiter_input(d) for d in self.discretisations]
+        states = self.fused_steps(self.states, self.cfl, dt, limiters)
+        norms = self._finish_on_device([steps.bad_cell for steps in self.fused_steps.parts],
+                                       [steps.squares for steps in self.fused_steps.parts],
+                                       [d.boundary_flux for d in self.discretisations])
+        self.states = states
+        return norms
 
-    def _implicit_step(self, dt):
-        """One LU-SGS or Newton-Krylov step, retried at smaller CFL numbers if it fails:
-        ``(u_new, rate, wall_flux, dt)`` (``dt``: the time step it took)."""
-        d = self.discretisation
-        speeds = d.face_wave_speeds(self.u)  # for dt and the diagonal
-        residual = d.residual(self.u)
-        wall_flux = d.boundary_flux
-        solve = self.newton or self.lusgs
+    def _fused_implicit_step(self) -> np.ndarray:
+        """One LU-SGS step of every part in the fused kernels (retried at smaller CFL
+        numbers while any part went bad)."""
 
-        def attempt(cfl: float):
-            step_dt = self.time_step(self.u, speeds, cfl) if dt is None else dt
-            u_new = self.u + solve(self.u, residual, step_dt, speeds)
-            bad = self.gas.invalid(u_new)
-            return (u_new, bad, step_dt), bool(bad.any())
+        def attempt():
+            results = [steps(u, self.cfl, limiter_input(d)) for steps, u, d in
+                       zip(self.fused_implicit, self.states, self.discretisations, strict=True)]
+            return results, [bad for *_, bad in results]
+
+        results = self._backing_off(attempt)
+        self.states = [u_new for u_new, *_ in results]
+        # each part's norms are the RMS over its own cells
+        squares = sum(norms ** 2 * layout.n_own
+                      for (_, norms, _), layout in zip(results, self.layouts, strict=True))
+        return self._finish(squares, [d.boundary_flux for d in self.discretisations])
+
+    def _implicit_step(self, dt) -> tuple[np.ndarray, object]:
+        """One LU-SGS or Newton-Krylov step of every part in array code, retried at
+        smaller CFL numbers if a state goes bad anywhere: the norms and the time step
+        taken."""
+        given = dt
+        parts = [(d.face_wave_speeds(u), d.residual(u), d.boundary_flux)
+                 for d, u in zip(self.discretisations, self.states, strict=True)]
+        solves = [self.newton] if self.newton is not None else self.part_sweeps
+        taken = []
+
+        def attempt():
+            dts = (self._time_steps([speeds for speeds, *_ in parts]) if given is None
+                   else [given] * len(parts))
+            taken[:] = [dts[0]]
+            news = [u + solve(u, residual, dt, speeds) for solve, u, dt, (speeds, residual, _)
+                    in zip(solves, self.states, dts, parts, strict=True)]
+            return news, self._first_bad(news)
 
         # a given (global) time step is not the CFL number's to back off
-        (u_new, bad, step_dt), self.cfl = backing_off(attempt, self.cfl, retry=dt is None)
-        self._check(bad, self.iteration + 1)
-        return u_new, residual / d.geometry.volume, wall_flux, step_dt
+        self.states = self._backing_off(attempt, retry=given is None)
+        squares = self._own_squares([residual / d.geometry.volume for d, (_, residual, _)
+                                     in zip(self.discretisations, parts, strict=True)])
+        return self._finish(squares, [flux for *_, flux in parts]), taken[0]
+
+    def _first_bad(self, states: list) -> list:
+        """Per local part, its first own cell whose state is non-finite or has
+        non-positive density or pressure, or None."""
+        out = []
+        for u, layout in zip(states, self.layouts, strict=True):
+            bad = self.gas.invalid(u[:, :layout.n_own])
+            out.append(int(self.backend.xp.argmax(bad)) if bool(bad.any()) else None)
+        return out
+
+    def _backing_off(self, attempt, retry: bool = True):
+        """``attempt()`` (returning its result and, per local part, its first bad own cell
+        or None) at the CFL number, retried at smaller ones while any part in any process
+        went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad. One
+        global sum per attempt: the parts' bad-cell flags."""
+
+        def tried(cfl: float):
+            self.cfl = cfl  # what the attempts read
+            result, bad_cells = attempt()
+            flags = self.transport.sum(self._bad_flags(bad_cells))
+            return (result, flags), bool(flags.any())
+
+        (result, flags), self.cfl = backing_off(tried, self.cfl, retry=retry)
+        self._raise_if_bad(flags)
+        return result
 
     def _adapt(self, density_residual: float) -> None:
         """Ramp the CFL number (implicit) and freeze the limiter as the residual falls."""
-        if self.first_residual is None:
-            self.first_residual = density_residual
         fall = density_residual / max(self.first_residual, 1e-300)
         cfl_max, frozen = self.stepping.cfl_max, self.stepping.cfl_frozen
-        if frozen is not None and self.discretisation.limiter_ceiling is not None:
+        ceilings = [d.limiter_ceiling for d in self.discretisations]
+        if frozen is not None and ceilings[0] is not None:
             cfl_max = frozen if cfl_max is None else min(cfl_max, frozen)
-        if cfl_max is not None and self.lusgs is not None:
+        if cfl_max is not None and self.part_sweeps is not None:
             self.cfl = ramped_cfl(self.stepping.cfl, self.cfl, fall, cfl_max)
         if density_residual < 0.9 * self._best_residual:
             self._best_residual, self._since_best = density_residual, 0
         else:
             self._since_best += 1
         freeze = self.stepping.freeze_limiter
-        d = self.discretisation
-        window = STALL_STEPS if self.lusgs is not None else EXPLICIT_STALL_STEPS
+        window = STALL_STEPS if self.part_sweeps is not None else EXPLICIT_STALL_STEPS
         stalled = self._since_best >= window
-        if freeze is not None and fall <= freeze and stalled and d.limiter_ceiling is None:
-            d.limiter_ceiling = d.limiter_values
+        if freeze is not None and fall <= freeze and stalled and ceilings[0] is None:
+            for d in self.discretisations:
+                d.limiter_ceiling = d.limiter_values
 
     def advance_to(self, final_time: float) -> None:
         """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""
         while self.time < final_time * (1 - 1e-12):
-            dt = min(float(self.time_step(self.u).min()), final_time - self.time)
+            dt = min(float(self._time_steps()[0].min()), final_time - self.time)
             self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
 
-    def _check(self, bad, iteration: int) -> None:
-        """Raise :class:`SolverDivergedError` naming the first cell of the ``bad`` mask."""
-        if bool(bad.any()):
-            self._check_cell(int(self.backend.xp.argmax(bad)), iteration)
-
-    def _check_cell(self, new: int | None, iteration: int) -> None:
-        """Raise :class:`SolverDivergedError` naming cell ``new`` (plan order) unless None."""
-        if new is not None:
-            cell = int(self.host.cell_order[new])
-            where = ", ".join(f"{x:.4g}" for x in self.host.centroid[:, new])
-            raise SolverDivergedError(
-                f"iteration {iteration}: the solution at cell {cell} (centroid {where}) is "
-                "non-finite or has non-positive density or pressure; lower the CFL number or "
-                "use order = 1 to start", iteration, cell)
-
     # ------------------------------------------------------------------ loads
-    #: One process: it writes the outputs (see the partitioned solver for several).
-    is_root = True
-
-    @property
-    def wall_markers(self) -> list[str]:
-        """Markers with wall conditions: forces and Cp are reported on them."""
-        return self.discretisation.wall_markers
-
     @property
     def circulation(self) -> float:
         """Circulation of the body seen by vortex-corrected far fields (checkpointed)."""
-        return self.discretisation.circulation
+        return self.discretisations[0].circulation
 
     @circulation.setter
     def circulation(self, value: float) -> None:
-        self.discretisation.circulation = value
+        for d in self.discretisations:
+            d.circulation = value
 
     @property
-    def has_loads(self) -> bool:
-        """True once a step has been taken (wall forces and Cp are then known)."""
-        return self._wall_flux is not None
-
-    def wall_forces(self) -> dict[str, Forces]:
-        """Forces on every wall marker, and ``"total"``, at the start of the last step.
-
-        Computed once per step (the circulation update, the history and the progress
-        bar all ask for them), summed on the device.
-        """
-        if self._forces is None:
-            self._forces = self._integrate_wall_forces()
-        return self._forces
-
-    def _integrate_wall_forces(self) -> dict[str, Forces]:
-        # summed on the device: a few numbers per step come back, not every boundary flux
-        return wall_forces(self._wall_flux, self.host, self.gas, self.wall_markers,
-                           self.reference_area, to_host=self.backend.to_host)
+    def mesh_digest(self) -> str:
+        """:meth:`meshorder.Mesh.digest` of the whole mesh (checkpoints carry it)."""
+        return self.mesh.digest() if self.mesh is not None else self.parts[0].mesh_digest
 
     def face_layout(self) -> FVGeometry:
-        """The laid-out geometry (faces in plan order)."""
+        """The laid-out geometry of the whole mesh (faces in plan order)."""
         return self.host
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker."""
-        flux = self.backend.to_host(self._wall_flux).astype(np.float64)
+        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker (the
+        whole mesh: in plan order; parts: gathered on the root, see
+        :meth:`~gpusolver.solvers.parts.Parts.surface_pressure`)."""
+        if self.mesh is None:
+            return super().surface_pressure(marker)
+        flux = self.backend.to_host(self._boundary_flux[0]).astype(np.float64)
         return surface_pressure(flux, self.host, self.gas, marker)
+
+    def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
+        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure`, and the
+        points they index."""
+        if self.mesh is None:
+            return super().wall_edges(marker)
+        return wall_edges(self.host, marker), self.mesh.points
+
+
+def check_parts(stepping: Stepping, boundaries: dict) -> None:
+    """Refuse what runs on one part only so far (``boundaries``: BoundarySpec per marker).
+    """
+    if not stepping.local_time_step or stepping.integrator not in (*TABLEAUX, "lusgs"):
+        raise ConfigError(f"runs on several parts take explicit or LU-SGS local steps; "
+                          f"time_integrator must be one of {', '.join(TABLEAUX)} or lusgs "
+                          f"(not {stepping.integrator!r}), with local_time_step = true")
+    if stepping.multigrid:
+        raise ConfigError("multigrid runs on one part so far; set multigrid = 0")
+    if any(spec.condition.name == "periodic" or spec.params.get("vortex")
+           for spec in boundaries.values()):
+        raise ConfigError("periodic boundaries and vortex far fields are not supported "
+                          "across parts yet")

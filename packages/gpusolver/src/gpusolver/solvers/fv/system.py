@@ -1,14 +1,11 @@
 """The finite-volume System: :class:`~gpusolver.solvers.fv.solver.Solver` on the whole
-mesh, :class:`~gpusolver.solvers.fv.partitioned.PartitionedSolver` on a rank's part."""
+mesh or on a rank's part."""
 
 from __future__ import annotations
 
-from gpusolver.errors import ConfigError
-from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.io.case import Case
 from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of, unused_keys
-from gpusolver.solvers.fv.partitioned import PartitionedSolver
-from gpusolver.solvers.fv.solver import Solver, plan_options
+from gpusolver.solvers.fv.solver import Solver, check_parts, plan_options
 from gpusolver.solvers.mesh_system import MeshSystem
 from meshorder import Mesh, Topology
 from meshorder.pipeline import PlanOptions
@@ -42,22 +39,14 @@ class FVSystem(MeshSystem):
 
     @classmethod
     def check_ranks(cls, case: Case) -> None:
-        """Several ranks take explicit or LU-SGS local steps without multigrid."""
-        stepping = stepping_of(case)
-        if (not stepping.local_time_step or stepping.integrator not in (*TABLEAUX, "lusgs")
-                or stepping.multigrid):
-            raise ConfigError(f"runs on several ranks take explicit or LU-SGS local steps "
-                              f"without multigrid for now ({', '.join(TABLEAUX)} or lusgs, "
-                              f"with local_time_step = true)")
+        """What several ranks run (:func:`~gpusolver.solvers.fv.solver.check_parts`)."""
+        check_parts(stepping_of(case), case.boundaries)
 
     @classmethod
-    def on_part(cls, case: Case, part: PlanPart, backend: str,
-                transport) -> PartitionedSolver:
-        """:class:`PartitionedSolver` of this rank's part."""
-        stepping, run = stepping_of(case), case.run
-        return PartitionedSolver(
-            [part], case.gas_for(part.mesh.mesh.dim), case.boundaries, scheme=scheme_of(case),
-            integrator=stepping.integrator, cfl=stepping.cfl, cfl_max=stepping.cfl_max,
-            sweeps=stepping.sweeps, backend=backend, precision=run["precision"],
-            reference_area=case.reference_area, transport=transport, kernels=run["kernels"],
-            overlap=run["overlap"])
+    def on_part(cls, case: Case, part: PlanPart, backend: str, transport) -> Solver:
+        """:class:`Solver` of this rank's part."""
+        run = case.run
+        return Solver([part], case.gas_for(part.mesh.mesh.dim), case.boundaries,
+                      scheme=scheme_of(case), stepping=stepping_of(case), backend=backend,
+                      precision=run["precision"], reference_area=case.reference_area,
+                      transport=transport, kernels=run["kernels"], overlap=run["overlap"])
