@@ -37,11 +37,17 @@ NO_SLIP = {"bottom": {"type": "no-slip-isothermal", "temperature": 0.80 / 0.85},
                    "velocity": [GAS.mach, 0.0]}}
 
 
+def _strong_error(solver, exact, strength: int) -> float:
+    """The density's L2 error by a rule of ``strength``."""
+    return solver.discretisation.l2_error(exact, strength=strength)
+
+
 def errors_and_orders(solver: DGSolver, exact, strength: int, previous: np.ndarray | None
                       ) -> tuple[np.ndarray, list[str]]:
     """The density's L2 errors by the solver's own rule and by a rule of ``strength``, and
     their orders against the coarser grid's ``previous`` errors (blank on the first)."""
-    errors = np.array([solver.l2_error(exact), solver.l2_error(exact, strength=strength)])
+    d = solver.discretisation
+    errors = np.array([d.l2_error(exact), d.l2_error(exact, strength=strength)])
     orders = (["", ""] if previous is None
               else [f"{o:.2f}" for o in np.log2(previous / errors)])
     return errors, orders
@@ -80,12 +86,12 @@ def main() -> None:
                 solver = DGSolver(mesh, GAS, boundaries, degree=degree, exact=exact,
                                   local_time_step=True,
                                   backend="numpy" if args.newton else args.backend)
-                solver.u = solver.backend.asarray(solver.project(exact))
+                solver.u = solver.backend.asarray(solver.discretisation.project(exact))
                 start = time.perf_counter()
                 try:
                     steps, residual = 0, np.inf
                     if args.newton:
-                        history = newton_steady_state(solver)
+                        history = newton_steady_state(solver.discretisation)
                         steps, residual = len(history) - 1, history[-1]
                     while (not args.newton and steps < args.steps
                            and residual >= args.tolerance):
@@ -93,8 +99,8 @@ def main() -> None:
                         steps += 1
                         if args.every and steps % args.every == 0 and steps < args.steps:
                             print(f"| {kind} | {degree} | {mesh.n_cells} | "
-                                  f"{solver.l2_error(exact):.4e} | (so far) | "
-                                  f"{solver.l2_error(exact, strength=args.strength):.4e} | | "
+                                  f"{solver.discretisation.l2_error(exact):.4e} | (so far) | "
+                                  f"{_strong_error(solver, exact, args.strength):.4e} | | "
                                   f"{steps} | {residual:.1e} | |", flush=True)
                 except SolverDivergedError as error:
                     print(f"| {kind} | {degree} | {mesh.n_cells} | diverged: {error} |")

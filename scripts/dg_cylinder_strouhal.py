@@ -82,7 +82,7 @@ def run_degree(mesh, degree: int, start: np.ndarray | None, args, out: Path) -> 
                       reference_area=DIAMETER, backend=args.backend,
                       shock_capturing=args.shock_capturing)
     if start is None:
-        solver.u = solver.backend.asarray(solver.project(
+        solver.u = solver.backend.asarray(solver.discretisation.project(
             lambda x, t: kicked(gas, x, circulation=args.kick)))
     else:
         solver.set_conserved(start)

@@ -37,7 +37,7 @@ def main() -> None:
                 solver.advance(args.steps)
             else:
                 for _ in range(args.steps):
-                    solver._runge_kutta(solver.local_time_steps())
+                    solver._runge_kutta(solver.discretisation.local_time_steps())
             cupy.cuda.runtime.deviceSynchronize()
             ms = (time.perf_counter() - start) / args.steps * 1e3
             print(f"p = {degree}, time steps {name}: {ms:.3f} ms/step", flush=True)

@@ -49,7 +49,7 @@ def main() -> None:
                                   degree=degree, flux=args.flux, cfl=args.cfl,
                                   exact=isentropic_vortex,
                                   backend=args.backend)
-                solver.u = solver.backend.asarray(solver.project(isentropic_vortex))
+                solver.u = solver.backend.asarray(solver.discretisation.project(isentropic_vortex))
                 start = time.perf_counter()
                 steps = solver.advance_to(args.time)
                 seconds = time.perf_counter() - start

@@ -28,15 +28,16 @@ def assert_kernels_match_the_rate(solver, backend: str, precision: str, rng) -> 
     the NumPy rate and boundary fluxes of a perturbed vortex: 1e-12 in fp64, 2e-5 in fp32."""
     from gpusolver.solvers.dg.fused import FusedDG
 
-    u = solver.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
+    u = solver.discretisation.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
     u *= 1 + 0.02 * rng.uniform(-1, 1, u.shape)
-    expected = solver.rate(u)
+    expected = solver.discretisation.rate(u)
     dtype = np.float64 if precision == "fp64" else np.float32
-    fused = FusedDG(solver, get_backend("numpy" if backend == "host" else "cupy"), dtype)
+    fused = FusedDG(solver.discretisation, get_backend("numpy" if backend == "host" else "cupy"),
+                    dtype)
     got = fused.backend.to_host(fused.rate(u.astype(dtype)))
     tolerance = 1e-12 if precision == "fp64" else 2e-5
     for name, a, b in (("rate", got, expected), ("boundary flux", fused.backend.to_host(
-            fused.boundary_flux), solver.boundary_flux)):
+            fused.boundary_flux), solver.discretisation.boundary_flux)):
         error = np.abs(a - b).max() / np.abs(b).max()
         print(f"{name}: relative error {error:.2e}")
         assert error < tolerance
@@ -47,10 +48,11 @@ def assert_the_rate_conserves(solver, rng) -> tuple[np.ndarray, np.ndarray]:
     is minus what the boundary faces' fluxes carry out, to 1e-11. Returns the state and
     its rate."""
     u = solver.u * (1 + 0.05 * rng.uniform(-1, 1, solver.u.shape))
-    rate = solver.rate(u)
+    rate = solver.discretisation.rate(u)
     total = sum(np.einsum("mq,qe,vme->v", g.values, g.weights, rate[:, :, g.elements])
                 for g in solver.layout.groups)
-    np.testing.assert_allclose(total, -solver.boundary_flux.sum(axis=1), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(total, -solver.discretisation.boundary_flux.sum(axis=1),
+                               rtol=1e-11, atol=1e-12)
     return u, rate
 
 

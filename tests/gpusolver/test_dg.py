@@ -74,7 +74,7 @@ def test_element_rules_integrate_polynomials_of_their_strength_exactly(shape, ar
                          ids=["quads", "triangles"])
 def test_free_stream_is_preserved(mesh, degree):
     solver = DGSolver(mesh, Gas(dim=2, mach=0.6, aoa_deg=20.0), FARFIELD_SQUARE, degree=degree)
-    assert np.abs(solver.rate(solver.u)).max() < 1e-12
+    assert np.abs(solver.discretisation.rate(solver.u)).max() < 1e-12
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/meshes not present")
@@ -89,7 +89,7 @@ def test_free_stream_is_preserved_on_shared_meshes(name):
     boundaries = {m: "farfield" for m in marker_names(mesh)}
     solver = DGSolver(mesh, Gas(dim=2, mach=0.5, aoa_deg=5.0), boundaries, degree=3)
     scale = np.abs(solver.u).max() / solver.layout.size.min()
-    assert np.abs(solver.rate(solver.u)).max() < 1e-11 * scale
+    assert np.abs(solver.discretisation.rate(solver.u)).max() < 1e-11 * scale
 
 
 def test_the_rate_conserves_what_the_boundary_fluxes_carry():
@@ -100,11 +100,11 @@ def test_the_rate_conserves_what_the_boundary_fluxes_carry():
     solver = DGSolver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=2)
     rng = np.random.default_rng(3)
     u = solver.u * (1 + 0.05 * rng.uniform(-1, 1, solver.u.shape))
-    rate = solver.rate(u)
+    rate = solver.discretisation.rate(u)
     total = sum(np.einsum("mq,qe,vme->v", g.values, g.weights, rate[:, :, g.elements])
                 for g in solver.layout.groups)
     lay = solver.layout
-    flux = solver.face_fluxes(u)[:, :, lay.n_interior:]
+    flux = solver.discretisation.face_fluxes(u)[:, :, lay.n_interior:]
     boundary = (flux * lay.face_weights[None, :, None]
                 * lay.area[None, None, lay.n_interior:]).sum(axis=(1, 2))
     np.testing.assert_allclose(total, -boundary, rtol=1e-11, atol=1e-12)
@@ -116,9 +116,9 @@ def test_the_rate_does_not_depend_on_the_states_memory_order():
     solver = DGSolver(grid_mesh(4, 3, "mixed"), Gas(dim=2, mach=0.5),
                       dict.fromkeys(FARFIELD_SQUARE, "exact"), degree=2,
                       exact=lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
-    u = solver.project(lambda x, t: vortex(x, t, centre=(0.5, 0.5)))
-    np.testing.assert_allclose(solver.rate(np.asfortranarray(u)), solver.rate(u), rtol=0,
-                               atol=1e-13)
+    u = solver.discretisation.project(lambda x, t: vortex(x, t, centre=(0.5, 0.5)))
+    d = solver.discretisation
+    np.testing.assert_allclose(d.rate(np.asfortranarray(u)), d.rate(u), rtol=0, atol=1e-13)
 
 
 def _vortex_error(n: int, kind: str, degree: int, flux: str) -> float:
@@ -128,9 +128,9 @@ def _vortex_error(n: int, kind: str, degree: int, flux: str) -> float:
     solver = DGSolver(dataclasses.replace(mesh, points=points), Gas(dim=2, mach=0.5),
                       dict.fromkeys(FARFIELD_SQUARE, "exact"), degree=degree, flux=flux,
                       exact=vortex)
-    solver.u = solver.project(vortex)
+    solver.u = solver.discretisation.project(vortex)
     solver.advance_to(1.0)
-    return solver.l2_error(vortex)
+    return solver.discretisation.l2_error(vortex)
 
 
 @pytest.mark.parametrize("kind, degree, flux, order", [
@@ -198,8 +198,6 @@ def test_each_stage_takes_the_exact_boundary_at_its_own_time(backend, integrator
                                                              stage_times):
     """Boundary data taken at the step's start for every stage were a first-order error in
     time: on 320^2 quads at p = 3 the vortex's error stopped falling near 1e-8."""
-    from gpusolver.backends import get_backend
-    from gpusolver.solvers.dg.fused import FusedDG
 
     times = []
 
@@ -211,13 +209,13 @@ def test_each_stage_takes_the_exact_boundary_at_its_own_time(backend, integrator
                       dict.fromkeys(FARFIELD_SQUARE, "exact"), degree=1, exact=exact,
                       integrator=integrator, backend="cupy" if backend == "cupy" else "numpy")
     if backend == "host":
-        solver.fused = FusedDG(solver, get_backend("numpy"))
-    solver.u = solver.backend.asarray(solver.project(vortex))
+        solver.fuse()
+    solver.u = solver.backend.asarray(solver.discretisation.project(vortex))
     solver.time, dt = 0.3, 0.01
     calls = len(solver.layout.markers)  # one call per marker and stage
     solver.step(dt)
     assert times == pytest.approx([0.3 + c * dt for c in stage_times for _ in range(calls)])
-    assert solver.stage_offset == 0.0 and solver.time == pytest.approx(0.31)
+    assert solver.discretisation.stage_offset == 0.0 and solver.time == pytest.approx(0.31)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -225,8 +223,6 @@ def test_each_stage_takes_the_exact_boundary_at_its_own_time(backend, integrator
                                      {"local_time_step": True, "shock_capturing": True}],
                          ids=["global", "local", "local-capturing"])
 def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
-    from gpusolver.backends import get_backend
-    from gpusolver.solvers.dg.fused import FusedDG
 
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
@@ -239,19 +235,19 @@ def test_dg_steps_in_kernels_match_the_numpy_steps(backend, options):
         solver = DGSolver(mesh, Gas(dim=2, mach=0.5, aoa_deg=5.0), boundaries, degree=2,
                           backend="cupy" if kind == "cupy" else "numpy", **options)
         if kind == "host":
-            solver.fused = FusedDG(solver, get_backend("numpy"))
-        start = solver.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
+            solver.fuse()
+        start = solver.discretisation.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
         solver.u = solver.backend.asarray(start)
         solvers.append(solver)
     reference, device = solvers
-    assert device.fused is not None and reference.fused is None
+    assert device.discretisation.fused is not None and reference.discretisation.fused is None
     for _ in range(3):
         norms = [s.step() for s in solvers]
         np.testing.assert_allclose(norms[1], norms[0], rtol=1e-11)
     np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-12,
                                atol=1e-14)
     filtered = options.get("shock_capturing", False)
-    assert (device._fused_steps() is None) == filtered  # the filter is array code
+    assert (device.fused_steps is None) == filtered  # the filter is array code
     forces = [s.wall_forces()["total"].force for s in solvers]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-11, atol=1e-14)
 
@@ -266,11 +262,12 @@ def test_the_time_step_kernel_gives_the_local_time_steps(backend, gas):
 
     rng = np.random.default_rng(11)
     solver = DGSolver(mixed_mesh(rng), gas, FARFIELD_SQUARE, degree=2, cfl=0.3)
-    solver.u = solver.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
-    fused = FusedDG(solver, get_backend("numpy" if backend == "host" else "cupy"))
+    solver.u = solver.discretisation.project(lambda x, t: vortex(x, t, centre=(0.4, 0.6)))
+    fused = FusedDG(solver.discretisation, get_backend("numpy" if backend == "host" else "cupy"))
     dt = fused.xp.empty(solver.layout.n_elements)
     fused.local_time_steps_into(fused.backend.asarray(solver.u), dt)
-    np.testing.assert_allclose(fused.backend.to_host(dt), solver.local_time_steps(), rtol=1e-13)
+    np.testing.assert_allclose(fused.backend.to_host(dt),
+                               solver.discretisation.local_time_steps(), rtol=1e-13)
 
 
 def test_the_dg_benchmark_times_every_ordering_degree_and_precision():
@@ -298,7 +295,7 @@ def test_the_high_order_view_shows_the_polynomials_at_the_sub_cell_corners(degre
         rho = 1.0 + 0.2 * points[0] - 0.1 * points[1]
         return np.stack([rho, 0.3 * rho, 0.1 * rho, 2.5 + 0.0 * rho])
 
-    solver.u = solver.project(linear)
+    solver.u = solver.discretisation.project(linear)
     points, blocks, w = solver.high_order_view()
     assert sum(len(cells) for _, cells in blocks) == (degree + 1) ** 2 * mesh.n_cells
     np.testing.assert_allclose(w[0], linear(points.T, 0.0)[0], rtol=1e-12)
@@ -318,7 +315,7 @@ def _periodic_vortex_error(n: int, kind: str, degree: int) -> tuple[float, np.nd
     points[:, :2] = 10.0 * (points[:, :2] - 0.5)
     solver = DGSolver(dataclasses.replace(mesh, points=points), Gas(dim=2, mach=0.5),
                       PERIODIC, degree=degree)
-    start = solver.project(lambda x, t: vortex(x, 0.0, centre=(0.0, 0.0)))
+    start = solver.discretisation.project(lambda x, t: vortex(x, 0.0, centre=(0.0, 0.0)))
     solver.u = start.copy()
 
     def totals(u):
@@ -327,7 +324,7 @@ def _periodic_vortex_error(n: int, kind: str, degree: int) -> tuple[float, np.nd
 
     before = totals(solver.u)
     solver.advance_to(10.0)
-    error = solver.l2_error(lambda x, t: vortex(x, 0.0, centre=(0.0, 0.0)))
+    error = solver.discretisation.l2_error(lambda x, t: vortex(x, 0.0, centre=(0.0, 0.0)))
     return error, np.stack([before, totals(solver.u)])
 
 
@@ -351,9 +348,9 @@ def test_periodic_faces_see_their_partners_on_the_pyfr_vortex_mesh():
         boundaries[a] = {"type": "periodic", "partner": b}
         boundaries[b] = {"type": "periodic", "partner": a}
     solver = DGSolver(mesh, Gas(dim=2, mach=0.5, aoa_deg=30.0), boundaries, degree=3)
-    assert np.abs(solver.rate(solver.u)).max() < 1e-12  # free stream
-    solver.u = solver.project(lambda x, t: vortex(x, t, centre=(1.0, -2.0)))
-    rate = solver.rate(solver.u)
+    assert np.abs(solver.discretisation.rate(solver.u)).max() < 1e-12  # free stream
+    solver.u = solver.discretisation.project(lambda x, t: vortex(x, t, centre=(1.0, -2.0)))
+    rate = solver.discretisation.rate(solver.u)
     total = sum(np.einsum("mq,qe,vme->v", g.values, g.weights, rate[:, :, g.elements])
                 for g in solver.layout.groups)
     np.testing.assert_allclose(total, 0.0, atol=1e-12)  # nothing leaves a periodic box
@@ -401,13 +398,13 @@ def _sod(degree: int, shock_capturing: bool) -> float:
         p = np.where(x[0] < 0.5, left_state[2], right_state[2])
         return np.stack([rho, 0 * rho, 0 * rho, p / 0.4])
 
-    solver.u = solver.project(tube)
+    solver.u = solver.discretisation.project(tube)
     with np.errstate(all="ignore"):
         solver.advance_to(0.2)
     x = np.concatenate([g.points.mean(axis=1)[0] for g in solver.layout.groups])
     elements = np.concatenate([g.elements for g in solver.layout.groups])
     exact = riemann(left_state, right_state, (x - 0.5) / 0.2)[0]
-    return float(np.abs(solver.gas.to_primitive(solver.cell_averages())[0][elements]
+    return float(np.abs(solver.gas.to_primitive(solver.discretisation.cell_averages())[0][elements]
                         - exact).mean())
 
 
@@ -429,7 +426,7 @@ def test_the_shock_sensor_leaves_smooth_flow_alone():
     points[:, :2] = 10.0 * (points[:, :2] - 0.5)
     solver = DGSolver(dataclasses.replace(mesh, points=points), Gas(dim=2, mach=0.5),
                       FARFIELD_SQUARE, degree=3)
-    u = solver.project(vortex)
+    u = solver.discretisation.project(vortex)
     assert np.all(ModalFilter(3).strength(u) == 0.0)
     np.testing.assert_array_equal(ModalFilter(3)(u), u)
 
@@ -438,7 +435,7 @@ def test_a_lower_degrees_state_starts_a_higher_degree():
     mesh = grid_mesh(4, 3, "mixed")
     gas = Gas(dim=2, mach=0.5)
     low, high = (DGSolver(mesh, gas, FARFIELD_SQUARE, degree=p) for p in (1, 3))
-    low.u = low.project(lambda x, t: vortex(x, t, centre=(0.5, 0.5)))
+    low.u = low.discretisation.project(lambda x, t: vortex(x, t, centre=(0.5, 0.5)))
     high.set_conserved(low.conserved())
     np.testing.assert_array_equal(high.conserved()[:, :3], low.conserved())
     assert not high.conserved()[:, 3:].any()
@@ -452,9 +449,9 @@ def test_a_strong_rule_measures_the_error_between_the_gauss_points():
     rule's one point) but misses by h / sqrt(12) in L2 over the unit square."""
     solver = DGSolver(grid_mesh(4, 4), Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=0)
     x = lambda points, t: np.stack([points[0]] * 4)  # noqa: E731
-    solver.u = solver.project(x)
-    assert solver.l2_error(x) < 1e-15
-    assert solver.l2_error(x, strength=4) == pytest.approx(0.25 / 12**0.5, rel=1e-12)
+    solver.u = solver.discretisation.project(x)
+    assert solver.discretisation.l2_error(x) < 1e-15
+    assert solver.discretisation.l2_error(x, strength=4) == pytest.approx(0.25 / 12**0.5, rel=1e-12)
 
 
 @pytest.mark.parametrize("kernels", [
@@ -464,13 +461,11 @@ def test_a_step_names_an_element_near_one_gone_bad_in_the_files_numbering(kernel
     """An element's state set to NaN spreads to its neighbours within a step's four
     stages (at a step fixed before); the step fails naming one of them, in the file's
     numbering (the solver's own order differs)."""
-    from gpusolver.backends import get_backend
-    from gpusolver.solvers.dg.fused import FusedDG
 
     mesh = grid_mesh(20, 20, "triangle")
     solver = DGSolver(mesh, Gas(dim=2, mach=0.5), FARFIELD_SQUARE, degree=1)
     if kernels == "host":
-        solver.fused = FusedDG(solver, get_backend("numpy"))
+        solver.fuse()
     assert not np.array_equal(solver.layout.cell_order, np.arange(mesh.n_cells))
     failure = diverge_from_one_bad_element(solver, mesh, 321,
                                            "iteration 1: the mean state of element")

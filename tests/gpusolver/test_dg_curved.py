@@ -60,7 +60,7 @@ def test_curved_elements_integrate_the_rings_area_and_wall_to_fourth_order(kind)
 def test_free_stream_is_preserved_on_curved_elements(kind, degree):
     solver = _ring_solver(8, kind, 2, degree, boundaries=dict.fromkeys(RING, "farfield"))
     assert len(solver.layout.curved_faces) > 0
-    assert np.abs(solver.rate(solver.u)).max() < 1e-12
+    assert np.abs(solver.discretisation.rate(solver.u)).max() < 1e-12
 
 
 @pytest.mark.parametrize("degree", [2, 3])
@@ -73,7 +73,7 @@ def test_curved_walls_hold_the_steady_swirl_and_straight_ones_do_not(degree):
     for order in (1, 2):
         for n in (8, 16):
             solver = _ring_solver(n, "quad", order, degree)
-            rate = solver.rate(solver.project(swirl))
+            rate = solver.discretisation.rate(solver.discretisation.project(swirl))
             norms[order, n] = sum(float((np.einsum("mq,me->qe", g.values, rate[0][:, g.elements])
                                          ** 2 * g.weights).sum()) for g in solver.layout.groups)
     straight = 0.5 * np.log2(norms[1, 8] / norms[1, 16])

@@ -428,7 +428,7 @@ def test_a_navier_stokes_dg_case_runs(tmp_path):
     path.write_text(path.read_text().replace(
         "mach = 0.5", 'mach = 0.5\nequations = "navier-stokes"\nreynolds = 100.0'))
     solver = run_case(load_case(path), progress=False).solver
-    assert solver.viscous is not None and solver.iteration == 2
+    assert solver.discretisation.viscous is not None and solver.iteration == 2
     history = np.genfromtxt(tmp_path / "dg" / "history.csv", delimiter=",", names=True)
     assert np.all(np.isfinite(history["cd"]))
 

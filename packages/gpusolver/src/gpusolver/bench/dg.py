@@ -68,18 +68,18 @@ def run_dg_benchmark(mesh: Mesh, *, orderings: list[str], degrees: list[int],
         for degree in degrees:
             solver = DGSolver(mesh, gas, boundaries, degree=degree, flux="llf", plan=plan,
                               topology=topology)
-            u = solver.project(vortex_state(gas))
+            u = solver.discretisation.project(vortex_state(gas))
             n, dofs = solver.layout.n_elements, solver.layout.n_elements * solver.layout.n_modes
             for precision in precisions:
                 dtype = PRECISIONS[precision]
                 cpu_ms = None
                 if cpu:
                     host = get_backend("numpy")
-                    kernels = FusedDG(solver, host, dtype, optimised=True)
+                    kernels = FusedDG(solver.discretisation, host, dtype, optimised=True)
                     host_state = u.astype(dtype)
                     cpu_ms = host.median_seconds(lambda f=kernels, x=host_state: f.rate(x),
                                                  3, 1) * 1e3
-                fused = FusedDG(solver, device_backend, dtype)
+                fused = FusedDG(solver.discretisation, device_backend, dtype)
                 state = device_backend.asarray(u, dtype)
                 start = time.perf_counter()
                 seconds = device_backend.median_seconds(lambda f=fused, s=state: f.rate(s),

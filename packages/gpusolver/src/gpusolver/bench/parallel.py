@@ -44,7 +44,6 @@ from gpusolver.bench.dg import farfield_everywhere, vortex_state
 from gpusolver.bench.solver import bench_flow, bench_solver
 from gpusolver.parallel import make_transport
 from gpusolver.physics.gas import Gas
-from gpusolver.solvers.dg.partitioned import PartitionedDG
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.fv.solver import Solver, Stepping
 from meshorder.pipeline import DEFAULT_FACES
@@ -210,7 +209,7 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
     rows, start, dt, reference = [], None, None, None
     if comm.rank == 0:
         whole = DGSolver(mesh, gas, boundaries, plan=plan, topology=topology, **options)
-        whole.u = device_backend.asarray(whole.project(vortex_state(gas)))
+        whole.u = device_backend.asarray(whole.discretisation.project(vortex_state(gas)))
         start, dt = whole.conserved(), whole.time_step()
         step_s = seconds_per_call(lambda: whole.step(dt), repeats, OneRank(), device_backend)
         whole.set_conserved(start)
@@ -224,7 +223,7 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
         whole = None
     start, dt = comm.bcast((start, dt), root=0)
     part = read_plan_part(plan_path, comm.rank) if plan_path else plan.part(comm.rank)
-    parts = PartitionedDG([part], gas, boundaries, transport=make_transport(transports[0], comm),
+    parts = DGSolver([part], gas, boundaries, transport=make_transport(transports[0], comm),
                           faces=faces, **options)
     halo = comm.allreduce(parts.layouts[0].geometry.n_elements - parts.layouts[0].n_own)
     for name in transports:

@@ -17,7 +17,7 @@ A rank builds its part from the part's own mesh in the plan (:func:`layout_of_pa
 its cells and halo, :class:`meshorder.part_mesh.PartMesh`), never from the whole mesh.
 What any discretisation's part needs for the exchange and the global sums (its cells'
 numbers, own cells, boundary faces) is :class:`PartCells`; the DG solver's parts
-(:mod:`gpusolver.solvers.dg.partitioned`) use it too.
+(:mod:`gpusolver.solvers.dg.solver`) use it too.
 """
 
 from __future__ import annotations

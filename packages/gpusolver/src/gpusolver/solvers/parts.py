@@ -1,10 +1,11 @@
-"""What the solvers on the parts of a partitioned plan share: a step's report summed over
-all parts, the loads of the walls, and the state and surface gathered for the outputs.
+"""What the solvers on mesh parts share: a step's report summed over all parts, the loads
+of the walls, and the state and surface gathered for the outputs.
 
-A solver on parts (:class:`gpusolver.solvers.fv.solver.Solver`, whose whole mesh is one
-part, and :class:`gpusolver.solvers.dg.partitioned.PartitionedDG`) computes the parts
-this process holds (every part with the ``loopback`` transport, one under MPI); each part's
-:class:`~gpusolver.layout.parts.PartCells` say which of its cells are its own. Every
+A solver on parts (:class:`gpusolver.solvers.fv.solver.Solver`,
+:class:`gpusolver.solvers.dg.solver.DGSolver`; a whole mesh is their one part) computes
+the parts this process holds (every part with the ``loopback`` transport, one under
+MPI); each part's :class:`~gpusolver.layout.parts.PartCells` say which of its cells are
+its own. Every
 global quantity goes through the transport (:mod:`gpusolver.parallel`): one global sum
 per step for the bad-cell flags and the residual's squares, and one for the walls'
 momentum when the loads are asked for.
@@ -18,7 +19,7 @@ import numpy as np
 
 from gpusolver.errors import SolverDivergedError
 from gpusolver.layout.parts import PartCells
-from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pressure
+from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pressure, wall_edges
 
 
 class PerPart(list):
@@ -56,6 +57,9 @@ class Parts:
     fused_steps = None
     #: The whole mesh, where the solver holds it as its one part (outputs read it).
     mesh = None
+    #: What a divergence names (then the cell's number in the mesh file), and its advice.
+    bad_state = "the solution at cell"
+    advice = "lower the CFL number or use order = 1 to start"
 
     def _start_loads(self) -> None:
         """Set up the walls' faces and the per-step records (after the attributes above)."""
@@ -111,7 +115,7 @@ class Parts:
     @property
     def mesh_digest(self) -> str:
         """:meth:`meshorder.Mesh.digest` of the whole mesh (checkpoints carry it)."""
-        return self.parts[0].mesh_digest
+        return self.mesh.digest() if self.mesh is not None else self.parts[0].mesh_digest
 
     def _gather_cells(self, arrays: list) -> np.ndarray:
         """Per local part an array whose last axis runs over its local cells -> the own
@@ -167,9 +171,8 @@ class Parts:
         if flags.any():
             cell = int(flags[flags > 0][0]) - 1
             raise SolverDivergedError(
-                f"iteration {self.iteration + 1}: the solution at cell {cell}"
-                f"{self._where(cell)} is non-finite or has non-positive density or "
-                "pressure; lower the CFL number or use order = 1 to start",
+                f"iteration {self.iteration + 1}: {self.bad_state} {cell}{self._where(cell)} "
+                f"is non-finite or has non-positive density or pressure; {self.advice}",
                 self.iteration + 1, cell)
 
     def _where(self, cell: int) -> str:
@@ -268,15 +271,23 @@ class Parts:
         return self._forces
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker, at the
-        start of the step before the last :meth:`conserved` (which gathers them; on the
-        root only), in the mesh file's facet order."""
+        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker at the
+        start of the last step: on a whole mesh in its faces' (plan) order; on parts,
+        of the step before the last :meth:`conserved` (which gathers them; on the root
+        only), in the mesh file's facet order."""
+        if self.mesh is not None:
+            (layout,) = self.layouts
+            flux = self.backend.to_host(self._boundary_flux[0]).astype(np.float64)
+            return surface_pressure(flux, layout.geometry, self.gas, marker)
         rows = self._wall_rows(marker)
         return rows[:, 1:1 + self.gas.dim].T, rows[:, 1 + self.gas.dim]
 
     def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure` (indices into
-        the points returned second)."""
+        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure`, and the
+        points they index."""
+        if self.mesh is not None:
+            (layout,) = self.layouts
+            return wall_edges(layout.geometry, marker), self.mesh.points
         node_columns = slice(4, 6)  # after facet, centre (2) and cp
         rows = self._wall_rows(marker)
         ids, nodes = np.unique(rows[:, node_columns].astype(np.int64), return_inverse=True)

@@ -1,5 +1,5 @@
 """The DG right-hand side in the kernels of ``kernels/dg.cu`` (CUDA on CuPy; compiled as
-C++ on NumPy, where CI checks them against :meth:`DGSolver.rate`).
+C++ on NumPy, where CI checks them against :meth:`DGDiscretisation.rate`).
 
 Per evaluation: one launch for the inside and ghost states at the boundary Gauss points
 (array code fills in only exact and periodic boundaries), for Navier-Stokes one launch for
@@ -9,7 +9,7 @@ launch only where some element's mass matrix is not its Jacobian times the ident
 volume and face kernels. :class:`FusedDGSteps` adds one update kernel per Runge-Kutta stage
 (and, with local time steps, one kernel for them) and records each step as a CUDA graph.
 
-A part of a partitioned mesh (:mod:`gpusolver.solvers.dg.partitioned`) computes its rows in
+A part of a partitioned mesh (:mod:`gpusolver.solvers.dg.solver`) computes its rows in
 two pieces (:meth:`FusedDG.split_at_halo`): what reads no halo state while the halo is in
 flight, the rest once it is in; its volume and face launches are then split by range.
 """
@@ -30,7 +30,7 @@ from gpusolver.solvers.dg.layout import shape_functions
 from gpusolver.solvers.dg.reference import basis, element_rule, quadrature_strength
 
 if TYPE_CHECKING:
-    from gpusolver.solvers.dg.solver import DGSolver
+    from gpusolver.solvers.dg.discretisation import DGDiscretisation
 
 #: Threads per block (``__launch_bounds__(128)`` in the kernels).
 BLOCK = 128
@@ -63,11 +63,12 @@ class HaloSplit:
 
 
 class FusedDG:
-    """:meth:`DGSolver.rate` of one solver's layout in kernels, on ``backend``.
+    """:meth:`DGDiscretisation.rate` of one discretisation's layout in kernels, on
+    ``backend``.
 
     Parameters
     ----------
-    solver : DGSolver
+    discretisation : DGDiscretisation
         Its layout, gas, boundary conditions and numerical flux.
     backend : Backend
         ``cupy`` (CUDA) or ``numpy`` (the kernels compiled for the CPU).
@@ -77,10 +78,11 @@ class FusedDG:
         On numpy, compile the kernels at full optimisation (a CPU peer for benchmarks).
     """
 
-    def __init__(self, solver: DGSolver, backend: Backend, dtype=np.float64,
+    def __init__(self, discretisation: DGDiscretisation, backend: Backend, dtype=np.float64,
                  optimised: bool = False):
+        solver = self.discretisation = discretisation
         lay = self.layout = solver.layout
-        self.solver, self.backend, self.xp = solver, backend, backend.xp
+        self.backend, self.xp = backend, backend.xp
         self.dtype = np.dtype(dtype)
         real, m, nqf = real_type(self.dtype), lay.n_modes, len(lay.face_weights)
         strength = quadrature_strength(lay.degree)
@@ -153,7 +155,7 @@ class FusedDG:
         if self.viscous:
             self._lay_out_viscous(device, listed, solver.viscous)
         real_of = self.dtype.type
-        #: What the time-step kernel reads (DGSolver.local_time_steps' terms).
+        #: What the time-step kernel reads (DGDiscretisation.local_time_steps' terms).
         self.time_step_arrays = (device(lay.mean_weights), device(lay.size),
                                  device(lay.diffusion_size))
         order, diffusion = solver.time_step_factors()
@@ -231,7 +233,7 @@ class FusedDG:
 
     def local_time_steps_into(self, u, dt) -> None:
         """Each element's stable step at the CFL number, as
-        :meth:`DGSolver.local_time_steps`, into ``dt`` (no allocation)."""
+        :meth:`DGDiscretisation.local_time_steps`, into ``dt`` (no allocation)."""
         n = self.layout.n_elements
         mean_weights, size, diffusion_size = self.time_step_arrays
         self.kernels[self.time_step_name](grid(n, BLOCK), (BLOCK,),
@@ -258,7 +260,7 @@ class FusedDG:
                                       (i32(nf), i32(ni), i32(n), left, trace_left, tables,
                                        *self.conditions, u, inside, ghost, self.gamma))
         for name in self.array_markers:
-            self.solver.marker_ghost_states(inside, ghost, name)
+            self.discretisation.marker_ghost_states(inside, ghost, name)
         if self.viscous:
             self.lifting.fill(0)
         self._launch(u, rhs, boundary_flux, 0)
@@ -383,10 +385,10 @@ class FusedDGSteps:
             current = self.update(i, u0, current, out)
 
     def stage_buffers(self, i: int) -> tuple:
-        """Stage ``i``'s rate and boundary flux buffers; sets the solver's stage time
+        """Stage ``i``'s rate and boundary flux buffers; sets the discretisation's stage time
         (exact boundaries, array code that no graph records, read it)."""
         first = i == 0
-        self.fused.solver.stage_offset = (0.0 if self._dt_value is None
+        self.fused.discretisation.stage_offset = (0.0 if self._dt_value is None
                                           else self.stages[i].time * self._dt_value)
         return ((self.first_rate, self.wall_flux) if first
                 else (self.later_rate, self._other_flux))
@@ -404,5 +406,5 @@ class FusedDGSteps:
                      real(stage.rate), real(stage.sum_weight), real(stage.from_sum),
                      i32(first)))
         if last:
-            f.solver.stage_offset = 0.0
+            f.discretisation.stage_offset = 0.0
         return target

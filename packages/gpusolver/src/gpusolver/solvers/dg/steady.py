@@ -1,7 +1,7 @@
 """Steady states of the modal DG discretisation by Newton's method, on the host.
 
 For the small meshes of verification cases (Couette flow, a few thousand elements): the
-Jacobian of :meth:`DGSolver.rate` by finite differences, its columns grouped by a
+Jacobian of :meth:`DGDiscretisation.rate` by finite differences, its columns grouped by a
 distance-2 colouring of the elements, so that one rate evaluation per colour, variable
 and mode gives every column of that group; each Newton step is then a sparse LU solve
 (SciPy). The state that comes out is the discretisation's own steady solution to round-off,
@@ -51,10 +51,10 @@ def rate_jacobian(solver, u: np.ndarray, rate: np.ndarray | None = None) -> sp.c
 
     >>> from meshorder.testing import grid_mesh
     >>> from gpusolver.physics.gas import Gas
-    >>> from gpusolver.solvers.dg.solver import DGSolver
+    >>> from gpusolver.solvers.dg.discretisation import DGDiscretisation
     >>> box = {m: "farfield" for m in ("left", "right", "bottom", "top")}
     >>> gas = Gas(dim=2, mach=0.3, reynolds=100.0)
-    >>> solver = DGSolver(grid_mesh(3, 3, "quad"), gas, box, degree=1)
+    >>> solver = DGDiscretisation(grid_mesh(3, 3, "quad"), gas, box, degree=1)
     >>> u = solver.u * (1 + 0.05 * np.random.default_rng(0).uniform(-1, 1, solver.u.shape))
     >>> coloured, base = rate_jacobian(solver, u).toarray(), solver.rate(u)
     >>> steps = 1e-7 * np.eye(u.size).reshape(u.size, *u.shape)

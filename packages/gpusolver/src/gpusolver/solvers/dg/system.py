@@ -1,5 +1,5 @@
-"""The DG System: :class:`~gpusolver.solvers.dg.solver.DGSolver` on the whole mesh,
-:class:`~gpusolver.solvers.dg.partitioned.PartitionedDG` on a rank's part."""
+"""The DG System: :class:`~gpusolver.solvers.dg.solver.DGSolver` on the whole mesh or on
+a rank's part."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from gpusolver.errors import ConfigError
 from gpusolver.io.case import Case
 from gpusolver.io.output import write_high_order_solution
 from gpusolver.solvers.dg.case import SCHEMA
-from gpusolver.solvers.dg.partitioned import PartitionedDG
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.mesh_system import MeshSystem
 from meshorder import Mesh, Topology
@@ -32,17 +31,15 @@ class DGSystem(MeshSystem):
                         topology=topology, backend=case.run["backend"], **_options(case))
 
     @classmethod
-    def on_part(cls, case: Case, part: PlanPart, backend: str, transport) -> PartitionedDG:
-        """:class:`PartitionedDG` of this rank's part."""
-        return PartitionedDG([part], case.gas_for(part.mesh.mesh.dim), case.boundaries,
-                             transport=transport, backend=backend, **_options(case))
+    def on_part(cls, case: Case, part: PlanPart, backend: str, transport) -> DGSolver:
+        """:class:`DGSolver` of this rank's part."""
+        return DGSolver([part], case.gas_for(part.mesh.mesh.dim), case.boundaries,
+                        transport=transport, backend=backend, **_options(case))
 
     def take_steps(self, steps: int) -> np.ndarray:
-        """On the whole mesh as one batch (:meth:`DGSolver.advance`: the state is checked
-        once, after the last step)."""
-        if isinstance(self.solver, DGSolver):
-            return self.solver.advance(steps)
-        return super().take_steps(steps)
+        """One batch (:meth:`DGSolver.advance`: the state is checked once, after the last
+        step; every rank takes the same steps)."""
+        return self.solver.advance(steps)
 
     def write_outputs(self, out: Path) -> list[Path]:
         """Those of every mesh-based System and ``solution_high_order.vtu``."""

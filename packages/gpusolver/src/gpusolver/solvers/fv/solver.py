@@ -36,7 +36,6 @@ from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKr
 from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interior
 from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
-from gpusolver.monitors.forces import surface_pressure, wall_edges
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
@@ -583,31 +582,6 @@ class Solver(Parts):
     def circulation(self, value: float) -> None:
         for d in self.discretisations:
             d.circulation = value
-
-    @property
-    def mesh_digest(self) -> str:
-        """:meth:`meshorder.Mesh.digest` of the whole mesh (checkpoints carry it)."""
-        return self.mesh.digest() if self.mesh is not None else self.parts[0].mesh_digest
-
-    def face_layout(self) -> FVGeometry:
-        """The laid-out geometry of the whole mesh (faces in plan order)."""
-        return self.host
-
-    def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """Face centres ``(dim, m)`` and pressure coefficients of one wall marker (the
-        whole mesh: in plan order; parts: gathered on the root, see
-        :meth:`~gpusolver.solvers.parts.Parts.surface_pressure`)."""
-        if self.mesh is None:
-            return super().surface_pressure(marker)
-        flux = self.backend.to_host(self._boundary_flux[0]).astype(np.float64)
-        return surface_pressure(flux, self.host, self.gas, marker)
-
-    def wall_edges(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
-        """2-D: the nodes ``(m, 2)`` of the faces of :meth:`surface_pressure`, and the
-        points they index."""
-        if self.mesh is None:
-            return super().wall_edges(marker)
-        return wall_edges(self.host, marker), self.mesh.points
 
 
 def check_parts(stepping: Stepping, boundaries: dict) -> None:
