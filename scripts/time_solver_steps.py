@@ -32,7 +32,7 @@ def main() -> None:
             solver.step()
         seconds = (time.perf_counter() - start) / args.iterations
         print(f"{args.case} {solver.backend.name} {case.run['precision']} {strategy}: "
-              f"{seconds * 1e3:.1f} ms per iteration (mean of {args.iterations})", flush=True)
+              f"{seconds * 1e3:.3f} ms per iteration (mean of {args.iterations})", flush=True)
 
 
 if __name__ == "__main__":
