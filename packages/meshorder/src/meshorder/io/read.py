@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import MeshReadError
 from ..mesh import Mesh
-from . import gmsh_model, meshio_reader, su2
+from . import gmsh_model, meshio_reader, plot3d, su2
 
 Reader = Callable[..., Mesh]
 
@@ -28,6 +28,7 @@ READERS: dict[str, Reader] = {
     ".su2": su2.read,
     ".geo": gmsh_model.read_geo,
     ".cgns": _read_cgns,
+    **{suffix: plot3d.read for suffix in plot3d.SUFFIXES},
 }
 
 
@@ -38,7 +39,9 @@ def read_mesh(path: str | Path, *, mesh_size_factor: float = 1.0) -> Mesh:
     ----------
     path : str or pathlib.Path
         Any format meshio reads (gmsh ``.msh`` 2.2/4.1, VTK/VTU, XDMF, CGNS, ...),
-        SU2 (marker names kept), or a gmsh ``.geo`` geometry, which is meshed.
+        SU2 (marker names kept), ASCII PLOT3D (``.p2dfmt``, ``.p3dfmt``, ``.x``, ...;
+        boundaries from the Neutral Map File beside it,
+        :mod:`meshorder.io.plot3d`), or a gmsh ``.geo`` geometry, which is meshed.
     mesh_size_factor : float
         gmsh ``Mesh.MeshSizeFactor`` for ``.geo`` files; smaller is finer.
 
