@@ -219,6 +219,10 @@ class Loopback:
         """Every process's ``item``, in rank order: here, the one."""
         return [item]
 
+    def everyone(self, item) -> list:
+        """Every process's ``item``, in rank order, in every process: here, the one."""
+        return [item]
+
 
 def mpi_world():
     """``MPI.COMM_WORLD`` when this process runs under ``mpiexec`` with several ranks, else
@@ -255,6 +259,10 @@ class _Ranks:
         self._packing: Packing | None = None
         self._streams: _Streams | None = None
         self._requests: list = []
+
+    def everyone(self, item) -> list:
+        """Every rank's ``item``, in rank order, on every rank."""
+        return self.comm.allgather(item)
 
     def gather(self, item) -> list | None:
         """Every rank's ``item`` (pickled), in rank order, on the root; None elsewhere."""

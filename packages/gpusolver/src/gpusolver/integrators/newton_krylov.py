@@ -120,7 +120,7 @@ class NewtonKrylov:
         xp = d.backend.xp
         shift = d.geometry.volume / dt
         epsilon = float(np.sqrt(np.finfo(d.dtype).eps)) * (1.0 + float(xp.linalg.norm(u)))
-        kept = d.frozen_limiter, d.boundary_flux
+        kept = d.frozen_limiter, d.boundary_flux, d.mass_flux
         d.frozen_limiter = d.limiter_values
 
         def matvec(v):
@@ -131,4 +131,4 @@ class NewtonKrylov:
             return fgmres(matvec, self.preconditioner.operator(u, dt, speeds), residual,
                           self.tolerance, self.max_vectors, xp)
         finally:
-            d.frozen_limiter, d.boundary_flux = kept
+            d.frozen_limiter, d.boundary_flux, d.mass_flux = kept

@@ -23,6 +23,9 @@ SUTHERLAND_K = 110.4
 VISCOSITY_LAWS = ("sutherland", "constant")
 
 
+#: Turbulent Prandtl number of RANS heat fluxes.
+PRANDTL_TURBULENT = 0.9
+
 #: 3D lift axes: name -> (the side axis, the lift axis) with x, side, lift right-handed.
 LIFT_AXES = {"z": (np.eye(3)[1], np.eye(3)[2]), "y": (-np.eye(3)[2], np.eye(3)[1])}
 
@@ -140,20 +143,25 @@ class Gas:
         """Heat conductivity ``mu cp / Pr`` with ``cp = 1 / (gamma - 1)``."""
         return mu / ((self.gamma - 1.0) * self.prandtl)
 
-    def viscous_flux(self, velocity, grad_u, grad_t, mu, normal):
+    def viscous_flux(self, velocity, grad_u, grad_t, mu, normal, mu_t=None):
         """Viscous flux ``(0, tau . n, u . tau . n + k grad T . n)`` per unit area.
 
         ``velocity`` ``(dim, m)``; ``grad_u`` ``(dim, dim, m)``, ``[i, d]`` the derivative of
         velocity component ``i`` along ``d``; ``grad_t`` ``(dim, m)``; ``mu`` ``(m,)``;
-        ``normal`` ``(dim, m)``. ``tau = mu (grad u + grad u^T - 2/3 div u I)``.
+        ``normal`` ``(dim, m)``. ``tau = (mu + mu_t) (grad u + grad u^T - 2/3 div u I)``,
+        ``k = cp (mu / Pr + mu_t / Pr_t)`` (``mu_t``: the eddy viscosity, default 0).
         """
+        heat_mu = mu
+        if mu_t is not None:
+            heat_mu = mu + mu_t * self.prandtl / PRANDTL_TURBULENT
+            mu = mu + mu_t
         dim = len(velocity)
         divergence = sum(grad_u[i, i] for i in range(dim))
         stress_n = stack(normal, [(mu * ((grad_u[i] * normal).sum(axis=0)
                                          + (grad_u[:, i] * normal).sum(axis=0)
                                          - 2.0 / 3.0 * divergence * normal[i]))[None]
                                   for i in range(dim)])
-        heat = self.conductivity(mu) * (grad_t * normal).sum(axis=0)
+        heat = self.conductivity(heat_mu) * (grad_t * normal).sum(axis=0)
         energy = (velocity * stress_n).sum(axis=0) + heat
         return stack(normal, [0.0 * energy[None], stress_n, energy[None]])
 

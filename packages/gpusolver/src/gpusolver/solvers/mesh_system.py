@@ -140,7 +140,8 @@ class MeshSystem(System):
         row = ([solver.iteration, f"{solver.time:.10g}"] + [f"{r:.8e}" for r in residuals]
                + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
         return StepReport(solver.iteration, solver.time, residuals,
-                          float(residuals[0] / solver.first_residual), loads, row)
+                          float(residuals[0] / (solver.first_residual or residuals[0])),
+                          loads, row)
 
     def take_steps(self, steps: int) -> np.ndarray:
         """``steps`` steps; the residual norms of the last."""
@@ -192,7 +193,7 @@ class MeshSystem(System):
         CFL number, circulation and the first residual."""
         solver = self.solver
         conserved = solver.conserved()  # every rank: a global gather under MPI
-        return Snapshot({"conserved": conserved}, {
+        return Snapshot({"conserved": conserved, **solver.model_state()}, {
             "iteration": solver.iteration, "time": solver.time, "dtype": solver.dtype.name,
             "circulation": solver.circulation, "cfl": solver.cfl, "case_cfl": self.case_cfl,
             "first_residual": solver.first_residual})
@@ -216,6 +217,7 @@ class MeshSystem(System):
             raise ValueError(f"state is {conserved.dtype} {conserved.shape}, the run needs "
                              f"{solver.dtype.name} {expected}")
         solver.set_conserved(conserved)
+        solver.set_model_state(snapshot.arrays)
         solver.iteration = int(meta["iteration"])
         solver.time = float(meta["time"])
         solver.circulation = float(meta["circulation"])

@@ -21,6 +21,10 @@ from gpusolver.errors import SolverDivergedError
 from gpusolver.layout.parts import PartCells
 from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pressure, wall_edges
 
+#: A first step's density residual below this fraction of its largest residual is
+#: not the reference of ramps and stops (the density of a uniform start in balance).
+BALANCED = 1e-10
+
 
 class PerPart(list):
     """One array per local part, with element-wise arithmetic (another ``PerPart`` pairs
@@ -64,7 +68,8 @@ class Parts:
     def _start_loads(self) -> None:
         """Set up the walls' faces and the per-step records (after the attributes above)."""
         self.iteration = 0
-        #: RMS density residual of the first step (the reference of ``residual_reduction``).
+        #: RMS density residual of the first step (the reference of ``residual_reduction``
+        #: and CFL ramps; see :data:`BALANCED`).
         self.first_residual: float | None = None
         #: Per local part and wall marker, the positions among the part's boundary
         #: faces of its own faces of that marker (their momentum fluxes are its loads).
@@ -200,7 +205,9 @@ class Parts:
         self._boundary_flux = boundary
         self._forces = None
         norms = np.sqrt(total[n_parts:] / self.n_cells)
-        if self.first_residual is None:
+        if self.first_residual is None and norms[0] > BALANCED * norms.max():
+            # (a uniform start whose density is in balance, as along a flat plate at
+            # zero incidence, waits for the first step whose density residual is not)
             self.first_residual = float(norms[0])
         return norms
 
@@ -248,6 +255,17 @@ class Parts:
             rows = np.concatenate([process[name] for process in gathered])
             walls[name] = rows[np.argsort(rows[:, 0], kind="stable")]
         return walls
+
+    def model_fields(self) -> dict[str, np.ndarray]:
+        """Cell fields beyond the flow's, in the file's cell order (none here)."""
+        return {}
+
+    def model_state(self) -> dict[str, np.ndarray]:
+        """State beyond the conserved variables that a checkpoint keeps (none here)."""
+        return {}
+
+    def set_model_state(self, arrays: dict[str, np.ndarray]) -> None:
+        """Restore :meth:`model_state` from a checkpoint's arrays (nothing here)."""
 
     @property
     def has_loads(self) -> bool:

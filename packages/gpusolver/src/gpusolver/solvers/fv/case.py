@@ -13,7 +13,7 @@ from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
-from gpusolver.solvers.fv.solver import PRECONDITIONERS, Stepping
+from gpusolver.solvers.fv.solver import PRECONDITIONERS, TURBULENCE_MODELS, Stepping
 
 SCHEME_KEYS: dict[str, Key] = {
     "flux": Key(str, (*FLUXES, JST), "roe",
@@ -67,6 +67,9 @@ RUN_KEYS: dict[str, Key] = {
 #: Section -> key -> :class:`Key` of a finite-volume case.
 SCHEMA = mesh_schema("fv", "fv: cell-centred finite volume (the default)", SCHEME_KEYS,
                      RUN_KEYS)
+SCHEMA["physics"]["turbulence"] = Key(
+    str, ("none", *TURBULENCE_MODELS), "none",
+    help="navier-stokes: RANS model, sa-neg (Spalart-Allmaras, negative form), or none")
 
 
 def scheme_of(case: Case) -> Scheme:

@@ -260,6 +260,10 @@ class Discretisation:
         #: rise again (late convergence without limiter chatter).
         self.limiter_ceiling = None
         self.viscous_factor = VISCOUS_FACTOR
+        #: Each face's eddy viscosity (a turbulence model sets it; None: laminar).
+        self.eddy_viscosity = None
+        #: Each face's mass flux times area of the last residual (array code).
+        self.mass_flux = None
         self.fused = (FusedResidual(self, host, strategy)
                       if kernels == "fused" and unsupported(self) is None else None)
 
@@ -372,7 +376,9 @@ class Discretisation:
         flux = self.flux(self.gas, w_left, w_right, g.normal)
         if self.viscous:
             flux = flux - self.viscous_flux(w, w_cell_right, gradient)
-        return flux * g.area
+        flux = flux * g.area
+        self.mass_flux = flux[0]
+        return flux
 
     def _jst_fluxes(self, u, w):
         """JST fluxes per unit area (:mod:`~gpusolver.solvers.fv.jst`): central between
@@ -433,7 +439,7 @@ class Discretisation:
                            temperature_gradient(grad_right, w_right), t_left, t_right)
         mu = gas.viscosity(0.5 * (t_left + t_right))
         return gas.viscous_flux(0.5 * (velocity_left + velocity_right), grad_u, grad_t, mu,
-                                g.normal)
+                                g.normal, self.eddy_viscosity)
 
     def _side_gradients(self, gradient):
         """Cell gradients on both sides of each face; the left one mirrors to the ghost."""
@@ -475,6 +481,8 @@ class Discretisation:
         viscous = None
         if self.viscous:
             mu = gas.viscosity(gas.temperature(w_face))
+            if self.eddy_viscosity is not None:
+                mu = mu + self.eddy_viscosity
             diffusivity = max(4.0 / 3.0, gas.gamma / gas.prandtl) * mu / w_face[0]
             viscous = diffusivity * self.inverse_length
         return WaveSpeeds(convective, viscous)

@@ -36,6 +36,7 @@ from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKr
 from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interior
 from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
+from gpusolver.layout.wall_distance import wall_distance
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
@@ -47,6 +48,7 @@ from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.multigrid import Multigrid
+from gpusolver.solvers.fv.turbulence import SpalartAllmarasFV
 from gpusolver.solvers.parts import Parts, PerPart
 from meshorder import Mesh, Topology
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
@@ -108,6 +110,9 @@ class Stepping:
     multigrid_cycle: str = "v"
     cfl_frozen: float | None = None
 
+
+#: RANS model name -> its finite-volume discretisation.
+TURBULENCE_MODELS = {"sa-neg": SpalartAllmarasFV}
 
 #: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
 PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
@@ -188,6 +193,9 @@ class Solver(Parts):
     faces : str
         Parts: meshorder's face order inside each part
         (:func:`~gpusolver.layout.parts.layout_of_part`).
+    turbulence : str
+        ``none`` (laminar or inviscid) or a RANS model of :data:`TURBULENCE_MODELS`
+        (Navier-Stokes only; array code so far).
 
     Examples
     --------
@@ -204,7 +212,7 @@ class Solver(Parts):
                  plan: Plan | None = None, strategy: str = "atomic", backend: str = "auto",
                  precision: str = "fp64", reference_area: float = 1.0,
                  topology: Topology | None = None, kernels: str = "fused", transport=None,
-                 overlap: bool = True, faces: str = DEFAULT_FACES):
+                 overlap: bool = True, faces: str = DEFAULT_FACES, turbulence: str = "none"):
         if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
             raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
                               f"(gpusolver bench); the solver runs: {', '.join(STRATEGIES)}")
@@ -253,6 +261,8 @@ class Solver(Parts):
             for layout in self.layouts]
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
         self._colour_sweeps = colour_sweeps
+        #: The turbulence model of each local part (None: none).
+        self.turbulence = self._turbulence(turbulence, specs)
         self._build_steps()
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = stepping.cfl
@@ -303,6 +313,29 @@ class Solver(Parts):
             self.multigrid = Multigrid(d[0], self.host, stepping.multigrid,
                                        stepping.multigrid_cycle, self._colour_sweeps,
                                        coarse_cells=self.plan.coarse_levels())
+
+    def _turbulence(self, model: str, specs: dict) -> list[SpalartAllmarasFV] | None:
+        """The model of each local part, the wall distance from every part's walls; the
+        discretisations then run array code (the fused kernels have no eddy viscosity)."""
+        if model == "none":
+            return None
+        if model not in TURBULENCE_MODELS:
+            raise ConfigError(f"unknown turbulence model {model!r}; valid: none, "
+                              f"{', '.join(TURBULENCE_MODELS)}")
+        if self.gas.reynolds is None:
+            raise ConfigError(f"turbulence = {model!r} needs equations = 'navier-stokes'")
+        walls = [name for name, spec in specs.items() if spec.condition.viscous_wall]
+        points = ([self.mesh.points] if self.mesh is not None
+                  else [part.mesh.mesh.points for part in self.parts])
+        mine = np.concatenate([_wall_corners(layout, walls, p) for layout, p
+                               in zip(self.layouts, points, strict=True)])
+        faces = np.concatenate(self.transport.everyone(mine))
+        models = []
+        for d, layout in zip(self.discretisations, self.layouts, strict=True):
+            d.fused = None
+            distance = wall_distance(layout.geometry.centroid.T, faces)
+            models.append(TURBULENCE_MODELS[model](d, distance))
+        return models
 
     def _levels(self, layout: PartLayout):
         """A part's sweep levels over its own cells; None on the whole mesh (its plan's
@@ -429,6 +462,25 @@ class Solver(Parts):
             return self._step(dt)
 
     def _step(self, dt):
+        if self.turbulence is None:
+            return self._mean_flow_step(dt)
+        starts = list(self.states)
+        for model, u in zip(self.turbulence, starts, strict=True):
+            model.set_eddy_viscosity(u)
+        norms = self._mean_flow_step(dt)
+        self.transport.exchange([model.nt for model in self.turbulence])
+        squares = 0.0
+        for model, d, u, layout in zip(self.turbulence, self.discretisations, starts,
+                                       self.layouts, strict=True):
+            dt_cells = self.cfl * d.geometry.volume / d.spectral_radius(u)
+            model.step(u, d.mass_flux, dt_cells)
+            squares += model.residual_norm**2 * layout.n_own
+        #: RMS of the turbulence equation's ``R / V`` at the last step's start.
+        self.turbulence_residual = float(np.sqrt(self.transport.sum(
+            np.array([squares]))[0] / self.n_cells))
+        return norms
+
+    def _mean_flow_step(self, dt):
         given = dt is not None  # the caller's time step (else the solver's own)
         if not self.stepping.local_time_step and not given and self.stages is not None:
             dt = self._time_steps()[0]
@@ -548,7 +600,7 @@ class Solver(Parts):
 
     def _adapt(self, density_residual: float) -> None:
         """Ramp the CFL number (implicit) and freeze the limiter as the residual falls."""
-        fall = density_residual / max(self.first_residual, 1e-300)
+        fall = density_residual / (self.first_residual or density_residual or 1.0)
         cfl_max, frozen = self.stepping.cfl_max, self.stepping.cfl_frozen
         ceilings = [d.limiter_ceiling for d in self.discretisations]
         if frozen is not None and ceilings[0] is not None:
@@ -572,6 +624,37 @@ class Solver(Parts):
             dt = min(float(self._time_steps()[0].min()), final_time - self.time)
             self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
 
+    def model_fields(self) -> dict[str, np.ndarray]:
+        """The turbulence model's ``nu_tilde`` and ``mu_t / mu_inf`` per cell, in the
+        file's cell order (every process calls it: a global sum); none without one."""
+        if self.turbulence is None:
+            return {}
+        nt = self._gather_cells([model.nt for model in self.turbulence])
+        mu_t = self._gather_cells([model.cell_eddy_viscosity(u) for model, u
+                                   in zip(self.turbulence, self.states, strict=True)])
+        return {"nu_tilde": nt, "eddy_viscosity_ratio": mu_t / self.gas.mu_ref}
+
+    def model_state(self) -> dict[str, np.ndarray]:
+        """The turbulence model's ``nu_tilde`` in the file's cell order (for checkpoints)."""
+        if self.turbulence is None:
+            return {}
+        return {"nu_tilde": self._gather_cells([model.nt for model in self.turbulence])}
+
+    def set_model_state(self, arrays: dict[str, np.ndarray]) -> None:
+        """Restore ``nu_tilde`` from a checkpoint's arrays (file order).
+
+        Raises
+        ------
+        ValueError
+            If the checkpoint has no ``nu_tilde`` (a laminar run's) or has one this run
+            has no model for.
+        """
+        if (self.turbulence is None) != ("nu_tilde" not in arrays):
+            raise ValueError("the checkpoint's turbulence model is not the run's")
+        for model, layout in zip(self.turbulence or [], self.layouts, strict=False):
+            model.nt = self.backend.asarray(np.asarray(arrays["nu_tilde"])[layout.file_cells],
+                                            self.dtype)
+
     # ------------------------------------------------------------------ loads
     @property
     def circulation(self) -> float:
@@ -582,6 +665,23 @@ class Solver(Parts):
     def circulation(self, value: float) -> None:
         for d in self.discretisations:
             d.circulation = value
+
+
+def _wall_corners(layout: PartLayout, walls: list[str], points: np.ndarray) -> np.ndarray:
+    """``(m, k, dim)`` corners of a part's own faces on the ``walls`` markers (NaN pads a
+    triangle among quadrilaterals)."""
+    g, ni = layout.geometry, layout.geometry.n_interior
+    own = np.zeros(g.n_faces - ni, dtype=bool)
+    own[layout.own_boundary] = True
+    rows = [np.zeros((0, g.boundary_nodes.shape[1]), dtype=np.int64)]
+    for name in walls:
+        if name in g.markers:
+            first, end = g.markers[name]
+            rows.append(g.boundary_nodes[first - ni:end - ni][own[first - ni:end - ni]])
+    nodes = np.concatenate(rows)
+    corners = points[np.maximum(nodes, 0), :g.dim]
+    corners[nodes < 0] = np.nan
+    return corners
 
 
 def check_parts(stepping: Stepping, boundaries: dict) -> None:

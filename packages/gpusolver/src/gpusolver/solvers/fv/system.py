@@ -31,7 +31,7 @@ class FVSystem(MeshSystem):
                       stepping=stepping_of(case), plan=plan, strategy=run["strategy"],
                       backend=run["backend"], precision=run["precision"],
                       reference_area=case.reference_area, topology=topology,
-                      kernels=run["kernels"])
+                      kernels=run["kernels"], turbulence=case.physics["turbulence"])
 
     def case_notes(self) -> list[str]:
         """The keys the case sets that its scheme and integrator do not read."""
@@ -49,4 +49,5 @@ class FVSystem(MeshSystem):
         return Solver([part], case.gas_for(part.mesh.mesh.dim), case.boundaries,
                       scheme=scheme_of(case), stepping=stepping_of(case), backend=backend,
                       precision=run["precision"], reference_area=case.reference_area,
-                      transport=transport, kernels=run["kernels"], overlap=run["overlap"])
+                      transport=transport, kernels=run["kernels"], overlap=run["overlap"],
+                      turbulence=case.physics["turbulence"])
