@@ -56,6 +56,9 @@ RUN_KEYS: dict[str, Key] = {
     "multigrid": Key(int, default=0,
                      help="lusgs: coarse levels of agglomeration multigrid (FAS) after "
                           "each step; 0: none"),
+    "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
+                          help="RANS: the turbulence model's CFL number is the mean "
+                               "flow's up to this"),
     "multigrid_cycle": Key(str, tuple(CYCLES), "v",
                            help="multigrid: v (each coarse level once) or w (twice)"),
     "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
@@ -86,7 +89,8 @@ def stepping_of(case: Case) -> Stepping:
     return Stepping(run["time_integrator"], float(run["cfl"]), run["local_time_step"],
                     _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                     run["preconditioner"], run["krylov_vectors"], run["sweeps"],
-                    run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]))
+                    run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
+                    float(run["turbulence_cfl"]))
 
 
 def _float_or_none(value) -> float | None:
@@ -121,6 +125,8 @@ _READ_BY = {
     ("scheme", "venkatakrishnan_k"): ("a Riemann flux at order = 2", _limited),
     ("scheme", "venkatakrishnan_cap"): ("a Riemann flux at order = 2", _limited),
     ("run", "freeze_limiter"): ("a Riemann flux at order = 2", _limited),
+    ("run", "turbulence_cfl"): ("[physics] turbulence", lambda c: c.physics["turbulence"]
+                                != "none"),
 }
 
 
