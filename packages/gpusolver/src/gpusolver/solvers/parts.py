@@ -160,10 +160,10 @@ class Parts:
             squares += (own ** 2).sum(axis=1)
         return squares
 
-    def _bad_flags(self, bad_cells: list | None) -> np.ndarray:
+    def _bad_flags(self, bad_cells: list | None, extra: int = 0) -> np.ndarray:
         """Per part, the file number + 1 of its first bad cell (``bad_cells``: per local
-        part, a local cell or None), 0 where none."""
-        flags = np.zeros(self.n_parts)
+        part, a local cell or None), 0 where none; then ``extra`` zeros for the caller."""
+        flags = np.zeros(self.n_parts + extra)
         for p, layout, bad in zip(self.local, self.layouts, bad_cells or [None] * len(self.local),
                                   strict=True):
             if bad is not None:
@@ -199,7 +199,9 @@ class Parts:
         fluxes (per local part) that the loads are summed from when asked
         (:meth:`wall_forces`); the RMS of the rates."""
         n_parts = self.n_parts
-        total = self.transport.sum(np.concatenate([self._bad_flags(bad_cells), squares]))
+        local = self._bad_flags(bad_cells, len(squares))
+        local[n_parts:] = squares
+        total = self.transport.sum(local)
         self._raise_if_bad(total[:n_parts])
         self.iteration += 1
         self._boundary_flux = boundary

@@ -269,6 +269,9 @@ class Solver(Parts):
         self._colour_sweeps = colour_sweeps
         #: The turbulence model of each local part (None: none).
         self.turbulence = self._turbulence(turbulence, specs)
+        # the circulation of vortex far fields follows the lift after every step
+        self._vortex_far_field = any(b.outside is not None for d in self.discretisations
+                                     for b in d.boundaries)
         self._build_steps()
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = stepping.cfl
@@ -502,7 +505,7 @@ class Solver(Parts):
             norms = self._explicit_step(dt)
         if self.multigrid is not None and not given:
             self.u = self.multigrid.correct(self.u, self.cfl)
-        if any(b.outside is not None for d in self.discretisations for b in d.boundaries):
+        if self._vortex_far_field:
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
             for d in self.discretisations:
                 d.circulation = circulation_of_lift(self.gas, lift)
