@@ -103,3 +103,22 @@ def test_a_checkpoint_keeps_nu_tilde():
     laminar = Solver(read_mesh(PLATE), PLATE_GAS, PLATE_BOUNDARIES, backend="numpy")
     with pytest.raises(ValueError, match="turbulence model is not the run's"):
         laminar.set_model_state(state)
+
+
+@needs_tmr
+def test_parts_see_every_parts_walls():
+    """Each part's cells take their distance to the walls of every part: three parts
+    give the whole mesh's distances."""
+    from meshorder import Topology
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = read_mesh(PLATE)
+    whole, _ = _plate()
+    plan = make_plan(mesh, PlanOptions(partitions=3), topology=Topology(mesh))
+    parts = Solver([plan.part(p) for p in range(3)], PLATE_GAS, PLATE_BOUNDARIES,
+                   backend="numpy", stepping=Stepping("lusgs", cfl=5.0), turbulence="sa-neg")
+    expected = np.empty(mesh.n_cells)
+    expected[whole.layouts[0].file_cells] = whole.turbulence[0].distance
+    for model, layout in zip(parts.turbulence, parts.layouts, strict=True):
+        np.testing.assert_allclose(model.distance[:layout.n_own],
+                                   expected[layout.file_cells[:layout.n_own]], rtol=1e-12)
