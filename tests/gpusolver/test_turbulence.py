@@ -79,18 +79,29 @@ def test_the_flat_plate_converges_near_tmrs_skin_friction_and_drag():
     TMR's (200 mu on the finest grid)."""
     solver, norms = _plate(300)
     assert norms[0] < 1e-6 * solver.first_residual
-    g = solver.host
-    first, end = g.markers["viscous_solid"]
-    flux = solver._boundary_flux[0][:, first - g.n_interior:end - g.n_interior]
-    cf = flux[1] / g.area[first:end] / solver.gas.dynamic_pressure
-    x = g.face_centre[0, first:end]
-    order = np.argsort(x)
-    assert np.interp(0.970084048409, x[order], cf[order]) == pytest.approx(CFL3D_CF,
-                                                                           rel=0.03)
+    assert solver.friction_markers == ["viscous_solid"]
+    centre, cf, y_plus = solver.surface_friction("viscous_solid")
+    order = np.argsort(centre[0])
+    assert np.interp(0.970084048409, centre[0, order], cf[order]) == pytest.approx(
+        CFL3D_CF, rel=0.03)
+    # TMR: this grid's first nodes lie at y+ about 1.7; the first cells' centres half as far
+    assert 0.5 < np.median(y_plus) < 1.5
     assert solver.wall_forces()["total"].drag == pytest.approx(CFL3D_CD, rel=0.04)
     ratio = solver.model_fields()["eddy_viscosity_ratio"]
     column = np.abs(solver.centroids()[0] - 0.97) < 0.08
     assert 150 < ratio[column].max() < 250
+
+
+@needs_tmr
+def test_the_skin_friction_file_follows_the_wall(tmp_path):
+    from gpusolver.io.output import write_skin_friction
+
+    solver, _ = _plate(2)
+    (path,) = write_skin_friction(tmp_path, solver)
+    rows = np.genfromtxt(path, delimiter=",", names=True)
+    assert path.name == "cf_viscous_solid.csv"
+    assert rows.dtype.names == ("s", "x", "y", "cf", "y_plus") and len(rows) == 28
+    assert (np.diff(rows["s"]) > 0).all()
 
 
 @needs_tmr

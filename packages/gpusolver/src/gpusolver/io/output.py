@@ -70,17 +70,36 @@ def write_surface_pressure(directory: Path, solver: Solution) -> list[Path]:
     paths = []
     for name in solver.wall_markers:
         centre, cp = solver.surface_pressure(name)
-        columns = [*list("xyz"[:solver.gas.dim]), "cp"]
-        rows = np.column_stack([centre.T, cp])
-        if solver.gas.dim == 2:
-            order, arc = surface_walk(*solver.wall_edges(name))
-            columns, rows = ["s", *columns], np.column_stack([arc, rows[order]])
-        path = directory / f"cp_{name}.csv"
-        with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(columns)
-            writer.writerows(rows.tolist())
-        paths.append(path)
+        paths.append(_write_wall_rows(directory / f"cp_{name}.csv", solver, name, ["cp"],
+                                      centre, [cp]))
+    return paths
+
+
+def _write_wall_rows(path: Path, solver, marker: str, names: list[str], centre: np.ndarray,
+                     values: list[np.ndarray]) -> Path:
+    """A wall's csv: face centre and ``values`` (columns ``names``), per face; in 2-D
+    ordered along the wall, the arc length ``s`` first."""
+    columns = [*list("xyz"[:solver.gas.dim]), *names]
+    rows = np.column_stack([centre.T, *values])
+    if solver.gas.dim == 2:
+        order, arc = surface_walk(*solver.wall_edges(marker))
+        columns, rows = ["s", *columns], np.column_stack([arc, rows[order]])
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        writer.writerows(rows.tolist())
+    return path
+
+
+def write_skin_friction(directory: Path, solver) -> list[Path]:
+    """``cf_<marker>.csv`` per no-slip wall of a Navier-Stokes run (``friction_markers``):
+    face centre, skin-friction coefficient along the free stream and the first cell's y+;
+    in 2-D ordered along the wall with the arc length ``s`` first, as the Cp files."""
+    paths = []
+    for name in getattr(solver, "friction_markers", []):
+        centre, cf, y_plus = solver.surface_friction(name)
+        paths.append(_write_wall_rows(directory / f"cf_{name}.csv", solver, name,
+                                      ["cf", "y_plus"], centre, [cf, y_plus]))
     return paths
 
 

@@ -143,3 +143,39 @@ def surface_pressure(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str
     pressure = (momentum * normal).sum(axis=0) / area
     cp = (pressure - 1.0 / gas.gamma) / gas.dynamic_pressure
     return host.face_centre[:, first:end], cp
+
+
+def skin_friction(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str, rho: np.ndarray,
+                  mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Face centres ``(dim, m)``, skin-friction coefficients and y+ of the first cells of
+    one wall marker.
+
+    The friction is the tangential part of each face's momentum flux (the force on the
+    wall); ``Cf`` is its component along the free stream over ``q A``, ``y+`` is
+    ``sqrt(tau rho) y / mu`` of the face's cell (``rho``, ``mu`` per cell, ``y`` the
+    distance from its centroid to the face's plane).
+
+    Examples
+    --------
+    A shear of 0.01 along x on a wall of unit area below a cell 0.1 above it:
+
+    >>> from types import SimpleNamespace
+    >>> wall = SimpleNamespace(markers={"w": (0, 1)}, n_interior=0, area=np.array([1.0]),
+    ...                        normal=np.array([[0.0], [-1.0]]), face_centre=np.zeros((2, 1)),
+    ...                        centroid=np.array([[0.0], [0.1]]), left=np.array([0]))
+    >>> flux = np.array([[0.0], [0.01], [1.0 / 1.4], [0.0]])  # mass, x, y momentum, energy
+    >>> _, cf, y_plus = skin_friction(flux, wall, Gas(dim=2, mach=0.5), "w", np.ones(1),
+    ...                               np.array([1e-4]))
+    >>> round(float(cf[0]), 6), round(float(y_plus[0]), 3)
+    (0.08, 100.0)
+    """
+    first, end = host.markers[marker]
+    ni = host.n_interior
+    momentum = flux[1:-1, first - ni:end - ni]
+    normal, area = host.normal[:, first:end], host.area[first:end]
+    tangential = momentum - (momentum * normal).sum(axis=0) * normal
+    cf = (tangential * gas.flow_direction[:, None]).sum(axis=0) / area / gas.dynamic_pressure
+    tau = np.sqrt((tangential * tangential).sum(axis=0)) / area
+    cell = host.left[first:end]
+    y = np.abs(((host.face_centre[:, first:end] - host.centroid[:, cell]) * normal).sum(axis=0))
+    return host.face_centre[:, first:end], cf, np.sqrt(tau * rho[cell]) * y / mu[cell]

@@ -24,6 +24,7 @@ from gpusolver.io.checkpoint import Identity, Snapshot, digest_of
 from gpusolver.io.output import (
     write_forces,
     write_partitioned_solution,
+    write_skin_friction,
     write_solution,
     write_surface_pressure,
 )
@@ -247,5 +248,6 @@ class MeshSystem(System):
             files.append(out / "solution.vtu")
         if self.is_root:
             write_forces(out / "forces.csv", solver)
-            files += [out / "forces.csv", *write_surface_pressure(out, solver)]
+            files += [out / "forces.csv", *write_surface_pressure(out, solver),
+                      *write_skin_friction(out, solver)]
         return files

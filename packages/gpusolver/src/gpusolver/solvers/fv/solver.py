@@ -37,6 +37,7 @@ from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interio
 from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
 from gpusolver.layout.wall_distance import wall_distance
+from gpusolver.monitors.forces import skin_friction
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
@@ -266,6 +267,8 @@ class Solver(Parts):
                            strategy, self.backend, self.dtype, kernels)
             for layout in self.layouts]
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
+        self._no_slip_walls = [name for name, spec in specs.items()
+                               if spec.condition.viscous_wall]
         self._colour_sweeps = colour_sweeps
         #: The turbulence model of each local part (None: none).
         self.turbulence = self._turbulence(turbulence, specs)
@@ -665,6 +668,23 @@ class Solver(Parts):
                                             self.dtype)
 
     # ------------------------------------------------------------------ loads
+    @property
+    def friction_markers(self) -> list[str]:
+        """The no-slip walls of a Navier-Stokes run on a whole mesh (their skin friction
+        is written: :meth:`surface_friction`); none on parts so far."""
+        if self.gas.reynolds is None or self.mesh is None:
+            return []
+        return self._no_slip_walls
+
+    def surface_friction(self, marker: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Face centres ``(dim, m)``, skin-friction coefficients and first-cell y+ of one
+        no-slip wall at the start of the last step, in its faces' (plan) order (the whole
+        mesh; :func:`~gpusolver.monitors.forces.skin_friction`)."""
+        flux = self.backend.to_host(self._boundary_flux[0]).astype(np.float64)
+        w = self.gas.to_primitive(self.backend.to_host(self.u).astype(np.float64))
+        mu = self.gas.viscosity(self.gas.temperature(w))
+        return skin_friction(flux, self.host, self.gas, marker, w[0], mu)
+
     @property
     def circulation(self) -> float:
         """Circulation of the body seen by vortex-corrected far fields (checkpointed)."""
