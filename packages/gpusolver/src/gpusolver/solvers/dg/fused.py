@@ -6,8 +6,9 @@ Per evaluation: one launch for the inside and ghost states at the boundary Gauss
 the BR2 liftings, one volume launch per element shape, one face launch, and a mass-matrix
 launch only where some element's mass matrix is not its Jacobian times the identity
 (:attr:`DGLayout.scalar_mass`): the others are scaled by their inverse Jacobian in the
-volume and face kernels. :class:`FusedDGSteps` adds one update kernel per Runge-Kutta stage
-(and, with local time steps, one kernel for them) and records each step as a CUDA graph.
+volume and face kernels. :class:`FusedDGSteps` holds one part's buffers and update kernel
+per Runge-Kutta stage, which :class:`~gpusolver.solvers.dg.fused_parts.FusedDGPartsSteps`
+runs for every part and records as one CUDA graph per kind of step.
 
 A part of a partitioned mesh (:mod:`gpusolver.solvers.dg.solver`) computes its rows in
 two pieces (:meth:`FusedDG.split_at_halo`): what reads no halo state while the halo is in
@@ -324,9 +325,8 @@ def _ranges(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
 
 
 class FusedDGSteps:
-    """Explicit Runge-Kutta steps of a :class:`FusedDG`: its kernels and one update kernel
-    per stage into buffers made once, each step recorded as a CUDA graph and replayed
-    (one launch per step: a small mesh's steps are otherwise bound by launch overhead).
+    """The buffers (made once) and the update kernel of one :class:`FusedDG`'s explicit
+    Runge-Kutta stages.
 
     Parameters
     ----------
@@ -334,7 +334,8 @@ class FusedDGSteps:
     stages : tuple of Stage
         The method (:data:`gpusolver.integrators.explicit.TABLEAUX`).
     graphs : bool
-        Record graphs (GPU only; never where a boundary's ghost states are array code).
+        Record graphs on its stream (GPU only; never where a boundary's ghost states are
+        array code); the parts' steps record their own.
     """
 
     def __init__(self, fused: FusedDG, stages, graphs: bool = True):
@@ -354,19 +355,10 @@ class FusedDGSteps:
         self.graphs = StepGraphs(fused.backend, graphs and not fused.array_markers)
         self._dt_value = None
 
-    def __call__(self, u, dt):
-        """One step from ``u`` (not modified) with time step ``dt`` (a float, each
-        element's on the backend, or None: each element's local step, computed in the
-        step's kernels); returns the new state, one of two buffers that steps alternate
-        between, and the first stage's rate."""
-        u0, out = self.begin(u, dt)
-        local = dt is None
-        self.graphs.run((u0 is self.states[0], local), lambda: self._launches(u0, out, local))
-        return out, self.first_rate
-
     def begin(self, u, dt) -> tuple:
-        """Start a step from ``u`` with time step ``dt`` (as :meth:`__call__` takes it):
-        its start and output buffers (:func:`alternate`)."""
+        """Start a step from ``u`` with time step ``dt`` (a float, each element's on the
+        backend, or None: each element's local step, computed in the step's kernels): its
+        start and output buffers (:func:`alternate`)."""
         u0, out = alternate(self.states, u)
         local = dt is None
         with self.graphs.stream:
@@ -374,15 +366,6 @@ class FusedDGSteps:
                 self.dt[...] = dt
             self._dt_value = None if local or np.ndim(dt) else dt
         return u0, out
-
-    def _launches(self, u0, out, local: bool) -> None:
-        if local:
-            self.fused.local_time_steps_into(u0, self.dt)
-        current = u0
-        for i in range(len(self.stages)):
-            rate, flux = self.stage_buffers(i)
-            self.fused.rate_into(current, rate, flux)
-            current = self.update(i, u0, current, out)
 
     def stage_buffers(self, i: int) -> tuple:
         """Stage ``i``'s rate and boundary flux buffers; sets the discretisation's stage time
