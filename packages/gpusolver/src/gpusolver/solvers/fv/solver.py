@@ -539,9 +539,11 @@ class Solver(Parts):
         transfer and is summed over all parts in one global sum."""
         limiters = [limiter_input(d) for d in self.discretisations]
         states = self.fused_steps(self.states, self.cfl, dt, limiters)
-        norms = self._finish_on_device([steps.bad_cell for steps in self.fused_steps.parts],
-                                       [steps.squares for steps in self.fused_steps.parts],
-                                       [d.boundary_flux for d in self.discretisations])
+        with self.fused_steps.graphs.stream:  # read back behind the step on its stream
+            norms = self._finish_on_device(
+                [steps.bad_cell for steps in self.fused_steps.parts],
+                [steps.squares for steps in self.fused_steps.parts],
+                [d.boundary_flux for d in self.discretisations])
         self.states = states
         return norms
 
