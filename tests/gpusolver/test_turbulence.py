@@ -133,3 +133,25 @@ def test_parts_see_every_parts_walls():
     for model, layout in zip(parts.turbulence, parts.layouts, strict=True):
         np.testing.assert_allclose(model.distance[:layout.n_own],
                                    expected[layout.file_cells[:layout.n_own]], rtol=1e-12)
+
+
+@needs_tmr
+def test_a_rans_case_logs_its_turbulence_residual_and_writes_its_fields(tmp_path):
+    import meshio
+
+    from gpusolver.run import run_case
+    from gpusolver.systems import load_case
+
+    text = (Path(__file__).resolve().parents[2] / "cases" / "flatplate_sa.toml").read_text()
+    text = text.replace("2levelsdown_137x97", "4levelsdown_35x25").replace(
+        "iterations = 400", "iterations = 3")
+    text = text.replace('file = "../../shared', f'file = "{TMR.parents[1]}').replace(
+        'directory = "../out/flatplate_sa"', 'directory = "out"')
+    case = tmp_path / "plate.toml"
+    case.write_text(text)
+    run_case(load_case(case), progress=False)
+    history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
+    assert "residual_nu_tilde" in history.dtype.names and (history["residual_nu_tilde"] > 0).all()
+    fields = meshio.read(tmp_path / "out" / "solution.vtu").cell_data
+    assert {"nu_tilde", "eddy_viscosity_ratio"} <= set(fields)
+    assert (tmp_path / "out" / "cf_viscous_solid.csv").is_file()

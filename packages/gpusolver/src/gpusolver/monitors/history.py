@@ -12,10 +12,11 @@ from pathlib import Path
 from meshorder.atomic import atomic_path
 
 
-def history_columns(n_vars: int) -> list[str]:
-    """Header of ``history.csv``."""
+def history_columns(n_vars: int, models: tuple[str, ...] = ()) -> list[str]:
+    """Header of ``history.csv``: a residual per equation, then one per model equation
+    (``residual_<name>``: a turbulence model's)."""
     return (["iteration", "time", "wall_s"] + [f"residual_{i}" for i in range(n_vars)]
-            + ["cl", "cd"])
+            + [f"residual_{name}" for name in models] + ["cl", "cd"])
 
 
 #: A log's rows reach the disk at least this often (seconds), and before every checkpoint.

@@ -138,7 +138,9 @@ class MeshSystem(System):
         solver = self.solver
         total = solver.wall_forces()["total"]
         loads = {"cl": total.lift, "cd": total.drag}
-        row = ([solver.iteration, f"{solver.time:.10g}"] + [f"{r:.8e}" for r in residuals]
+        models = list(solver.model_residuals().values())
+        row = ([solver.iteration, f"{solver.time:.10g}"]
+               + [f"{r:.8e}" for r in [*residuals, *models]]
                + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
         return StepReport(solver.iteration, solver.time, residuals,
                           float(residuals[0] / (solver.first_residual or residuals[0])),
@@ -180,8 +182,9 @@ class MeshSystem(System):
 
     # ---------------------------------------------------------------- log
     def log_columns(self) -> list[str]:
-        """``history.csv``: iteration, time, wall_s, a residual per equation, cl, cd."""
-        return history_columns(self.solver.gas.n_vars)
+        """``history.csv``: iteration, time, wall_s, a residual per equation (and per
+        model equation), cl, cd."""
+        return history_columns(self.solver.gas.n_vars, tuple(self.solver.model_residuals()))
 
     @property
     def log_position(self) -> float:

@@ -262,6 +262,10 @@ class Parts:
         """Cell fields beyond the flow's, in the file's cell order (none here)."""
         return {}
 
+    def model_residuals(self) -> dict[str, float]:
+        """The last step's residual norm of each model equation, by name (none here)."""
+        return {}
+
     def model_state(self) -> dict[str, np.ndarray]:
         """State beyond the conserved variables that a checkpoint keeps (none here)."""
         return {}

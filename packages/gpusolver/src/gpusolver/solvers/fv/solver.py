@@ -272,6 +272,8 @@ class Solver(Parts):
         self._colour_sweeps = colour_sweeps
         #: The turbulence model of each local part (None: none).
         self.turbulence = self._turbulence(turbulence, specs)
+        #: RMS of the turbulence equation's ``R / V`` at the last step's start.
+        self.turbulence_residual = 0.0
         # the circulation of vortex far fields follows the lift after every step
         self._vortex_far_field = any(b.outside is not None for d in self.discretisations
                                      for b in d.boundaries)
@@ -487,7 +489,6 @@ class Solver(Parts):
             dt_cells = cfl * d.geometry.volume / d.spectral_radius(u)
             model.step(u, d.mass_flux, dt_cells)
             squares += model.residual_norm**2 * layout.n_own
-        #: RMS of the turbulence equation's ``R / V`` at the last step's start.
         self.turbulence_residual = float(np.sqrt(self.transport.sum(
             np.array([squares]))[0] / self.n_cells))
         return norms
@@ -647,6 +648,11 @@ class Solver(Parts):
         mu_t = self._gather_cells([model.cell_eddy_viscosity(u) for model, u
                                    in zip(self.turbulence, self.states, strict=True)])
         return {"nu_tilde": nt, "eddy_viscosity_ratio": mu_t / self.gas.mu_ref}
+
+    def model_residuals(self) -> dict[str, float]:
+        """``nu_tilde``: the RMS of the turbulence equation's ``R / V`` at the last step's
+        start (none without a model)."""
+        return {} if self.turbulence is None else {"nu_tilde": self.turbulence_residual}
 
     def model_state(self) -> dict[str, np.ndarray]:
         """The turbulence model's ``nu_tilde`` in the file's cell order (for checkpoints)."""
