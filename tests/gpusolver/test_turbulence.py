@@ -155,3 +155,25 @@ def test_a_rans_case_logs_its_turbulence_residual_and_writes_its_fields(tmp_path
     fields = meshio.read(tmp_path / "out" / "solution.vtu").cell_data
     assert {"nu_tilde", "eddy_viscosity_ratio"} <= set(fields)
     assert (tmp_path / "out" / "cf_viscous_solid.csv").is_file()
+
+
+def test_a_total_pressure_inflow_at_the_free_streams_totals_keeps_the_free_stream():
+    """The ghost of a free-stream cell is the free stream; at a lower interior pressure
+    the ghost is faster, with the given total pressure and temperature."""
+    from gpusolver.physics.boundary import CONDITIONS
+
+    gas = Gas(dim=2, mach=0.2, aoa_deg=3.0)
+    inflow = CONDITIONS["total-pressure-inflow"].ghost
+    w = np.repeat(gas.free_stream[:, None], 2, axis=1)
+    normal = np.array([[-1.0, -1.0], [0.0, 0.0]])
+    np.testing.assert_allclose(inflow(gas, w, normal, {}), w, rtol=1e-13)
+    w[-1, 1] *= 0.98
+    ghost = inflow(gas, w, normal, {})
+    g = gas.gamma
+    temperature = g * ghost[-1] / ghost[0]
+    mach2 = (ghost[1:-1] ** 2).sum(axis=0) / temperature
+    stream = 1 + 0.5 * (g - 1) * gas.mach**2
+    np.testing.assert_allclose(temperature * (1 + 0.5 * (g - 1) * mach2), stream, rtol=1e-13)
+    np.testing.assert_allclose(ghost[-1] * (1 + 0.5 * (g - 1) * mach2) ** (g / (g - 1)),
+                               stream ** (g / (g - 1)) / g, rtol=1e-13)
+    assert mach2[1] > gas.mach**2 and ghost[-1, 1] == w[-1, 1]

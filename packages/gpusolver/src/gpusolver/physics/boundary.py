@@ -174,6 +174,28 @@ def pressure_outlet(gas: Gas, w, normal, params):
     return stack(w, [w[:-1], xp.where(subsonic, pressure + 0.0 * w[-1], w[-1])[None]])
 
 
+@_register("total-pressure-inflow", options={
+    "total_pressure": "total pressure / free-stream static pressure, default the free "
+                      "stream's",
+    "total_temperature": "total temperature / free-stream temperature, default the free "
+                         "stream's"})
+def total_pressure_inflow(gas: Gas, w, normal, params):
+    """Subsonic inflow at given total pressure and temperature along the free stream's
+    direction, the static pressure from the interior (NASA TMR's inflow, CFL3D's 2009).
+    """
+    xp = array_module(w)
+    g = gas.gamma
+    stream = 1.0 + 0.5 * (g - 1.0) * gas.mach**2
+    total_p = params.get("total_pressure", stream ** (g / (g - 1.0))) / g
+    total_t = params.get("total_temperature", stream)
+    pressure = xp.minimum(w[-1], total_p)
+    mach2 = 2.0 / (g - 1.0) * ((total_p / pressure) ** ((g - 1.0) / g) - 1.0)
+    temperature = total_t / (1.0 + 0.5 * (g - 1.0) * mach2)
+    speed = (mach2 * temperature) ** 0.5  # c^2 = T in these units
+    direction = xp.asarray(gas.flow_direction, dtype=w.dtype)[:, None]
+    return stack(w, [(g * pressure / temperature)[None], speed * direction, pressure[None]])
+
+
 CONDITIONS["periodic"] = Condition(
     "periodic", supersonic_outflow,
     options={"partner": "marker whose faces are the translated copies of these"},

@@ -32,7 +32,12 @@ import numpy as np
 from gpusolver.backends import array_module, get_backend
 from gpusolver.errors import ConfigError
 from gpusolver.layout.geometry import periodic_partners
-from gpusolver.physics.boundary import BoundarySpec, check_markers, kernel_condition
+from gpusolver.physics.boundary import (
+    CONDITION_CODES,
+    BoundarySpec,
+    check_markers,
+    kernel_condition,
+)
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.dg.layout import (
@@ -281,13 +286,15 @@ class DGDiscretisation:
     def kernel_conditions(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Per boundary face, the kernels' condition code and values ``(n_vars, nb)``
         (:mod:`gpusolver.physics.boundary`), and the markers whose ghost states the
-        kernels leave to :meth:`marker_ghost_states` (code -1: exact and periodic)."""
+        kernels leave to :meth:`marker_ghost_states` (code -1: exact, periodic, and
+        conditions without a kernel branch)."""
         lay = self.layout
         nb = len(lay.left) - lay.n_interior
         code, value, by_array = np.full(nb, -1, np.int32), np.zeros((self.gas.n_vars, nb)), []
         for name, (first, end) in lay.markers.items():
             spec, faces = self.specs[name], slice(first - lay.n_interior, end - lay.n_interior)
-            if spec == EXACT or name in self.periodic:
+            if spec == EXACT or name in self.periodic or spec.condition.name not in \
+                    CONDITION_CODES:
                 by_array.append(name)
                 continue
             code[faces], value[:, faces] = kernel_condition(self.gas, spec)

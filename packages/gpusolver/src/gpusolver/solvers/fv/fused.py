@@ -31,7 +31,7 @@ from gpusolver.backends.graphs import StepGraphs, alternate
 from gpusolver.backends.ids import Accumulation, Gradient, Limiter
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
-from gpusolver.physics.boundary import kernel_condition
+from gpusolver.physics.boundary import CONDITION_CODES, kernel_condition
 from gpusolver.physics.fluxes import FLUX_CODES
 from gpusolver.physics.gas import SUTHERLAND_K
 
@@ -56,6 +56,10 @@ def unsupported(discretisation) -> str | None:
         return "the fused kernels run on the cupy backend only"
     if d.accumulator_name not in ACCUMULATION:
         return f"strategy {d.accumulator_name!r} has no fused kernels"
+    missing = [b.spec.condition.name for b in d.boundaries
+               if b.spec.condition.name not in CONDITION_CODES]
+    if missing:
+        return f"boundary condition {missing[0]!r} has no fused kernel yet"
     return None
 
 
