@@ -198,11 +198,17 @@ class Parts:
         (``squares``: local sums over own cells); count the step and keep the boundary
         fluxes (per local part) that the loads are summed from when asked
         (:meth:`wall_forces`); the RMS of the rates."""
-        n_parts = self.n_parts
         local = self._bad_flags(bad_cells, len(squares))
-        local[n_parts:] = squares
+        local[self.transport.n_parts:] = squares
+        return self._summed(local, boundary)
+
+    def _summed(self, local: np.ndarray, boundary: list) -> np.ndarray:
+        """:meth:`_finish` from the local bad-cell flags and squares in one array."""
+        n_parts = self.transport.n_parts
         total = self.transport.sum(local)
-        self._raise_if_bad(total[:n_parts])
+        flags = total[:n_parts]
+        if flags.any():
+            self._raise_if_bad(flags)
         self.iteration += 1
         self._boundary_flux = boundary
         self._forces = None
@@ -218,12 +224,15 @@ class Parts:
         bad own cell (a one-element integer array, the part's number of own cells or more
         if none), its sums of the squared rates per variable over its own cells, and its
         boundary fluxes."""
-        bad, local = [], np.zeros(self.gas.n_vars)
-        for first, part_squares, layout in zip(bad_cells, squares, self.layouts, strict=True):
-            first = int(self.backend.to_host(first)[0])
-            bad.append(None if first >= layout.n_own else first)
-            local += self.backend.to_host(part_squares)
-        return self._finish(local, boundary, bad_cells=bad)
+        n_parts, to_host = self.transport.n_parts, self.backend.to_host
+        local = np.zeros(n_parts + self.gas.n_vars)
+        for p, first, part_squares, layout in zip(self.local, bad_cells, squares,
+                                                  self.layouts, strict=True):
+            first = int(to_host(first)[0])
+            if first < layout.n_own:
+                local[p] = layout.file_cells[first] + 1
+            local[n_parts:] += to_host(part_squares)
+        return self._summed(local, boundary)
 
     def _gather_walls(self) -> dict[str, np.ndarray] | None:
         """Per wall marker, a row per face of every part (on the root; None elsewhere),

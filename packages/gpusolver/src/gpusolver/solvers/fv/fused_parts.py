@@ -76,16 +76,15 @@ class FusedPartsRungeKutta:
         of the first stage in its discretisation's ``boundary_flux``.
         """
         local = dt is None
-        limiters = limiters or [(None, VENKATAKRISHNAN)] * len(self.parts)
-        phis = [steps.phi if phi is None else phi
-                for steps, (phi, _) in zip(self.parts, limiters, strict=True)]
-        modes = tuple(mode for _, mode in limiters)
-        for steps in self.parts:
+        phis, modes, starts, u0s, outs = [], [], [], [], []
+        for k, steps in enumerate(self.parts):
+            phi, mode = limiters[k] if limiters else (None, VENKATAKRISHNAN)
+            phis.append(steps.phi if phi is None else phi)
+            modes.append(mode)
             steps.fused.update_far_field()
-        u0s, outs = [], []
         with self.graphs.stream:
             for steps, u in zip(self.parts, states, strict=True):
-                if not any(u is buffer for buffer in steps.states):
+                if u is not steps.states[0] and u is not steps.states[1]:
                     # a state from outside: the stage buffers' halos, which only exchanges
                     # write, start from it (a transport that exchanges nothing then reads
                     # the step's start there, not uninitialised memory)
@@ -94,11 +93,12 @@ class FusedPartsRungeKutta:
                 u0, out = alternate(steps.states, u)
                 u0s.append(u0)
                 outs.append(out)
+                starts.append(u0 is steps.states[0])
                 steps.cfl.fill(cfl)
                 if not local:
                     steps.dt[:1] = dt
-        key = (tuple(u0 is steps.states[0] for u0, steps in zip(u0s, self.parts, strict=True)),
-               self.overlap, local, tuple(id(phi) for phi in phis), modes)
+        modes = tuple(modes)
+        key = (tuple(starts), self.overlap, local, tuple(map(id, phis)), modes)
         self.graphs.run(key, lambda: self._stages(u0s, outs, local, phis, modes))
         for steps, phi, mode in zip(self.parts, phis, modes, strict=True):
             steps.fused.d.boundary_flux = steps.boundary_flux
