@@ -96,7 +96,7 @@ def write_skin_friction(directory: Path, solver) -> list[Path]:
     face centre, skin-friction coefficient along the free stream and the first cell's y+;
     in 2-D ordered along the wall with the arc length ``s`` first, as the Cp files."""
     paths = []
-    for name in getattr(solver, "friction_markers", []):
+    for name in solver.friction_markers:
         centre, cf, y_plus = solver.surface_friction(name)
         paths.append(_write_wall_rows(directory / f"cf_{name}.csv", solver, name,
                                       ["cf", "y_plus"], centre, [cf, y_plus]))

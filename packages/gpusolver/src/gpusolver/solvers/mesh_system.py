@@ -176,9 +176,7 @@ class MeshSystem(System):
 
     def any_rank(self, flag: bool) -> bool:
         """``flag`` summed over the ranks (one 8-byte sum)."""
-        if isinstance(self.solver, Parts):
-            return bool(self.solver.transport.sum(np.array([float(flag)]))[0])
-        return flag
+        return bool(self.solver.transport.sum(np.array([float(flag)]))[0])
 
     # ---------------------------------------------------------------- log
     def log_columns(self) -> list[str]:

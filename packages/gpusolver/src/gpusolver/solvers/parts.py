@@ -26,6 +26,20 @@ from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pres
 BALANCED = 1e-10
 
 
+def shared(name: str, doc: str) -> property:
+    """A property that every local part's discretisation holds alike: read from the
+    first, set on all (``discretisations``)."""
+
+    def get(solver):
+        return getattr(solver.discretisations[0], name)
+
+    def set_(solver, value) -> None:
+        for d in solver.discretisations:
+            setattr(d, name, value)
+
+    return property(get, set_, doc=doc)
+
+
 class PerPart(list):
     """One array per local part, with element-wise arithmetic (another ``PerPart`` pairs
     part by part, anything else applies to every part), so that the one Runge-Kutta loop
@@ -266,6 +280,9 @@ class Parts:
             rows = np.concatenate([process[name] for process in gathered])
             walls[name] = rows[np.argsort(rows[:, 0], kind="stable")]
         return walls
+
+    #: No-slip walls whose skin friction is written (``surface_friction``): none here.
+    friction_markers: tuple[str, ...] = ()
 
     def model_fields(self) -> dict[str, np.ndarray]:
         """Cell fields beyond the flow's, in the file's cell order (none here)."""

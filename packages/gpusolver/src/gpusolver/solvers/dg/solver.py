@@ -41,7 +41,7 @@ from gpusolver.solvers.dg.discretisation import EXACT, DGDiscretisation
 from gpusolver.solvers.dg.fused import FusedDG, HaloSplit
 from gpusolver.solvers.dg.fused_parts import FusedDGPartsSteps
 from gpusolver.solvers.dg.layout import DGLayout
-from gpusolver.solvers.parts import Parts, PerPart
+from gpusolver.solvers.parts import Parts, PerPart, shared
 from meshorder import Mesh, Topology
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart
@@ -175,25 +175,8 @@ class DGSolver(Parts):
         self.states = [value]
 
     # ------------------------------------------------------------------ every part
-    @property
-    def cfl(self) -> float:
-        """The CFL number of the time steps."""
-        return self.discretisations[0].cfl
-
-    @cfl.setter
-    def cfl(self, value: float) -> None:
-        for d in self.discretisations:
-            d.cfl = value
-
-    @property
-    def time(self) -> float:
-        """Physical time (that of every part: their exact boundary states)."""
-        return self.discretisations[0].time
-
-    @time.setter
-    def time(self, value: float) -> None:
-        for d in self.discretisations:
-            d.time = value
+    cfl = shared("cfl", "The CFL number of the time steps.")
+    time = shared("time", "Physical time (that of every part: their exact boundary states).")
 
     @property
     def states(self) -> list:

@@ -50,7 +50,7 @@ from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.multigrid import Multigrid
 from gpusolver.solvers.fv.turbulence import SpalartAllmarasFV
-from gpusolver.solvers.parts import Parts, PerPart
+from gpusolver.solvers.parts import Parts, PerPart, shared
 from meshorder import Mesh, Topology
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart
@@ -260,6 +260,8 @@ class Solver(Parts):
         self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
         self.overlap = overlap
+        if turbulence != "none":  # the fused kernels have no eddy viscosity yet
+            kernels = "arrays"
         self.discretisations = [
             Discretisation(layout.geometry, gas, scheme or Scheme(),
                            specs if self.mesh is not None else  # a part: its markers
@@ -329,8 +331,8 @@ class Solver(Parts):
                                        coarse_cells=self.plan.coarse_levels())
 
     def _turbulence(self, model: str, specs: dict) -> list[SpalartAllmarasFV] | None:
-        """The model of each local part, the wall distance from every part's walls; the
-        discretisations then run array code (the fused kernels have no eddy viscosity)."""
+        """The model of each local part, the wall distance from every part's walls (the
+        discretisations run array code: see the constructor)."""
         if model == "none":
             return None
         if model not in TURBULENCE_MODELS:
@@ -346,7 +348,6 @@ class Solver(Parts):
         faces = np.concatenate(self.transport.everyone(mine))
         models = []
         for d, layout in zip(self.discretisations, self.layouts, strict=True):
-            d.fused = None
             distance = wall_distance(layout.geometry.centroid.T, faces)
             models.append(TURBULENCE_MODELS[model](d, distance))
         return models
@@ -434,9 +435,7 @@ class Solver(Parts):
 
         ``speeds``: the face wave speeds of ``u``, if already computed.
         """
-        d = self.discretisation
-        cfl = self.cfl if cfl is None else cfl
-        dt = cfl * d.geometry.volume / d.spectral_radius(u, speeds)
+        dt = _cell_steps(self.discretisation, u, self.cfl if cfl is None else cfl, speeds)
         return dt if self.stepping.local_time_step else self._global_minimum([dt])
 
     def _global_minimum(self, dts: list):
@@ -451,7 +450,7 @@ class Solver(Parts):
         """Every local part's time steps at its state and the CFL number (local, or the
         global one: the least over the own cells of every part)."""
         speeds = speeds or [None] * len(self.states)
-        dts = [self.cfl * d.geometry.volume / d.spectral_radius(u, s)
+        dts = [_cell_steps(d, u, self.cfl, s)
                for d, u, s in zip(self.discretisations, self.states, speeds, strict=True)]
         if self.stepping.local_time_step:
             return PerPart(dts)
@@ -485,9 +484,8 @@ class Solver(Parts):
         squares = 0.0
         for model, d, u, layout in zip(self.turbulence, self.discretisations, starts,
                                        self.layouts, strict=True):
-            cfl = min(self.cfl, self.stepping.turbulence_cfl)
-            dt_cells = cfl * d.geometry.volume / d.spectral_radius(u)
-            model.step(u, d.mass_flux, dt_cells)
+            model.step(u, d.mass_flux,
+                       _cell_steps(d, u, min(self.cfl, self.stepping.turbulence_cfl)))
             squares += model.residual_norm**2 * layout.n_own
         self.turbulence_residual = float(np.sqrt(self.transport.sum(
             np.array([squares]))[0] / self.n_cells))
@@ -511,8 +509,7 @@ class Solver(Parts):
             self.u = self.multigrid.correct(self.u, self.cfl)
         if self._vortex_far_field:
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
-            for d in self.discretisations:
-                d.circulation = circulation_of_lift(self.gas, lift)
+            self.circulation = circulation_of_lift(self.gas, lift)
         if not self.stepping.local_time_step:
             self.time += float(dt)
         self._adapt(float(norms[0]))
@@ -693,15 +690,14 @@ class Solver(Parts):
         mu = self.gas.viscosity(self.gas.temperature(w))
         return skin_friction(flux, self.host, self.gas, marker, w[0], mu)
 
-    @property
-    def circulation(self) -> float:
-        """Circulation of the body seen by vortex-corrected far fields (checkpointed)."""
-        return self.discretisations[0].circulation
+    circulation = shared("circulation", "Circulation of the body seen by vortex-corrected "
+                         "far fields (checkpointed).")
 
-    @circulation.setter
-    def circulation(self, value: float) -> None:
-        for d in self.discretisations:
-            d.circulation = value
+
+def _cell_steps(d: Discretisation, u, cfl: float, speeds=None):
+    """Each cell's stable time step ``cfl V / sum_f (|u.n| + c + 4 lambda_v) A_f`` at the
+    state ``u`` (``speeds``: its face wave speeds, if already computed)."""
+    return cfl * d.geometry.volume / d.spectral_radius(u, speeds)
 
 
 def _wall_corners(layout: PartLayout, walls: list[str], points: np.ndarray) -> np.ndarray:

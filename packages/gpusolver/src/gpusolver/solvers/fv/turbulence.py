@@ -80,8 +80,7 @@ class SpalartAllmarasFV:
         mean flow's next residuals."""
         d, xp = self.d, self.xp
         g, ni = d.geometry, d.n_interior
-        w = d.gas.to_primitive(u)
-        mu_t = sa.eddy_viscosity(w[0], self.nt, self.laminar_viscosity(w) / w[0])
+        mu_t = self.cell_eddy_viscosity(u)
         face = mu_t[g.left]
         face[:ni] = 0.5 * (face[:ni] + mu_t[g.right[:ni]])
         face[ni:] = xp.where(self.boundary_kind == 1, 0.0, face[ni:])
