@@ -144,3 +144,29 @@ def test_binary_plot3d_is_refused(tmp_path):
     grid.write_bytes(b"\x00\x01\xff\xfe" * 10)
     with pytest.raises(MeshReadError, match="binary PLOT3D is not read"):
         read_mesh(grid)
+
+
+def test_a_grid_whose_counts_fit_no_dimension_is_refused(tmp_path):
+    grid = tmp_path / "odd.x"
+    grid.write_text("1\n3 3\n0 1 2\n")
+    with pytest.raises(MeshReadError, match="odd.x: neither a 2D nor a 3D PLOT3D grid"):
+        read_mesh(grid)
+
+
+@pytest.mark.parametrize("lines, message", [
+    ("'wall' 1 a 1 2 1 4\n", r"line 1: 'name' then block, face and four point indices"),
+    ("'wall' 1 1 1\n", r"line 1: 6 numbers expected after 'wall', found 3"),
+    ("'wall' 2 1 1 2 1 4\n", r"line 1: block 2 face 1 does not exist"),
+    ("'wall' 1 7 1 2 1 4\n", r"line 1: block 1 face 7 does not exist"),
+    ("# only a comment\n", r"no boundary segments"),
+    ("'wall' 1 1 1 2 1 4\n'one-to-one' 1 1 1 2 1 4 1 2 1 2 1 3 false\n",
+     r"line 2: the one-to-one segments have 4 and 3 points"),
+    ("'wall' 1 1 1 2 1 4\n'one-to-one' 1 1 1 2 1 4 1 2 1 2 1 4 false\n",
+     r"line 2: the one-to-one segments' points are 1 apart; they must coincide"),
+])
+def test_a_map_that_does_not_fit_is_refused_naming_its_line(tmp_path, lines, message):
+    grid = tmp_path / "block.p2dfmt"
+    _write_grid(grid, [_rectangle(0.0, 1.0, 4, 3)])
+    (tmp_path / "block.nmf").write_text(lines)
+    with pytest.raises(MeshReadError, match=f"block.nmf.*{message}"):
+        read_mesh(grid)
