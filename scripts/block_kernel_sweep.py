@@ -42,7 +42,7 @@ def main(cells: int, out: Path, orderings: list[str]) -> None:
         plan = make_plan(mesh, PlanOptions(cells=ordering), topology=topology)
         tables = {}
         for precision, dtype in (("fp64", np.float64), ("fp32", np.float32)):
-            faces = FaceLayout.from_geometry(build_geometry(mesh, topology, plan), dtype)
+            faces = FaceLayout.from_geometry(build_geometry(mesh, plan), dtype)
             state64 = random_state(mesh.n_cells, np.random.default_rng(0))
             state = cupy.asarray(state64.astype(dtype))
             reference = cupy.zeros_like(state)

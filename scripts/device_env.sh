@@ -18,3 +18,10 @@ if [ -f .whl/mpich-lite.tar.xz ]; then
     export LD_LIBRARY_PATH="/tmp/mpich/lib:$LD_LIBRARY_PATH"
     export MPI4PY_LIBMPI=/tmp/mpich/lib/libmpi.so.12
 fi
+# Bytecode as an installed package has it: the image neither writes nor ships it for this
+# checkout and the carried wheels, so each process would compile ~550 modules (0.9 s).
+# One writable cache for every module (the image's ones are written on their first import).
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=/tmp/pycache
+python3 -m compileall -q -j 0 /tmp/site packages/meshorder/src packages/gpusolver/src \
+    > /dev/null 2>&1 || true

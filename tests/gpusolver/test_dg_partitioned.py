@@ -33,7 +33,7 @@ def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy", **options):
     print(f"seed {seed}")
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=n_parts), topology=topology)
-    whole = DGSolver(mesh, gas, boundaries, plan=plan, topology=topology, **options)
+    whole = DGSolver(mesh, gas, boundaries, plan=plan, **options)
     parts = DGSolver(every_part(plan), gas, boundaries, backend=backend, **options)
     u = whole.conserved()
     u *= 1.0 + 0.01 * np.random.default_rng(seed).uniform(-1, 1, u.shape)

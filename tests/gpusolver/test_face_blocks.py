@@ -17,7 +17,7 @@ from meshorder.testing import box_mesh, grid_mesh
 def faces_of(mesh, cells="rcm"):
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(cells=cells), topology=topology)
-    return FaceLayout.from_geometry(build_geometry(mesh, topology, plan)), plan.n_cells
+    return FaceLayout.from_geometry(build_geometry(mesh, plan)), plan.n_cells
 
 
 def block_faces(blocks, block, n_faces):

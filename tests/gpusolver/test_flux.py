@@ -15,14 +15,14 @@ from meshorder.testing import box_mesh, grid_mesh
 def layout(mesh, cells="rcm", dtype=np.float64):
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(cells=cells), topology=topology)
-    return FaceLayout.from_geometry(build_geometry(mesh, topology, plan), dtype), plan
+    return FaceLayout.from_geometry(build_geometry(mesh, plan), dtype), plan
 
 
 @pytest.mark.parametrize("mesh", [grid_mesh(5, 4, "triangle"), box_mesh(3, 3, 3)],
                          ids=["2d", "3d"])
 def test_closed_cells_have_zero_net_area_vector(mesh):
     topology = Topology(mesh)
-    normal, area = face_geometry(mesh, topology)
+    normal, area = face_geometry(mesh.points, topology.face_nodes, mesh.dim)
     total = np.zeros((3, mesh.n_cells))
     left, right = topology.face_cells.T
     for k in range(3):
@@ -69,6 +69,42 @@ def test_minimum_bytes_model():
     assert faces.minimum_bytes(plan.n_cells) == faces.n_faces * (8 + 16) + plan.n_cells * 60
 
 
+def _geometry_arrays(geometry):
+    return {name: getattr(geometry, name) for name in
+            ("volume", "centroid", "left", "right", "normal", "area", "face_centre",
+             "boundary_nodes")}
+
+
+@pytest.mark.parametrize("mesh", [grid_mesh(5, 4, "mixed"), box_mesh(3, 2, 2, "prism")],
+                         ids=["2d", "3d"])
+def test_a_plan_of_format_2_is_completed_from_the_mesh_and_lays_out_the_same(tmp_path, mesh):
+    from gpusolver import load_plan_for
+    from meshorder import PlanError
+
+    plan = make_plan(mesh, PlanOptions(cells="rcm"))
+    old = plan.replace(face_nodes=np.zeros((0, 2), np.int64), face_facet=np.zeros(0, np.int64))
+    with pytest.raises(PlanError, match="holds no face nodes"):
+        build_geometry(mesh, old)
+    old.save(tmp_path / "old.npz")
+    completed = load_plan_for(mesh, str(tmp_path / "old.npz"))
+    for name, value in _geometry_arrays(build_geometry(mesh, plan)).items():
+        np.testing.assert_array_equal(getattr(build_geometry(mesh, completed), name), value)
+    np.testing.assert_array_equal(completed.face_facet, plan.face_facet)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mesh", [grid_mesh(9, 7, "mixed"), box_mesh(5, 4, 3, "prism"),
+                                  box_mesh(5, 4, 3)], ids=["2d", "prisms", "tetrahedra"])
+def test_geometry_computed_on_the_gpu_equals_numpys(mesh):
+    from gpusolver.backends import get_backend
+
+    plan = make_plan(mesh, PlanOptions(cells="rcm"))
+    reference = _geometry_arrays(build_geometry(mesh, plan))
+    for name, value in _geometry_arrays(build_geometry(mesh, plan, get_backend("cupy"))).items():
+        assert isinstance(value, np.ndarray)
+        np.testing.assert_allclose(value, reference[name], rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize(("dtype", "tolerance"), [(np.float64, 1e-12), (np.float32, 1e-5)])
 @pytest.mark.parametrize("cells", ["native", "rcm"])
@@ -97,7 +133,7 @@ def test_every_strategy_kernel_matches_numpy(dtype, tolerance, strategy, mesh):
 
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(colour=True), topology=topology)
-    faces = FaceLayout.from_geometry(build_geometry(mesh, topology, plan), dtype)
+    faces = FaceLayout.from_geometry(build_geometry(mesh, plan), dtype)
     state = random_state(plan.n_cells, np.random.default_rng(), dtype)  # fresh random data
     reference = rusanov_residual(state.astype(np.float64), faces)
     runner = kernels.FaceFlux(faces, plan.n_cells, strategy, plan.colour_order,

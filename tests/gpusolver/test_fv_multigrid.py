@@ -33,7 +33,7 @@ def _closure(g) -> np.ndarray:
 @pytest.mark.parametrize("mesh", [grid_mesh(9, 7, "triangle"), box_mesh(4, 3, 3)],
                          ids=["triangles", "tetrahedra"])
 def test_coarse_cells_are_closed_and_keep_volume_and_boundary_area(mesh):
-    fine = build_geometry(mesh, Topology(mesh), make_plan(mesh))
+    fine = build_geometry(mesh, make_plan(mesh))
     coarse = agglomerate(Topology(mesh).cell_graph)[fine.cell_order]  # plan order
     g = coarse_geometry(fine, coarse)
     assert g.n_cells == coarse.max() + 1 and g.n_cells < fine.n_cells / 3
@@ -65,6 +65,32 @@ def test_the_solver_takes_its_levels_from_the_plan():
     assert solver.multigrid.n_cells == plan.metrics["multigrid_cells"]
     made = perturbed_solver(mesh, stepping=Stepping("lusgs", multigrid=2))  # plan made here
     assert made.plan.metrics["multigrid_cells"] == made.multigrid.n_cells
+
+
+def test_coarse_sweep_colours_of_the_plan_are_those_the_solver_would_make():
+    """The plan's coarse colours (``meshorder reorder --sweep-colours --multigrid``) are a
+    colouring of each coarse level's cells, equal to the one made from the coarse
+    geometry: the same sweeps, so the same answer, without colouring at start."""
+    from meshorder.hyperplanes import colour_levels
+    from meshorder.pipeline import PlanOptions
+    from meshorder.topology import CSR
+
+    mesh = grid_mesh(40, 40, "triangle")
+    plan = make_plan(mesh, PlanOptions(multigrid=2, sweep_colours=True))
+    assert [len(c) for c in plan.coarse_colours()] == plan.metrics["multigrid_cells"]
+    stepping = Stepping("lusgs", multigrid=2, sweeps="colours")
+    solver = perturbed_solver(mesh, plan=plan, stepping=stepping)
+    for level, colour in zip(solver.multigrid.levels, plan.coarse_colours(), strict=True):
+        g = level.discretisation.geometry
+        left, right = g.left[:g.n_interior], g.right[:g.n_interior]
+        assert np.all(colour[left] != colour[right])
+        made, _ = colour_levels(CSR.from_pairs(left, right, g.n_cells))
+        np.testing.assert_array_equal(made.level, colour)
+    bare = perturbed_solver(mesh, plan=plan.replace(coarse_colour=np.zeros(0, np.int64)),
+                            stepping=stepping)
+    for _ in range(3):
+        solver.step(), bare.step()
+    np.testing.assert_array_equal(solver.conserved(), bare.conserved())
 
 
 def _free_stream(solver: Solver):

@@ -39,7 +39,7 @@ def _pair(mesh, boundaries, gas, n_parts, seed, backend="numpy", faces="greedy")
     plan = make_plan(mesh, PlanOptions(partitions=n_parts), topology=topology)
     scheme = Scheme("roe", 2, "least-squares", "venkatakrishnan")
     whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
-                   plan=plan, backend=backend, topology=topology)
+                   plan=plan, backend=backend)
     parts = on_parts(every_part(plan), gas, boundaries, scheme=scheme, cfl=0.8,
                               backend=backend, faces=faces)
     w = whole.primitive()
@@ -214,7 +214,7 @@ def test_lusgs_on_parts_converges_to_the_one_part_steady_state():
     topology = Topology(mesh)
     gas, scheme = Gas(dim=2, mach=0.5, aoa_deg=20.0), Scheme(order=2)
 
-    whole = Solver(mesh, gas, boundaries, scheme=scheme, backend="numpy", topology=topology,
+    whole = Solver(mesh, gas, boundaries, scheme=scheme, backend="numpy",
                    stepping=Stepping("lusgs", cfl=50.0, cfl_max=1e4))
     w = whole.primitive()
     w[1] *= 1 + 0.3 * np.sin(3 * whole.centroids()[0])
@@ -287,7 +287,7 @@ gas = Gas(dim=2, mach=0.6, aoa_deg=2.0)
 boundaries = {"airfoil": "slip-wall", "farfield": "farfield"}
 scheme = Scheme("roe", 2, "least-squares", "venkatakrishnan")
 whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
-               plan=plan, backend="numpy", topology=topology)
+               plan=plan, backend="numpy")
 w = whole.primitive()
 w *= 1.0 + 0.05 * np.random.default_rng(int(sys.argv[2])).uniform(-1, 1, w.shape)
 whole.set_primitive(w)

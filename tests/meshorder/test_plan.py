@@ -126,6 +126,58 @@ def test_version_1_plans_still_load(tmp_path, box_plan):
         np.testing.assert_array_equal(getattr(old, name), getattr(plan, name))
 
 
+@pytest.mark.parametrize("mesh", [grid_mesh(4, 3, "mixed"), box_mesh(2, 2, 2, "prism")],
+                         ids=["2d", "3d"])
+def test_plan_faces_hold_the_topologys_nodes_and_facets_in_the_new_order(tmp_path, mesh):
+    from meshorder import Topology
+
+    topology = Topology(mesh)
+    plan = make_plan(mesh, PlanOptions(cells="rcm"))
+    np.testing.assert_array_equal(plan.face_nodes, topology.face_nodes[plan.face_order])
+    np.testing.assert_array_equal(plan.face_facet, topology.face_facet[plan.face_order])
+    assert np.all(plan.face_facet[: plan.n_interior_faces] == -1)
+    plan.save(tmp_path / "plan.npz")
+    loaded = Plan.load(tmp_path / "plan.npz")
+    assert loaded.has_face_nodes()
+    np.testing.assert_array_equal(loaded.face_nodes, plan.face_nodes)
+    np.testing.assert_array_equal(loaded.face_facet, plan.face_facet)
+
+
+def test_format_2_plans_load_without_face_nodes(tmp_path, box_plan):
+    _, plan = box_plan
+    path = rewrite(tamper(tmp_path, plan), meta={"format_version": 2})
+    with np.load(path) as data:
+        contents = {name: data[name] for name in data.files
+                    if name not in ("face_nodes", "face_facet")}
+    np.savez(path, **contents)
+    old = Plan.load(path)
+    assert not old.has_face_nodes() and old.face_nodes.shape == (0, 2)
+    np.testing.assert_array_equal(old.face_cells, plan.face_cells)
+
+
+def test_load_rejects_face_nodes_outside_the_mesh_or_of_another_shape(tmp_path, box_plan):
+    _, plan = box_plan
+    nodes = plan.face_nodes.copy()
+    nodes[0, 0] = len(plan.node_order)
+    with pytest.raises(PlanError, match="face_nodes holds node ids outside"):
+        Plan.load(tamper(tmp_path, plan, face_nodes=nodes))
+    with pytest.raises(PlanError, match="face_nodes has shape"):
+        Plan.load(tamper(tmp_path, plan, face_nodes=plan.face_nodes[:-1]))
+    with pytest.raises(PlanError, match="face_facet has shape"):
+        Plan.load(tamper(tmp_path, plan, face_facet=plan.face_facet[:-1]))
+
+
+def test_a_new_face_order_takes_every_face_array_along():
+    plan = make_plan(grid_mesh(3, 3, "triangle"))
+    order = np.arange(plan.n_faces)[::-1]
+    turned = plan.with_face_order(order)
+    for name in ("face_order", "face_cells", "face_marker", "face_nodes", "face_facet"):
+        np.testing.assert_array_equal(getattr(turned, name), getattr(plan, name)[order])
+    coloured = make_plan(grid_mesh(3, 3, "triangle"), PlanOptions(colour=True))
+    with pytest.raises(PlanError, match="keeps its face order"):
+        coloured.with_face_order(order)
+
+
 @pytest.mark.parametrize("compress", [False, True])
 def test_saved_plans_are_compact_and_round_trip_exactly(tmp_path, compress):
     from meshorder.plan import ARRAY_FIELDS
@@ -326,6 +378,19 @@ def test_load_rejects_multigrid_levels_that_do_not_chain(tmp_path):
         Plan.load(tamper(tmp_path, plan, coarse_cells=cells))
     with pytest.raises(PlanError, match="multigrid levels do not add up"):
         Plan.load(tamper(tmp_path, plan, coarse_offsets=plan.coarse_offsets[:-1]))
+
+
+def test_coarse_sweep_colours_round_trip_and_must_cover_the_coarse_cells(tmp_path):
+    plan = make_plan(grid_mesh(40, 40, "triangle"), PlanOptions(multigrid=2,
+                                                                sweep_colours=True))
+    assert len(plan.coarse_colours()) == 2
+    plan.save(tmp_path / "plan.npz")
+    for saved, made in zip(Plan.load(tmp_path / "plan.npz").coarse_colours(),
+                           plan.coarse_colours(), strict=True):
+        np.testing.assert_array_equal(saved, made)
+    assert make_plan(grid_mesh(40, 40, "triangle"), PlanOptions(multigrid=2)).coarse_colours() == []
+    with pytest.raises(PlanError, match="coarse_colour must hold a colour"):
+        Plan.load(tamper(tmp_path, plan, coarse_colour=plan.coarse_colour[:-1]))
 
 
 def test_nested_temporaries_of_killed_writers_are_removed_too(tmp_path):

@@ -7,7 +7,7 @@ through the run loop of :mod:`gpusolver.run`. The layers: ``docs/architecture.md
 """
 
 from gpusolver.errors import ConfigError, GpusolverError, SolverDivergedError
-from meshorder import Mesh
+from meshorder import Mesh, Topology
 from meshorder.plan import Plan
 
 __version__ = "0.1.0"
@@ -23,6 +23,10 @@ def load_plan_for(mesh: Mesh, path: str) -> Plan:
     """
     plan = Plan.load(path)
     plan.check_mesh(mesh.digest(), mesh.source)
+    if not plan.has_face_nodes():  # format 2 or older: the faces' nodes from the mesh
+        topology = Topology(mesh)
+        plan = plan.replace(face_nodes=topology.face_nodes[plan.face_order],
+                            face_facet=topology.face_facet[plan.face_order])
     return plan
 
 

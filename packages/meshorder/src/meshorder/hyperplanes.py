@@ -94,10 +94,21 @@ def colour_levels(graph: CSR, seed: int = 0) -> tuple[Levels, Levels]:
     >>> forward.n_levels, backward.n_levels
     (2, 2)
     """
-    colouring = colour_cells(graph, seed)
-    reverse = colouring.n_colours - 1 - colouring.colour
-    return (Levels(colouring.colour, colouring.order, colouring.offsets),
-            Levels(reverse, *grouped(reverse)))
+    return colour_sweeps(colour_cells(graph, seed).colour)
+
+
+def colour_sweeps(colour: np.ndarray) -> tuple[Levels, Levels]:
+    """Forward and backward sweep levels of cells coloured ``colour`` (see
+    :func:`colour_levels`).
+
+    Examples
+    --------
+    >>> forward, backward = colour_sweeps(np.array([1, 0, 1]))
+    >>> forward.order.tolist(), backward.order.tolist()
+    ([1, 0, 2], [0, 2, 1])
+    """
+    reverse = int(colour.max(initial=-1)) - colour
+    return Levels(colour, *grouped(colour)), Levels(reverse, *grouped(reverse))
 
 
 def split_levels(lower: CSR, upper: CSR, *, backward: bool = False) -> Levels:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import __version__
-from .agglomeration import hierarchy
+from .agglomeration import coarse_graph, hierarchy
 from .blocks import BLOCK_ARRAYS, build_face_blocks
-from .colouring import colour_items
+from .colouring import colour_cells, colour_items
 from .errors import UsageError
 from .faceorder import get_face_order
 from .hyperplanes import colour_levels, renumber_by_level, sweep_levels
@@ -22,7 +22,7 @@ from .partition import Partition, PartitionError, partition_cells
 from .permutation import check_permutation, inverse
 from .plan import Plan
 from .progress import Steps
-from .topology import Topology, sorted_columns
+from .topology import CSR, Topology, sorted_columns
 
 #: The default combination, chosen from the measurements in docs/benchmarks.md.
 DEFAULT_CELLS = "rcm"
@@ -235,12 +235,16 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
             arrays |= {"coarse_cells": np.concatenate([np.zeros(0, np.int64), *maps]),
                        "coarse_offsets": np.cumsum([0, *map(len, maps)]).astype(np.int64)}
             metrics["multigrid_cells"] = [int(m.max()) + 1 for m in maps]
+            if options.sweep_colours and maps:  # a solver sweeps its coarse levels by colour
+                arrays["coarse_colour"] = _coarse_colours(new_graph, maps, options.seed)
     cell_rank = inverse(cell_order)
     with steps.step(f"faces:{options.faces}"):
         face_order = get_face_order(options.faces)(topology, cell_rank, seed_cells=seed_cells)
         old = topology.face_cells[face_order]
         face_cells = np.where(old >= 0, cell_rank[np.maximum(old, 0)], -1)
         face_marker = topology.face_marker[face_order]
+        arrays |= {"face_nodes": topology.face_nodes[face_order],
+                   "face_facet": topology.face_facet[face_order]}
     if options.colour:
         with steps.step("colour"):
             colouring = colour_items(face_cells[:, 0], face_cells[:, 1], mesh.n_cells)
@@ -276,6 +280,16 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                 **arrays)
     plan.validate()
     return plan
+
+
+def _coarse_colours(graph: CSR, maps: list[np.ndarray], seed: int) -> np.ndarray:
+    """The cell colours (:func:`~meshorder.colouring.colour_cells`) of each coarse level of
+    ``graph`` agglomerated by ``maps``, level after level."""
+    colours = []
+    for coarse in maps:
+        graph = coarse_graph(graph, coarse)
+        colours.append(colour_cells(graph, seed=seed).colour)
+    return np.concatenate(colours)
 
 
 def _partition_arrays(split: Partition) -> dict[str, np.ndarray]:

@@ -26,8 +26,10 @@ from .partition import Partition
 from .permutation import check_permutation, group_of, stable_argsort
 
 #: 2: indices in the narrowest integer type, groupings stored as one group id per item
-#: (their orders and offsets are rebuilt on load); version 1 files still load.
-FORMAT_VERSION = 2
+#: (their orders and offsets are rebuilt on load); 3: the faces' nodes and file facets
+#: (so that a solver lays out the faces without the mesh's topology). Version 1 and 2
+#: files still load, without the arrays that came later.
+FORMAT_VERSION = 3
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_GROUPS = np.zeros(1, dtype=np.int64)
@@ -43,12 +45,16 @@ GROUPINGS = {"colour": ("colour_order", "colour_offsets"),
 PARTITION_ARRAYS = ("part_offsets", "part_interior", "send_pairs", "send_offsets",
                     "send_cells")
 
-#: Agglomeration multigrid levels (:mod:`meshorder.agglomeration`), when asked.
-MULTIGRID_ARRAYS = ("coarse_cells", "coarse_offsets")
+#: Agglomeration multigrid levels (:mod:`meshorder.agglomeration`), when asked, and their
+#: cells' sweep colours (with ``sweep_colours``).
+MULTIGRID_ARRAYS = ("coarse_cells", "coarse_offsets", "coarse_colour")
+
+#: The faces' nodes and file facets (format 3; empty in older files).
+FACE_ARRAYS = ("face_nodes", "face_facet")
 
 #: Array fields, in file order.
 ARRAY_FIELDS = (
-    "cell_order", "node_order", "face_order", "face_cells", "face_marker",
+    "cell_order", "node_order", "face_order", "face_cells", "face_marker", *FACE_ARRAYS,
     "colour_order", "colour_offsets", "forward_order", "forward_offsets",
     "backward_order", "backward_offsets", "edges", "edge_colour_order", "edge_colour_offsets",
     *(f"block_{name}" for name in BLOCK_ARRAYS),
@@ -87,6 +93,13 @@ class Plan:
         ``(n_faces, 2)`` left and right (or -1) cell of each face, new numbering.
     face_marker : numpy.ndarray
         Marker of each face, -1 for interior faces.
+    face_nodes : numpy.ndarray
+        ``(n_faces, k)`` the mesh's nodes of each face (-1 pads; ``k`` is 2 in 2D, 4 in
+        3D, as :attr:`meshorder.Topology.face_nodes`), ``(0, 2)`` in plans of format 2
+        or older.
+    face_facet : numpy.ndarray
+        The boundary facet of the mesh file on each face (-1: none; empty in plans of
+        format 2 or older).
     colour_order, colour_offsets : numpy.ndarray
         Face colour classes (new face indices).
     forward_order, forward_offsets, backward_order, backward_offsets : numpy.ndarray
@@ -108,6 +121,9 @@ class Plan:
         (see :meth:`partition`).
     coarse_cells, coarse_offsets : numpy.ndarray
         Multigrid levels (``[0]`` and empty: none), see :meth:`coarse_levels`.
+    coarse_colour : numpy.ndarray
+        The sweep colour of every coarse cell, level after level (empty: none), see
+        :meth:`coarse_colours`.
     parts : tuple of PartMesh
         With partitions: every part's mesh (own and halo cells), what one rank reads
         (:func:`read_plan_part`); empty otherwise.
@@ -122,6 +138,8 @@ class Plan:
     face_order: np.ndarray
     face_cells: np.ndarray
     face_marker: np.ndarray
+    face_nodes: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    face_facet: np.ndarray = field(default_factory=lambda: _EMPTY)
     colour_order: np.ndarray = field(default_factory=lambda: _EMPTY)
     colour_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
     forward_order: np.ndarray = field(default_factory=lambda: _EMPTY)
@@ -146,6 +164,7 @@ class Plan:
     send_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
     coarse_cells: np.ndarray = field(default_factory=lambda: _EMPTY)
     coarse_offsets: np.ndarray = field(default_factory=lambda: _NO_GROUPS)
+    coarse_colour: np.ndarray = field(default_factory=lambda: _EMPTY)
     parts: tuple[PartMesh, ...] = ()
     format_version: int = FORMAT_VERSION
     created_by: str = ""
@@ -165,6 +184,14 @@ class Plan:
         the mesh, new numbering) to their coarse cells of level ``k + 1``."""
         offsets = self.coarse_offsets
         return [self.coarse_cells[a:b] for a, b in itertools.pairwise(offsets)]
+
+    def coarse_colours(self) -> list[np.ndarray]:
+        """The cell colours of each coarse level for LU-SGS colour sweeps (entry ``k``:
+        the cells of level ``k + 1``), or ``[]`` when the plan has none."""
+        if not len(self.coarse_colour):
+            return []
+        sizes = [int(coarse.max()) + 1 for coarse in self.coarse_levels()]
+        return np.split(self.coarse_colour, np.cumsum(sizes)[:-1])
 
     @property
     def n_interior_faces(self) -> int:
@@ -300,6 +327,7 @@ class Plan:
         if n_faces and (self.face_cells.min() < -1 or self.face_cells.max() >= n
                         or self.face_cells[:, 0].min() < 0):
             raise PlanError(f"face_cells holds cell ids outside 0..{n - 1}")
+        self._check_face_nodes()
         unknown = set(np.unique(self.face_marker[self.face_marker >= 0]).tolist()) - set(
             self.marker_names)
         if unknown:
@@ -321,6 +349,25 @@ class Plan:
         self._check_partition()
         self._check_coarse_levels()
 
+    def has_face_nodes(self) -> bool:
+        """Whether the plan holds its faces' nodes and facets (format 3 and later)."""
+        return len(self.face_nodes) > 0 or self.n_faces == 0
+
+    def _check_face_nodes(self) -> None:
+        if not len(self.face_nodes) and not len(self.face_facet):
+            return
+        n_faces, n_nodes = self.n_faces, len(self.node_order)
+        nodes, facet = self.face_nodes, self.face_facet
+        if nodes.ndim != 2 or len(nodes) != n_faces or nodes.shape[1] not in (2, 4):
+            raise PlanError(f"face_nodes has shape {nodes.shape}, expected ({n_faces}, 2) "
+                            f"or ({n_faces}, 4)")
+        if facet.shape != (n_faces,):
+            raise PlanError(f"face_facet has shape {facet.shape}, expected ({n_faces},)")
+        if n_faces and (nodes.min() < -1 or nodes.max() >= n_nodes or nodes[:, :2].min() < 0
+                        or facet.min() < -1):
+            raise PlanError(f"face_nodes holds node ids outside 0..{n_nodes - 1}, or "
+                            "face_facet a facet below -1")
+
     def _check_coarse_levels(self) -> None:
         offsets, n = self.coarse_offsets, self.n_cells
         if offsets[0] != 0 or offsets[-1] != len(self.coarse_cells):
@@ -330,6 +377,11 @@ class Plan:
                 raise PlanError(f"multigrid level {k + 1} does not map the {n} cells of "
                                 f"level {k} to fewer coarse cells")
             n = int(coarse.max()) + 1
+        n_coarse = sum(int(coarse.max()) + 1 for coarse in self.coarse_levels())
+        colour = self.coarse_colour
+        if len(colour) and (len(colour) != n_coarse or colour.min() < 0):
+            raise PlanError(f"coarse_colour must hold a colour (>= 0) for each of the "
+                            f"{n_coarse} coarse cells")
 
     def _check_partition(self) -> None:
         offsets, n = self.part_offsets, self.n_cells
@@ -355,6 +407,23 @@ class Plan:
     def replace(self, **changes: object) -> Plan:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+    def with_face_order(self, order: np.ndarray) -> Plan:
+        """A copy with its faces taken in ``order`` (new -> this plan's face index), every
+        face array with them.
+
+        Raises
+        ------
+        PlanError
+            If the plan groups its faces (colours or blocks), which would not follow.
+        """
+        if len(self.colour_order) or len(self.block_cells):
+            raise PlanError("a plan with face colours or blocks keeps its face order")
+        changes = {name: getattr(self, name)[order]
+                   for name in ("face_order", "face_cells", "face_marker")}
+        if self.has_face_nodes():
+            changes |= {name: getattr(self, name)[order] for name in FACE_ARRAYS}
+        return self.replace(**changes)
 
 
 @dataclass(frozen=True)
@@ -471,9 +540,11 @@ def _read_part(path: str | Path, data, meta: dict, part: int) -> PartMesh:
 
 
 def _optional_defaults() -> dict[str, np.ndarray]:
-    """Defaults of the fields older plan files lack (face blocks, partitions, multigrid)."""
+    """Defaults of the fields older plan files lack (face nodes, face blocks, partitions,
+    multigrid)."""
     return {f.name: f.default_factory() for f in dataclasses.fields(Plan)
-            if f.name.startswith("block_") or f.name in (*PARTITION_ARRAYS, *MULTIGRID_ARRAYS)}
+            if f.name.startswith("block_")
+            or f.name in (*FACE_ARRAYS, *PARTITION_ARRAYS, *MULTIGRID_ARRAYS)}
 
 
 def _narrow(array: np.ndarray) -> np.ndarray:

@@ -66,8 +66,7 @@ def run_dg_benchmark(mesh: Mesh, *, orderings: list[str], degrees: list[int],
     for ordering in orderings:
         plan = make_plan(mesh, PlanOptions(cells=ordering), topology=topology)
         for degree in degrees:
-            solver = DGSolver(mesh, gas, boundaries, degree=degree, flux="llf", plan=plan,
-                              topology=topology)
+            solver = DGSolver(mesh, gas, boundaries, degree=degree, flux="llf", plan=plan)
             u = solver.discretisation.project(vortex_state(gas))
             n, dofs = solver.layout.n_elements, solver.layout.n_elements * solver.layout.n_modes
             for precision in precisions:

@@ -70,7 +70,7 @@ def run_benchmark(mesh: Mesh, *, orderings: list[str], precisions: list[str],
     rows = []
     for name, (order, order_s) in orders.items():
         plan = make_plan(mesh, PlanOptions(cells=name), topology=topology, cell_order=order)
-        geometry = build_geometry(mesh, topology, plan)
+        geometry = build_geometry(mesh, plan)
         for precision in precisions:
             dtype = PRECISIONS[precision]
             faces = FaceLayout.from_geometry(geometry, dtype)

@@ -208,7 +208,7 @@ def run_dg_parallel_benchmark(mesh, topology, plan, comm, *, transports: list[st
               "precision": "fp64", "faces": faces}
     rows, start, dt, reference = [], None, None, None
     if comm.rank == 0:
-        whole = DGSolver(mesh, gas, boundaries, plan=plan, topology=topology, **options)
+        whole = DGSolver(mesh, gas, boundaries, plan=plan, **options)
         whole.u = device_backend.asarray(whole.discretisation.project(vortex_state(gas)))
         start, dt = whole.conserved(), whole.time_step()
         step_s = seconds_per_call(lambda: whole.step(dt), repeats, OneRank(), device_backend)

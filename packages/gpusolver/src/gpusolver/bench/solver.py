@@ -60,7 +60,7 @@ def bench_solver(mesh, topology, plan, strategy, precision, backend, kernels="fu
                     stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0,
                                       sweeps=sweeps, multigrid=multigrid),
                     plan=plan, strategy=strategy, backend=backend,
-                    precision=precision, topology=topology, kernels=kernels)
+                    precision=precision, kernels=kernels)
     w = solver.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
     solver.set_primitive(w)
@@ -86,7 +86,7 @@ def run_solver_benchmark(mesh: Mesh, *, orderings: list[str], strategies: list[s
         # host tables of this plan's faces, shared by precisions and strategies; the face
         # blocks come from the plan, as every consumer's do
         tables = {("blocks", block): plan.face_blocks()} if block else {}
-        geometry = build_geometry(mesh, topology, plan)
+        geometry = build_geometry(mesh, plan)
         for precision in precisions:
             dtype = PRECISIONS[precision]
             faces = FaceLayout.from_geometry(geometry, dtype)

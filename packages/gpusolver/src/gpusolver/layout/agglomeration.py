@@ -45,7 +45,7 @@ def coarse_geometry(fine: FVGeometry, coarse: np.ndarray) -> FVGeometry:
     >>> from meshorder.testing import grid_mesh
     >>> from gpusolver.layout.geometry import build_geometry
     >>> mesh = grid_mesh(4, 2)
-    >>> fine = build_geometry(mesh, Topology(mesh), make_plan(mesh))
+    >>> fine = build_geometry(mesh, make_plan(mesh))
     >>> halves = (fine.centroid[0] > 0.5).astype(int)  # the unit square's two halves
     >>> two = coarse_geometry(fine, halves)
     >>> two.volume.tolist(), two.n_interior, two.area[:1].tolist(), two.normal[:, 0].tolist()

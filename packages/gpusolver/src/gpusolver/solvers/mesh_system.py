@@ -69,12 +69,15 @@ class MeshSystem(System):
         if comm is not None:
             return cls(case, cls._on_ranks(case, comm))
         mesh = read_mesh(case.mesh_file)
-        topology = Topology(mesh)
-        present = np.unique(topology.face_marker[topology.face_marker >= 0])
-        check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
-        plan = (load_plan_for(mesh, str(case.plan_file)) if case.plan_file
-                else make_plan(mesh, cls.plan_options(case), topology=topology))
-        return cls(case, cls.on_whole_mesh(case, mesh, topology, plan))
+        if case.plan_file:
+            plan = load_plan_for(mesh, str(case.plan_file))
+            check_markers(list(plan.boundary_ranges()), case.boundaries)
+        else:
+            topology = Topology(mesh)  # the markers checked before the plan is made
+            present = np.unique(topology.face_marker[topology.face_marker >= 0])
+            check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
+            plan = make_plan(mesh, cls.plan_options(case), topology=topology)
+        return cls(case, cls.on_whole_mesh(case, mesh, plan))
 
     @classmethod
     def _on_ranks(cls, case: Case, comm) -> Any:
@@ -107,7 +110,7 @@ class MeshSystem(System):
 
     @classmethod
     @abstractmethod
-    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology, plan: Plan) -> Any:
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, plan: Plan) -> Any:
         """The solver of ``case`` on the whole mesh in ``plan``'s layout."""
 
     @classmethod

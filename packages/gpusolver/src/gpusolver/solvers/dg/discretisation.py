@@ -50,7 +50,7 @@ from gpusolver.solvers.dg.layout import (
 from gpusolver.solvers.dg.reference import basis
 from gpusolver.solvers.dg.shock import ModalFilter
 from gpusolver.solvers.dg.viscous import BR2
-from meshorder import Mesh, Topology
+from meshorder import Mesh
 from meshorder.pipeline import make_plan
 from meshorder.plan import Plan
 
@@ -78,8 +78,6 @@ class DGDiscretisation:
         The CFL number of :meth:`local_time_steps`.
     exact : callable, optional
         ``exact(points (2, n), time) -> conserved (n_vars, n)``.
-    topology : Topology, optional
-        Reused when given.
     shock_capturing : bool
         Damp the high modes where the modal-decay sensor finds a discontinuity
         (:class:`gpusolver.solvers.dg.shock.ModalFilter`, :attr:`filter`).
@@ -99,12 +97,11 @@ class DGDiscretisation:
 
     def __init__(self, mesh: Mesh, gas: Gas, boundaries: dict, *, degree: int = 1,
                  flux: str = "rusanov", plan: Plan | None = None, cfl: float = 0.5,
-                 exact: Callable | None = None, topology: Topology | None = None,
-                 shock_capturing: bool = False, backend: str = "numpy"):
-        topology = topology or Topology(mesh)
-        plan = plan or make_plan(mesh, topology=topology)
+                 exact: Callable | None = None, shock_capturing: bool = False,
+                 backend: str = "numpy"):
+        plan = plan or make_plan(mesh)
         viscous = gas.reynolds is not None
-        self.layout: DGLayout = build_layout(mesh, plan, degree, topology, viscous=viscous)
+        self.layout: DGLayout = build_layout(mesh, plan, degree, viscous=viscous)
         check_markers(list(self.layout.markers), boundaries)
         if EXACT in boundaries.values() and exact is None:
             raise ConfigError("a boundary is 'exact' but no exact solution was given")

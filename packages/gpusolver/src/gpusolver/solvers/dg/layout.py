@@ -31,7 +31,7 @@ from gpusolver.solvers.dg.reference import (
     n_modes,
     quadrature_strength,
 )
-from meshorder import Mesh, Topology
+from meshorder import Mesh
 from meshorder.plan import Plan
 
 
@@ -436,8 +436,7 @@ def trace_tables(degree: int, t: np.ndarray) -> np.ndarray:
     return out
 
 
-def build_layout(mesh: Mesh, plan: Plan, degree: int,
-                 topology: Topology | None = None, viscous: bool = False) -> DGLayout:
+def build_layout(mesh: Mesh, plan: Plan, degree: int, viscous: bool = False) -> DGLayout:
     """Lay out ``mesh`` in ``plan``'s order for DG of degree ``degree`` (0 to 3); with
     ``viscous``, the modes' gradients at the faces too.
 
@@ -451,7 +450,6 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
         raise ConfigError("the DG solver is two-dimensional; the mesh is 3D")
     if degree not in range(4):
         raise ConfigError(f"degree must be 0, 1, 2 or 3, not {degree!r}")
-    topology = topology or Topology(mesh)
     plan.check_mesh(mesh.digest(), mesh.source)
     shapes, corners = _corners(mesh, plan.cell_order)
     geometry, n_nodes = _geometry(mesh, corners)
@@ -482,7 +480,7 @@ def build_layout(mesh: Mesh, plan: Plan, degree: int,
             groups.append(ElementGroup(shape, elements, x, values, physical * jw[None, None],
                                        jw, points))
 
-    faces = topology.face_nodes[plan.face_order][:, :2]
+    faces = plan.face_nodes[:, :2]
     left, right = plan.face_cells[:, 0], plan.face_cells[:, 1]
     a, b = faces[:, 0], faces[:, 1]
     rule = line_rule(strength)

@@ -42,7 +42,7 @@ from gpusolver.solvers.dg.fused import FusedDG, HaloSplit
 from gpusolver.solvers.dg.fused_parts import FusedDGPartsSteps
 from gpusolver.solvers.dg.layout import DGLayout
 from gpusolver.solvers.parts import Parts, PerPart, shared
-from meshorder import Mesh, Topology
+from meshorder import Mesh
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart
 from meshorder.topology import UNMARKED_NAME
@@ -68,8 +68,6 @@ class DGSolver(Parts):
         As for :class:`~gpusolver.solvers.dg.discretisation.DGDiscretisation`.
     plan : Plan, optional
         Whole mesh: element and face order (default: meshorder's).
-    topology : Topology, optional
-        Whole mesh: reused when given.
     integrator : str
         ``rk4`` or ``ssprk3``.
     reference_area : float
@@ -106,7 +104,7 @@ class DGSolver(Parts):
 
     def __init__(self, mesh: Mesh | list[PlanPart], gas: Gas, boundaries: dict, *,
                  degree: int = 1, flux: str = "rusanov", plan: Plan | None = None,
-                 topology: Topology | None = None, integrator: str = "rk4",
+                 integrator: str = "rk4",
                  cfl: float = 0.5, exact: Callable | None = None, reference_area: float = 1.0,
                  local_time_step: bool = False, shock_capturing: bool = False,
                  backend: str = "numpy", transport=None, overlap: bool = True,
@@ -119,10 +117,9 @@ class DGSolver(Parts):
                        shock_capturing=shock_capturing, backend=backend)
         splits = [None]
         if isinstance(mesh, Mesh):
-            topology = topology or Topology(mesh)
-            plan = plan or make_plan(mesh, topology=topology)
-            d = DGDiscretisation(mesh, gas, specs, plan=plan, topology=topology, **options)
-            self.discretisations, self.layouts = [d], [_whole(d.layout, plan, topology)]
+            plan = plan or make_plan(mesh)
+            d = DGDiscretisation(mesh, gas, specs, plan=plan, **options)
+            self.discretisations, self.layouts = [d], [_whole(d.layout, plan)]
             self.mesh, self.parts, self.local, send = mesh, [], [0], {}
             self.n_cells = mesh.n_cells
         else:
@@ -325,11 +322,11 @@ class DGSolver(Parts):
         return np.concatenate(points), blocks, np.concatenate(states, axis=1)
 
 
-def _whole(layout: DGLayout, plan: Plan, topology: Topology) -> PartCells:
+def _whole(layout: DGLayout, plan: Plan) -> PartCells:
     """The whole mesh as one part: every element its own, no halo."""
     n, ni = layout.n_elements, layout.n_interior
     return PartCells(geometry=layout, cells=np.arange(n), file_cells=layout.cell_order,
-                     n_own=n, facets=topology.face_facet[plan.face_order[ni:]],
+                     n_own=n, facets=plan.face_facet[ni:],
                      own_boundary=np.arange(len(layout.left) - ni))
 
 
@@ -339,21 +336,20 @@ def _part_discretisation(part: PlanPart, specs: dict, gas: Gas, faces: str,
     the halo's outer faces extrapolated; faces of each kind in meshorder's order ``faces``),
     the part's cells, and what of its right-hand side reads no halo state."""
     mesh = part.mesh
-    topology = Topology(mesh.mesh)
     own = part.own()
     halo = np.setdiff1d(np.arange(mesh.mesh.n_cells), own)
     order = np.concatenate([own, halo[np.argsort(mesh.cells[halo])]])
     plan, kinds = _faces_by_halo(make_plan(mesh.mesh, PlanOptions(faces=faces),
-                                           topology=topology, cell_order=order), len(own))
+                                           cell_order=order), len(own))
     markers = plan.boundary_ranges()
     boundaries = {name: specs[name] for name in markers if name != UNMARKED_NAME}
     if UNMARKED_NAME in markers:
         boundaries[UNMARKED_NAME] = BoundarySpec.parse(UNMARKED_NAME, HALO_RIM)
-    d = DGDiscretisation(mesh.mesh, gas, boundaries, plan=plan, topology=topology, **options)
+    d = DGDiscretisation(mesh.mesh, gas, boundaries, plan=plan, **options)
     ni = plan.n_interior_faces
     cells = PartCells(geometry=d.layout, cells=mesh.cells[order],
                       file_cells=mesh.file_cells[order], n_own=len(own),
-                      facets=file_facets(mesh, topology.face_facet[plan.face_order[ni:]]),
+                      facets=file_facets(mesh, plan.face_facet[ni:]),
                       own_boundary=np.flatnonzero(plan.face_cells[ni:, 0] < len(own)))
     return d, cells, _halo_split(plan, len(own), kinds, d.viscous is not None)
 
@@ -377,7 +373,7 @@ def _faces_by_halo(plan, n_own: int):
     kind = np.where(own_left & own_right, np.where(deep, 0, 1),
                     np.where(own_left | own_right, 2, 3))
     order = np.concatenate([np.argsort(kind, kind="stable"), np.arange(ni, plan.n_faces)])
-    return (plan.replace(face_order=plan.face_order[order], face_cells=plan.face_cells[order]),
+    return (plan.with_face_order(order),
             np.bincount(kind, minlength=len(FACE_KINDS)))
 
 

@@ -13,7 +13,7 @@ from gpusolver.io.output import write_high_order_solution
 from gpusolver.solvers.dg.case import SCHEMA
 from gpusolver.solvers.dg.solver import DGSolver
 from gpusolver.solvers.mesh_system import MeshSystem
-from meshorder import Mesh, Topology
+from meshorder import Mesh
 from meshorder.plan import Plan, PlanPart
 
 
@@ -24,11 +24,10 @@ class DGSystem(MeshSystem):
     schema = SCHEMA
 
     @classmethod
-    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology,
-                      plan: Plan) -> DGSolver:
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, plan: Plan) -> DGSolver:
         """:class:`DGSolver` with the case's degree, flux and stepping."""
         return DGSolver(mesh, case.gas_for(mesh.dim), case.boundaries, plan=plan,
-                        topology=topology, backend=case.run["backend"], **_options(case))
+                        backend=case.run["backend"], **_options(case))
 
     @classmethod
     def on_part(cls, case: Case, part: PlanPart, backend: str, transport) -> DGSolver:

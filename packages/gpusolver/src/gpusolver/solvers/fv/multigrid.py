@@ -40,6 +40,7 @@ from gpusolver.solvers.fv.fused import (
 )
 from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder.agglomeration import hierarchy
+from meshorder.hyperplanes import colour_sweeps
 from meshorder.topology import CSR
 
 #: Cycles: how many times each coarse level is smoothed and corrected from below.
@@ -91,6 +92,9 @@ class Multigrid:
     coarse_cells : list of numpy.ndarray, optional
         The levels' cell maps (:meth:`meshorder.plan.Plan.coarse_levels`, the first
         ``levels`` of them are used); made here when not given.
+    coarse_colours : list of numpy.ndarray, optional
+        With ``colours``: the cell colours of the levels of ``coarse_cells``
+        (:meth:`meshorder.plan.Plan.coarse_colours`); coloured here when not given.
 
     Raises
     ------
@@ -100,7 +104,8 @@ class Multigrid:
     """
 
     def __init__(self, fine: Discretisation, host: FVGeometry, levels: int, cycle: str = "v",
-                 colours: bool = False, coarse_cells: list[np.ndarray] | None = None):
+                 colours: bool = False, coarse_cells: list[np.ndarray] | None = None,
+                 coarse_colours: list[np.ndarray] | None = None):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
         names = list(host.markers)
@@ -115,6 +120,7 @@ class Multigrid:
         self.fine, self.passes = fine, CYCLES[cycle]
         backend = fine.backend
         if not coarse_cells:
+            coarse_colours = None  # the colours of given levels only
             ni = host.n_interior
             coarse_cells = hierarchy(CSR.from_pairs(host.left[:ni], host.right[:ni],
                                                     host.n_cells), levels)
@@ -123,11 +129,13 @@ class Multigrid:
         kernels = "fused" if fine.fused is not None else "arrays"
         self.levels: list[CoarseLevel] = []
         finer = host
-        for coarse in coarse_cells[:levels]:
+        for k, coarse in enumerate(coarse_cells[:levels]):
             geometry = coarse_geometry(finer, coarse)
             d = Discretisation(geometry, fine.gas, scheme, specs, strategy, backend,
                                fine.dtype, kernels)
-            lusgs = LUSGS(d, geometry, colours=colours)
+            sweeps = (colour_sweeps(coarse_colours[k]) if colours and coarse_colours
+                      else None)
+            lusgs = LUSGS(d, geometry, colours=colours, levels=sweeps)
             steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True)
                      if lusgs.kernels is not None else None)
             self.levels.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),

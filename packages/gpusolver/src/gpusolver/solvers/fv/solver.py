@@ -51,7 +51,7 @@ from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.multigrid import Multigrid
 from gpusolver.solvers.fv.turbulence import SpalartAllmarasFV
 from gpusolver.solvers.parts import Parts, PerPart, shared
-from meshorder import Mesh, Topology
+from meshorder import Mesh
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart
 
@@ -184,8 +184,6 @@ class Solver(Parts):
         ``fp64`` or ``fp32``.
     reference_area : float
         Area (length in 2D) that force coefficients are divided by.
-    topology : Topology, optional
-        Whole mesh: reused when given.
     kernels : str
         ``fused`` (CUDA kernels where they apply, and steps recorded as CUDA graphs) or
         ``arrays`` (array code); see
@@ -218,7 +216,7 @@ class Solver(Parts):
                  scheme: Scheme | None = None, stepping: Stepping | None = None,
                  plan: Plan | None = None, strategy: str = "atomic", backend: str = "auto",
                  precision: str = "fp64", reference_area: float = 1.0,
-                 topology: Topology | None = None, kernels: str = "fused", transport=None,
+                 kernels: str = "fused", transport=None,
                  overlap: bool = True, faces: str = DEFAULT_FACES, turbulence: str = "none"):
         if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
             raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
@@ -235,15 +233,14 @@ class Solver(Parts):
         specs = {name: value if isinstance(value, BoundarySpec) else BoundarySpec.parse(name, value)
                  for name, value in boundaries.items()}
         colour_sweeps = _colour_sweeps(stepping, plan)
+        self.backend = get_backend(backend)
         if isinstance(mesh, Mesh):
-            topology = topology or Topology(mesh)
             if plan is None:  # library use; gpusolver run hands over the plan it made
-                plan = make_plan(mesh, plan_options(stepping, strategy), topology=topology)
-            host = build_geometry(mesh, topology, plan)
+                plan = make_plan(mesh, plan_options(stepping, strategy))
+            host = build_geometry(mesh, plan, self.backend)
             if strategy == "colour":
                 host = colour_interior(host, plan)
-            facets = topology.face_facet[plan.face_order[host.n_interior:]]
-            self.layouts = [whole_mesh_layout(host, facets)]
+            self.layouts = [whole_mesh_layout(host, plan.face_facet[host.n_interior:])]
             self.local, self.parts, send = [0], [], {}
         else:
             check_parts(stepping, specs)
@@ -257,7 +254,6 @@ class Solver(Parts):
         self.n_cells = mesh.n_cells if self.mesh is not None else self.parts[0].n_cells
         self.halos = halo_lists(dict(zip(self.local, self.layouts, strict=True)), send)
         self.transport = (transport or Loopback)(self.halos)
-        self.backend = get_backend(backend)
         self.dtype = np.dtype(PRECISIONS[precision])
         self.overlap = overlap
         if turbulence != "none":  # the fused kernels have no eddy viscosity yet
@@ -328,7 +324,8 @@ class Solver(Parts):
                                   "'lusgs' with local_time_step = true, or multigrid = 0")
             self.multigrid = Multigrid(d[0], self.host, stepping.multigrid,
                                        stepping.multigrid_cycle, self._colour_sweeps,
-                                       coarse_cells=self.plan.coarse_levels())
+                                       coarse_cells=self.plan.coarse_levels(),
+                                       coarse_colours=self.plan.coarse_colours())
 
     def _turbulence(self, model: str, specs: dict) -> list[SpalartAllmarasFV] | None:
         """The model of each local part, the wall distance from every part's walls (the

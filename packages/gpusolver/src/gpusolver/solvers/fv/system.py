@@ -7,7 +7,7 @@ from gpusolver.io.case import Case
 from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of, unused_keys
 from gpusolver.solvers.fv.solver import Solver, check_parts, plan_options
 from gpusolver.solvers.mesh_system import MeshSystem
-from meshorder import Mesh, Topology
+from meshorder import Mesh
 from meshorder.pipeline import PlanOptions
 from meshorder.plan import Plan, PlanPart
 
@@ -24,13 +24,13 @@ class FVSystem(MeshSystem):
         return plan_options(stepping_of(case), case.run["strategy"])
 
     @classmethod
-    def on_whole_mesh(cls, case: Case, mesh: Mesh, topology: Topology, plan: Plan) -> Solver:
+    def on_whole_mesh(cls, case: Case, mesh: Mesh, plan: Plan) -> Solver:
         """:class:`Solver` with the case's scheme, stepping and run settings."""
         run = case.run
         return Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=scheme_of(case),
                       stepping=stepping_of(case), plan=plan, strategy=run["strategy"],
                       backend=run["backend"], precision=run["precision"],
-                      reference_area=case.reference_area, topology=topology,
+                      reference_area=case.reference_area,
                       kernels=run["kernels"], turbulence=case.physics["turbulence"])
 
     def case_notes(self) -> list[str]:
