@@ -14,8 +14,8 @@ from pathlib import Path
 
 from gpusolver.backends import PRECISIONS
 from gpusolver.errors import ConfigError
-from gpusolver.io.output import VTU_COMPRESSIONS
 from gpusolver.io.schema import BACKEND, NUMBER, Key, section
+from gpusolver.io.vtu import COMPRESSORS
 from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
 from gpusolver.physics.gas import LIFT_AXES, VISCOSITY_LAWS, Gas
@@ -78,7 +78,7 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
         "checkpoint_every": Key(int, default=1000, positive=True,
                                 help="steps between checkpoints (one costs about 40 GPU steps "
                                      "of a 1M-cell mesh: it copies the state to the disk)"),
-        "vtu_compression": Key(str, tuple(VTU_COMPRESSIONS), "none",
+        "vtu_compression": Key(str, tuple(COMPRESSORS), "none",
                                help="solution files: none (binary, fastest to write) or zlib / "
                                     "lzma (a third to a half the size, 7x slower or more to "
                                     "write)"),
@@ -151,7 +151,7 @@ class Case:
     output_directory : pathlib.Path
     checkpoint_every, history_every : int
     vtu_compression : str
-        A key of :data:`gpusolver.io.output.VTU_COMPRESSIONS`.
+        A key of :data:`gpusolver.io.vtu.COMPRESSORS`.
     reference_area : float
     """
 

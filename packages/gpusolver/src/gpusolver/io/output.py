@@ -11,9 +11,9 @@ import itertools
 from pathlib import Path
 from typing import Protocol
 
-import meshio
 import numpy as np
 
+from gpusolver.io.vtu import write_vtu
 from gpusolver.monitors.forces import Forces, surface_walk
 from gpusolver.physics.gas import Gas
 from meshorder import Mesh
@@ -42,12 +42,6 @@ class Solution(Protocol):
 
     def model_fields(self) -> dict[str, np.ndarray]:
         """More cell fields (a turbulence model's) in the file's cell order."""
-
-#: ``[output] vtu_compression``: meshio's compression of the solution files' arrays. On a
-#: 1M-tetrahedron wing ``none`` writes 132 MB in 0.5 s; ``zlib`` takes 3.6-5.7 s for 42 MB
-#: (a uniform flow) to 75 MB (a converged one).
-VTU_COMPRESSIONS = {"none": None, "zlib": "zlib", "lzma": "lzma"}
-
 
 def write_forces(path: Path, solver: Solution) -> None:
     """``forces.csv``: force vector, CL and CD per wall marker and in total."""
@@ -106,7 +100,7 @@ def write_skin_friction(directory: Path, solver) -> list[Path]:
 def write_solution(path: Path, solver: Solution, compression: str = "none") -> None:
     """``solution.vtu`` with cell data density, velocity, pressure, mach and the model's
     fields (RANS: ``nu_tilde``, ``eddy_viscosity_ratio``; ParaView-ready), its arrays
-    compressed by ``compression`` (a key of :data:`VTU_COMPRESSIONS`)."""
+    compressed by ``compression`` (a key of :data:`gpusolver.io.vtu.COMPRESSORS`)."""
     mesh = solver.mesh
     fields = _cell_fields(solver.gas, solver.primitive()) | solver.model_fields()
     _write_vtu(path, mesh, fields, np.arange(mesh.n_cells), compression)
@@ -168,9 +162,9 @@ def _write_vtu(path: Path, mesh, fields: dict[str, np.ndarray], cells: np.ndarra
             for name, values in fields.items():
                 data[name].append(values[..., first:end].T if values.ndim > 1
                                   else values[first:end])
-    with atomic_path(path) as tmp:
-        meshio.write(tmp, meshio.Mesh(mesh.points, blocks, cell_data=data), file_format="vtu",
-                     compression=VTU_COMPRESSIONS[compression])
+    write_vtu(path, mesh.points, blocks,
+              cell_data={name: np.concatenate(values) for name, values in data.items()},
+              compression=compression)
 
 
 def write_high_order_solution(path: Path, solver, compression: str = "none") -> list[Path]:
@@ -190,7 +184,5 @@ def write_high_order_solution(path: Path, solver, compression: str = "none") -> 
     point_data = {"density": w[0], "velocity": velocity, "pressure": w[-1],
                   "mach": speed / solver.gas.sound_speed(w)}
     xyz = np.column_stack([points, np.zeros(len(points))])
-    with atomic_path(path) as tmp:
-        meshio.write(tmp, meshio.Mesh(xyz, cells, point_data=point_data), file_format="vtu",
-                     compression=VTU_COMPRESSIONS[compression])
+    write_vtu(path, xyz, cells, point_data=point_data, compression=compression)
     return [path]

@@ -9,10 +9,10 @@ import dataclasses
 import hashlib
 from pathlib import Path
 
-import meshio
 import numpy as np
 
 from gpusolver.io.checkpoint import Identity, Snapshot, digest_of
+from gpusolver.io.vtu import write_vtu
 from gpusolver.solvers.base import StepReport, System
 from gpusolver.solvers.vortex.body import Body
 from gpusolver.solvers.vortex.case import VORTEX_SCHEMA, VortexCase, parse_vortex_case
@@ -150,9 +150,8 @@ def write_wake(path: Path, solver: VortexSolver) -> None:
     points = np.zeros((solver.n_elements, 3))
     points[:, :2] = solver.backend.to_host(solver.positions)
     cells = [("vertex", np.arange(solver.n_elements).reshape(-1, 1))]
-    with atomic_path(path) as tmp:
-        meshio.write(tmp, meshio.Mesh(points, cells, point_data={
-            "circulation": solver.backend.to_host(solver.gammas)}), file_format="vtu")
+    write_vtu(path, points, cells,
+              point_data={"circulation": solver.backend.to_host(solver.gammas)})
 
 
 def write_surface(path: Path, body: Body, surface: SurfaceMean) -> Path:
