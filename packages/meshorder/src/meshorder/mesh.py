@@ -133,7 +133,16 @@ class Mesh:
         return table[at, 2], keys[at] == wanted
 
     def digest(self) -> str:
-        """SHA-256 of points, cells, facets and markers: identifies this exact mesh."""
+        """SHA-256 of points, cells, facets and markers: identifies this exact mesh.
+
+        Computed once per mesh (a mesh is not changed in place; 0.08 s on 1.7M cells,
+        asked by the plan check, the geometry and the checkpoints of a run).
+        """
+        if "_digest" not in self.__dict__:  # the frozen dataclass's memo, not a field
+            object.__setattr__(self, "_digest", self._content_digest())
+        return self.__dict__["_digest"]
+
+    def _content_digest(self) -> str:
         h = hashlib.sha256()
         h.update(np.ascontiguousarray(self.points, np.float64).tobytes())
         for tag, blocks in (("cells", self.cells), ("facets", self.facets)):

@@ -276,6 +276,8 @@ class Solver(Parts):
         self._vortex_far_field = any(b.outside is not None for d in self.discretisations
                                      for b in d.boundaries)
         self._build_steps()
+        # the states' arithmetic runs on the GPU, where nothing warns (RANS: host solves)
+        self._quiet_arithmetic = self.backend.name == "cupy" and self.turbulence is None
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = stepping.cfl
         self._best_residual, self._since_best = np.inf, 0  # stall detection
@@ -467,6 +469,8 @@ class Solver(Parts):
             If the new state is non-finite or has non-positive density or pressure
             (implicit steps first retry with smaller CFL numbers).
         """
+        if self._quiet_arithmetic:  # CuPy arithmetic never warns (and this costs ~2 us)
+            return self._step(dt)
         with np.errstate(all="ignore"):  # a bad state ends in one SolverDivergedError
             return self._step(dt)
 
@@ -609,21 +613,22 @@ class Solver(Parts):
 
     def _adapt(self, density_residual: float) -> None:
         """Ramp the CFL number (implicit) and freeze the limiter as the residual falls."""
+        stepping, frozen_from = self.stepping, self.discretisations[0].limiter_ceiling
         fall = density_residual / (self.first_residual or density_residual or 1.0)
-        cfl_max, frozen = self.stepping.cfl_max, self.stepping.cfl_frozen
-        ceilings = [d.limiter_ceiling for d in self.discretisations]
-        if frozen is not None and ceilings[0] is not None:
-            cfl_max = frozen if cfl_max is None else min(cfl_max, frozen)
-        if cfl_max is not None and self.part_sweeps is not None:
-            self.cfl = ramped_cfl(self.stepping.cfl, self.cfl, fall, cfl_max)
+        if self.part_sweeps is not None:
+            cfl_max, frozen = stepping.cfl_max, stepping.cfl_frozen
+            if frozen is not None and frozen_from is not None:
+                cfl_max = frozen if cfl_max is None else min(cfl_max, frozen)
+            if cfl_max is not None:
+                self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall, cfl_max)
+        if stepping.freeze_limiter is None or frozen_from is not None:
+            return  # nothing (more) to freeze
         if density_residual < 0.9 * self._best_residual:
             self._best_residual, self._since_best = density_residual, 0
         else:
             self._since_best += 1
-        freeze = self.stepping.freeze_limiter
         window = STALL_STEPS if self.part_sweeps is not None else EXPLICIT_STALL_STEPS
-        stalled = self._since_best >= window
-        if freeze is not None and fall <= freeze and stalled and ceilings[0] is None:
+        if fall <= stepping.freeze_limiter and self._since_best >= window:
             for d in self.discretisations:
                 d.limiter_ceiling = d.limiter_values
 
