@@ -47,10 +47,28 @@ def signed_measures(points: np.ndarray, block: CellBlock, xp=np) -> np.ndarray:
         return _tetra_volumes(points, block.nodes, xp)
     if CELL_TYPES[block.type].dim == 2:
         xyz = points[block.nodes]
-        xyz = xyz - xyz.mean(axis=1, keepdims=True)
+        xyz = xyz - corner_mean(xyz)[:, None]
         x, y = xyz[..., 0], xyz[..., 1]
-        return 0.5 * xp.sum(x * xp.roll(y, -1, axis=1) - xp.roll(x, -1, axis=1) * y, axis=1)
+        return 0.5 * corner_sum(x * xp.roll(y, -1, axis=1) - xp.roll(x, -1, axis=1) * y)
     return face_sum_volumes(points, block, xp)
+
+
+def corner_mean(corners):
+    """The mean over axis 1 of ``corners`` ``(n, k, ...)``, added corner by corner.
+
+    Elementwise only, in one fixed order, so that NumPy and an array module of the GPU
+    give the same bits (their reductions along a short axis add in different orders).
+    """
+    return corner_sum(corners) / corners.shape[1]
+
+
+def corner_sum(values):
+    """``values.sum(axis=1)``, added column by column from the left (see
+    :func:`corner_mean`)."""
+    total = values[:, 0]
+    for k in range(1, values.shape[1]):
+        total = total + values[:, k]
+    return total
 
 
 def face_sum_volumes(points: np.ndarray, block: CellBlock, xp=np) -> np.ndarray:
@@ -59,7 +77,7 @@ def face_sum_volumes(points: np.ndarray, block: CellBlock, xp=np) -> np.ndarray:
     :func:`signed_measures`)."""
     ctype = CELL_TYPES[block.type]
     xyz = points[block.nodes]
-    xyz = xyz - xyz.mean(axis=1, keepdims=True)
+    xyz = xyz - corner_mean(xyz)[:, None]
     volume = xp.zeros(len(block))
     for face in ctype.faces:
         f = xyz[:, list(face)]
@@ -67,7 +85,7 @@ def face_sum_volumes(points: np.ndarray, block: CellBlock, xp=np) -> np.ndarray:
             area = 0.5 * xp.cross(f[:, 1] - f[:, 0], f[:, 2] - f[:, 0])
         else:
             area = 0.5 * xp.cross(f[:, 2] - f[:, 0], f[:, 3] - f[:, 1])
-        volume += xp.einsum("ij,ij->i", f.mean(axis=1), area) / 3.0
+        volume += corner_sum(corner_mean(f) * area) / 3.0
     return volume
 
 

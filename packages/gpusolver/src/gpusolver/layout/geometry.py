@@ -18,7 +18,7 @@ from scipy.spatial import cKDTree
 from gpusolver.errors import ConfigError
 from meshorder import Mesh, PlanError, Topology
 from meshorder.colouring import colour_items
-from meshorder.geometry import signed_measures
+from meshorder.geometry import corner_mean, corner_sum, signed_measures
 from meshorder.permutation import group_of
 from meshorder.plan import Plan
 
@@ -133,7 +133,8 @@ def face_geometry(points, face_nodes, dim: int, xp=np) -> tuple:
         first, second = b - a, c - a
         first[quad], second[quad] = second[quad], p[nodes[quad, 3]] - b[quad]
         vector = 0.5 * xp.cross(first, second)
-    area = xp.linalg.norm(vector, axis=1)
+    x, y, z = vector.T
+    area = xp.sqrt(x * x + y * y + z * z)  # elementwise: the same bits on CPU and GPU
     return (vector / area[:, None]).T.copy(), area
 
 
@@ -190,12 +191,12 @@ def _laid_out(mesh: Mesh, cells: np.ndarray, face_nodes: np.ndarray, face_cells:
     points = xp.asarray(mesh.points)
     nodes = xp.asarray(face_nodes)
     normal, area = face_geometry(points, nodes, dim, xp)
-    valid = nodes >= 0
-    corner_sum = xp.einsum("fk,fkd->fd", valid, points[xp.maximum(nodes, 0)])
-    face_centre = corner_sum / valid.sum(axis=1, keepdims=True)
+    # corner by corner (elementwise: the same bits with NumPy and CuPy); -1 pads add 0
+    corners = points[xp.maximum(nodes, 0)] * (nodes >= 0)[:, :, None]
+    face_centre = corner_sum(corners) / (nodes >= 0).sum(axis=1)[:, None]
     blocks = [dataclasses.replace(block, nodes=xp.asarray(block.nodes)) for block in mesh.cells]
     volume = xp.concatenate([signed_measures(points, block, xp) for block in blocks])
-    centroid = xp.concatenate([points[block.nodes].mean(axis=1) for block in blocks])
+    centroid = xp.concatenate([corner_mean(points[block.nodes]) for block in blocks])
     order = xp.asarray(cells)
     n_interior = int(np.count_nonzero(face_cells[:, 1] >= 0))
     return FVGeometry(
