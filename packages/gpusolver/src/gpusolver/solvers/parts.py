@@ -238,14 +238,23 @@ class Parts:
         bad own cell (a one-element integer array, the part's number of own cells or more
         if none), its sums of the squared rates per variable over its own cells, and its
         boundary fluxes."""
-        n_parts, to_host = self.transport.n_parts, self.backend.to_host
+        to_host = self.backend.to_host
+        return self._finish_reported([(to_host(part_squares), int(to_host(first)[0]))
+                                      for first, part_squares in zip(bad_cells, squares,
+                                                                     strict=True)], boundary)
+
+    def _finish_reported(self, reports: list[tuple[np.ndarray, int]], boundary: list
+                         ) -> np.ndarray:
+        """:meth:`_finish` from each local part's report on the host: its sums of the
+        squared rates per variable over its own cells, and its first bad own cell (its
+        number of own cells or more if none)."""
+        n_parts = self.transport.n_parts
         local = np.zeros(n_parts + self.gas.n_vars)
-        for p, first, part_squares, layout in zip(self.local, bad_cells, squares,
-                                                  self.layouts, strict=True):
-            first = int(to_host(first)[0])
+        for p, (part_squares, first), layout in zip(self.local, reports, self.layouts,
+                                                    strict=True):
             if first < layout.n_own:
                 local[p] = layout.file_cells[first] + 1
-            local[n_parts:] += to_host(part_squares)
+            local[n_parts:] += part_squares
         return self._summed(local, boundary)
 
     def _gather_walls(self) -> dict[str, np.ndarray] | None:

@@ -539,10 +539,8 @@ class Solver(Parts):
         limiters = [limiter_input(d) for d in self.discretisations]
         states = self.fused_steps(self.states, self.cfl, dt, limiters)
         with self.fused_steps.graphs.stream:  # read back behind the step on its stream
-            norms = self._finish_on_device(
-                [steps.bad_cell for steps in self.fused_steps.parts],
-                [steps.squares for steps in self.fused_steps.parts],
-                [d.boundary_flux for d in self.discretisations])
+            reports = [steps.report() for steps in self.fused_steps.parts]
+        norms = self._finish_reported(reports, [d.boundary_flux for d in self.discretisations])
         self.states = states
         return norms
 
