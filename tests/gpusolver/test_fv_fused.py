@@ -258,6 +258,21 @@ def test_fused_lusgs_steps_match_numpy_steps(case, strategy, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "wing-prisms-jst"])
+def test_fused_lusgs_relaxes_the_cells_numpy_relaxes(case, backend):
+    """Steps far too large for a tight update bound: the kernels scale back the same
+    cells by the same factors as the array code (:mod:`gpusolver.integrators.relaxation`)."""
+    stepping = Stepping("lusgs", cfl=1e4, max_update=0.01)
+    reference, device = _pair(case, "fp64", backend=backend, stepping=stepping)
+    for _ in range(3):
+        for solver in (reference, device):
+            solver.step()
+        assert device.relaxed_cells == reference.relaxed_cells > 0
+    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,
+                               atol=1e-13)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_fused_lusgs_backs_off_the_cfl_number_and_names_the_bad_cell(backend):
     from gpusolver.errors import SolverDivergedError
 

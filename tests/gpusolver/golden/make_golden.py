@@ -4,7 +4,10 @@ Usage (from the repository root): ``python tests/gpusolver/golden/make_golden.py
 file holds, per case, every row of its log (``history.csv`` or ``loads.csv``) without the
 wall clock, and ``forces.csv``. ``test_golden.py`` runs the same cases and asserts that
 the answers have not moved: they were recorded before the run loop and the solvers'
-interfaces were unified, so a change of structure that moves an answer fails it.
+interfaces were unified, so a change of structure that moves an answer fails it. The
+implicit cases were recorded again when implicit updates became relaxed per cell
+(:mod:`gpusolver.integrators.relaxation`; their first steps relax 14 and 54 cells) and
+the history gained the CFL number and the relaxed cells.
 """
 
 import csv

@@ -100,8 +100,9 @@ def run_case(case: Any, progress: bool = True,
     outputs, so a restart continues the log without repeating or dropping rows; a
     second Ctrl-C stops at once, without them.
 
-    ``notify`` gets a line for each key of the case that does nothing in it and each
-    setting that replaces the checkpoint's. One run at a time owns the output folder
+    ``notify`` gets a line for each key of the case that does nothing in it, each
+    setting that replaces the checkpoint's, and each action the steps took to keep going
+    (:attr:`~gpusolver.solvers.base.StepReport.notes`). One run at a time owns the output folder
     (:func:`gpusolver.io.lock.output_lock`, taken by the root rank).
 
     Raises
@@ -173,6 +174,8 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float)
                 steps = min(loop.history_every, left)
                 report = system.advance(steps)
                 left -= steps
+                for line in report.notes if root else []:
+                    notify(line)
                 bar.update(steps)
                 if log is not None:
                     row = report.row

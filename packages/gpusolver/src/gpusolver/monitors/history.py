@@ -12,11 +12,13 @@ from pathlib import Path
 from meshorder.atomic import atomic_path
 
 
-def history_columns(n_vars: int, models: tuple[str, ...] = ()) -> list[str]:
+def history_columns(n_vars: int, models: tuple[str, ...] = (),
+                    monitors: tuple[str, ...] = ()) -> list[str]:
     """Header of ``history.csv``: a residual per equation, then one per model equation
-    (``residual_<name>``: a turbulence model's)."""
+    (``residual_<name>``: a turbulence model's), CL, CD and the solver's ``monitors``
+    (implicit steps: the CFL number and the cells whose update was relaxed)."""
     return (["iteration", "time", "wall_s"] + [f"residual_{i}" for i in range(n_vars)]
-            + [f"residual_{name}" for name in models] + ["cl", "cd"])
+            + [f"residual_{name}" for name in models] + ["cl", "cd", *monitors])
 
 
 #: A log's rows reach the disk at least this often (seconds), and before every checkpoint.

@@ -45,6 +45,9 @@ class StepReport:
     row : list
         The step's row of the System's log (:meth:`System.log_columns` without ``wall_s``,
         which the run loop fills in).
+    notes : list of str
+        Lines for the log: what the steps did to keep going (a CFL number backed off, a
+        limiter frozen).
     """
 
     iteration: int
@@ -53,6 +56,7 @@ class StepReport:
     fall: float | None
     loads: dict[str, float]
     row: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
 
 class System(ABC):

@@ -144,10 +144,10 @@ class MeshSystem(System):
         models = list(solver.model_residuals().values())
         row = ([solver.iteration, f"{solver.time:.10g}"]
                + [f"{r:.8e}" for r in [*residuals, *models]]
-               + [f"{total.lift:.10g}", f"{total.drag:.10g}"])
+               + [f"{total.lift:.10g}", f"{total.drag:.10g}", *solver.monitors().values()])
         return StepReport(solver.iteration, solver.time, residuals,
                           float(residuals[0] / (solver.first_residual or residuals[0])),
-                          loads, row)
+                          loads, row, solver.take_notes())
 
     def take_steps(self, steps: int) -> np.ndarray:
         """``steps`` steps; the residual norms of the last."""
@@ -184,8 +184,9 @@ class MeshSystem(System):
     # ---------------------------------------------------------------- log
     def log_columns(self) -> list[str]:
         """``history.csv``: iteration, time, wall_s, a residual per equation (and per
-        model equation), cl, cd."""
-        return history_columns(self.solver.gas.n_vars, tuple(self.solver.model_residuals()))
+        model equation), cl, cd and the solver's monitors."""
+        return history_columns(self.solver.gas.n_vars, tuple(self.solver.model_residuals()),
+                               tuple(self.solver.monitors()))
 
     @property
     def log_position(self) -> float:

@@ -93,6 +93,13 @@ class Parts:
         self._forces: dict[str, Forces] | None = None
         self._boundary_flux: list = []  # per local part, of the last step
         self._gathered: tuple[int, np.ndarray, dict | None] | None = None
+        #: Lines for the log: what the steps did to keep going (:meth:`take_notes`).
+        self.notes: list[str] = []
+
+    def take_notes(self) -> list[str]:
+        """The lines the steps since the last call had for the log (actions they took)."""
+        notes, self.notes = self.notes, []
+        return notes
 
     def _own_wall_faces(self, layout: PartCells) -> dict:
         geometry, own, positions = layout.geometry, layout.own_boundary, {}
@@ -299,6 +306,11 @@ class Parts:
 
     def model_residuals(self) -> dict[str, float]:
         """The last step's residual norm of each model equation, by name (none here)."""
+        return {}
+
+    def monitors(self) -> dict[str, str]:
+        """The last step's values of the solver's own history columns, formatted, by name
+        (none here; every process calls it)."""
         return {}
 
     def model_state(self) -> dict[str, np.ndarray]:

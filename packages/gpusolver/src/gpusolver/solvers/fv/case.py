@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
 from gpusolver.io.case import Case, mesh_schema
@@ -56,6 +57,11 @@ RUN_KEYS: dict[str, Key] = {
     "multigrid": Key(int, default=0,
                      help="lusgs: coarse levels of agglomeration multigrid (FAS) after "
                           "each step; 0: none"),
+    "max_update": Key(NUMBER, default=Stepping.max_update,
+                      help="implicit: the largest change of a cell's density and energy "
+                           "in one step, as a fraction (larger ones are scaled back per "
+                           "cell, as are updates to a non-positive density or pressure); "
+                           "0: positivity only"),
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
                                "flow's up to this"),
@@ -90,11 +96,24 @@ def stepping_of(case: Case) -> Stepping:
                     _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                     run["preconditioner"], run["krylov_vectors"], run["sweeps"],
                     run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
-                    float(run["turbulence_cfl"]))
+                    float(run["turbulence_cfl"]), _max_update(run["max_update"]))
 
 
 def _float_or_none(value) -> float | None:
     return None if value is None else float(value)
+
+
+def _max_update(value) -> float | None:
+    """``[run] max_update``: 0 bounds nothing (positivity only).
+
+    Raises
+    ------
+    ConfigError
+        For a negative fraction.
+    """
+    if value < 0:
+        raise ConfigError(f"max_update must be a fraction >= 0 (0: no bound), not {value}")
+    return float(value) or None
 
 
 def _implicit(case: Case) -> bool:
@@ -112,6 +131,7 @@ _READ_BY = {
     ("run", "cfl_max"): ("an implicit time_integrator", _implicit),
     ("run", "cfl_frozen"): ("an implicit time_integrator", _implicit),
     ("run", "sweeps"): ("an implicit time_integrator", _implicit),
+    ("run", "max_update"): ("an implicit time_integrator", _implicit),
     ("run", "multigrid"): ("time_integrator = 'lusgs'",
                            lambda c: c.run["time_integrator"] == "lusgs"),
     ("run", "multigrid_cycle"): ("multigrid > 0", lambda c: c.run["multigrid"] > 0),

@@ -357,19 +357,24 @@ class FusedSteps:
         self.phi = xp.ones(shape, dtype)
         # what a step reports, read back in one transfer (:meth:`report`): the sums of the
         # squared rates per variable, then (in the last eight bytes) the first bad cell
+        # and the number of cells whose implicit update was relaxed
         self._report = xp.zeros(fused.n_vars + 1, np.float64)
         self.squares = self._report[:fused.n_vars]
-        self.bad_cell = self._report[fused.n_vars:].view(np.int32)[:1]
+        self.bad_cell, self.relaxed = (self._report[fused.n_vars:].view(np.int32)[k:k + 1]
+                                       for k in (0, 1))
         self.bad_cell.fill(NO_BAD_CELL)
         self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
         self.graphs = StepGraphs(fused.backend, graphs)
+        #: Cells whose update the last implicit step relaxed.
+        self.relaxed_cells = 0
 
-    def report(self) -> tuple[np.ndarray, int]:
-        """The last step's sums of the squared rates per variable and its first bad cell
-        (:data:`NO_BAD_CELL`: none), in one transfer on the current stream (call it on the
-        stream that ran the step)."""
+    def report(self) -> tuple[np.ndarray, int, int]:
+        """The last step's sums of the squared rates per variable, its first bad cell
+        (:data:`NO_BAD_CELL`: none) and its number of relaxed cells (implicit steps), in
+        one transfer on the current stream (call it on the stream that ran the step)."""
         report = self.fused.backend.to_host(self._report)
-        return report[:-1], int(report[-1:].view(np.int32)[0])
+        bad, relaxed = report[-1:].view(np.int32)
+        return report[:-1], int(bad), int(relaxed)
 
     def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
         """Every kernel of one step from ``u0`` into ``out``; ``local``: local time steps;
@@ -403,7 +408,7 @@ class FusedSteps:
         key = (u0 is self.states[0], local, id(phi), mode)
         self.graphs.run(key, lambda: self._launches(u0, out, local, phi, mode))
         with self.graphs.stream:
-            squares, bad = self.report()
+            squares, bad, self.relaxed_cells = self.report()
         if f.limited and mode != FROZEN:
             f.d.limiter_values = phi
         f.d.boundary_flux = self.boundary_flux

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusolver.backends.cuda import real_type
+from gpusolver.integrators.relaxation import MAX_UPDATE
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import IMPLICIT_VISCOUS_FACTOR, Discretisation
@@ -330,19 +331,25 @@ class LevelKernels:
         self.launches(u, diagonal, speed, rhs, du)
         return du
 
-    def launches(self, u, diagonal, speed, rhs, du, u_new=NULL, bad_cell=NULL) -> None:
+    def launches(self, u, diagonal, speed, rhs, du, u_new=NULL, bad_cell=NULL,
+                 relaxed=NULL, max_update: float | None = MAX_UPDATE) -> None:
         """Both sweeps of ``rhs`` into ``du`` (the backward one in place); with ``u_new``
-        also ``u_new = u + du`` and the first invalid cell into ``bad_cell``."""
-        self._sweep(0, u, diagonal, speed, rhs, du, NULL, NULL)
-        self._sweep(1, u, diagonal, speed, du, du, u_new, bad_cell)
+        also the relaxed update ``u_new = u + alpha du``
+        (:func:`~gpusolver.integrators.relaxation.relaxed_update` of ``max_update``), the
+        first non-finite cell into ``bad_cell`` and the count of relaxed cells added to
+        ``relaxed``."""
+        self._sweep(0, u, diagonal, speed, rhs, du, NULL, NULL, NULL, np.inf)
+        self._sweep(1, u, diagonal, speed, du, du, u_new, bad_cell, relaxed,
+                    np.inf if max_update is None else max_update)
 
-    def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell) -> None:
+    def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell, relaxed,
+               limit: float) -> None:
         t = self.sweeps[backward]
         f = self.fused
         arguments = (np.int32(f.n_cells), np.int32(f.n_faces), np.int32(t.cells.size), t.cells,
                      t.upstream, t.face,
                      t.normal_area, speed, *self.scalars, u, diagonal, base, out, u_new,
-                     bad_cell, f.gamma)
+                     bad_cell, relaxed, f.dtype.type(limit), f.gamma)
         for first, last in itertools.pairwise(t.offsets):
             if last > first:
                 self.launch[backward](((last - first + self.BLOCK - 1) // self.BLOCK,),
@@ -365,12 +372,15 @@ class FusedLUSGS(FusedSteps):
     forcing : bool
         Add :attr:`forcing` (set before each step) to the residual: the steps of
         ``R(u) + forcing = 0`` on a multigrid level.
+    max_update : float or None
+        The relaxation of each cell's update
+        (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
     """
 
     def __init__(self, fused: FusedResidual, kernels: LevelKernels, graphs: bool = True,
-                 forcing: bool = False):
+                 forcing: bool = False, max_update: float | None = MAX_UPDATE):
         super().__init__(fused, graphs)
-        self.kernels = kernels
+        self.kernels, self.max_update = kernels, max_update
         shape, dtype = (fused.n_vars, fused.n_cells), fused.dtype
         #: The forcing term ``(n_vars, n_cells)`` (None: none).
         self.forcing = self.xp.zeros(shape, dtype) if forcing else None
@@ -382,6 +392,7 @@ class FusedLUSGS(FusedSteps):
         f = self.fused
         self.squares.fill(0)
         self.bad_cell.fill(NO_BAD_CELL)
+        self.relaxed.fill(0)
         source = f.face_pass(u0, phi, mode, self.boundary_flux, speed=True)
         omega, implicit_factor = self.kernels.scalars
         f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
@@ -390,7 +401,7 @@ class FusedLUSGS(FusedSteps):
         if self.forcing is not None:
             self.residual += self.forcing
         self.kernels.launches(u0, self.diagonal, f.speed, self.residual, self.du, out,
-                              self.bad_cell)
+                              self.bad_cell, self.relaxed, self.max_update)
 
     def __call__(self, u, cfl: float, limiter=(None, VENKATAKRISHNAN)):
         """One step from ``u`` (not modified) at local time steps of CFL number ``cfl``;

@@ -28,6 +28,7 @@ import numpy as np
 from gpusolver.backends.cuda import grid, real_type
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.errors import ConfigError
+from gpusolver.integrators.relaxation import MAX_UPDATE, relaxed_update
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.solvers.fv.discretisation import Discretisation
@@ -95,6 +96,9 @@ class Multigrid:
     coarse_colours : list of numpy.ndarray, optional
         With ``colours``: the cell colours of the levels of ``coarse_cells``
         (:meth:`meshorder.plan.Plan.coarse_colours`); coloured here when not given.
+    max_update : float or None
+        The relaxation of the coarse levels' updates
+        (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
 
     Raises
     ------
@@ -105,7 +109,8 @@ class Multigrid:
 
     def __init__(self, fine: Discretisation, host: FVGeometry, levels: int, cycle: str = "v",
                  colours: bool = False, coarse_cells: list[np.ndarray] | None = None,
-                 coarse_colours: list[np.ndarray] | None = None):
+                 coarse_colours: list[np.ndarray] | None = None,
+                 max_update: float | None = MAX_UPDATE):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
         names = list(host.markers)
@@ -117,7 +122,7 @@ class Multigrid:
         if fine.viscous:  # tried: a laminar cylinder diverged with it (docs/validation.md)
             raise ConfigError("multigrid runs the Euler equations so far; set multigrid = 0 "
                               "for navier-stokes")
-        self.fine, self.passes = fine, CYCLES[cycle]
+        self.fine, self.passes, self.max_update = fine, CYCLES[cycle], max_update
         backend = fine.backend
         if not coarse_cells:
             coarse_colours = None  # the colours of given levels only
@@ -136,7 +141,7 @@ class Multigrid:
             sweeps = (colour_sweeps(coarse_colours[k]) if colours and coarse_colours
                       else None)
             lusgs = LUSGS(d, geometry, colours=colours, levels=sweeps)
-            steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True)
+            steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True, max_update=max_update)
                      if lusgs.kernels is not None else None)
             self.levels.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),
                                            backend.asarray(finer.volume, fine.dtype)))
@@ -205,7 +210,8 @@ class Multigrid:
         d = level.discretisation
         speeds = d.face_wave_speeds(u)
         dt = cfl * d.geometry.volume / d.spectral_radius(u, speeds)
-        new = u + level.lusgs(u, d.residual(u) + forcing, dt, speeds)
+        new, _ = relaxed_update(d.gas, u, level.lusgs(u, d.residual(u) + forcing, dt, speeds),
+                                self.max_update)
         return u if bool(d.gas.invalid(new).any()) else new
 
 

@@ -33,6 +33,7 @@ from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.cfl import backing_off, ramped_cfl
 from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
+from gpusolver.integrators.relaxation import MAX_UPDATE, relaxed_update
 from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interior
 from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
@@ -102,6 +103,11 @@ class Stepping:
         source's production is explicit: on TMR's flat plate (35x25) its steps at the
         mean flow's CFL of 1e4 locked both into a cycle 3 orders down; capped at 100
         they converged (10: a tenth of the speed).
+    max_update : float or None
+        Implicit: the largest change of a cell's density and total energy in one step,
+        as a fraction of their values; larger changes are scaled back per cell, as are
+        updates to a non-positive density or pressure
+        (:mod:`gpusolver.integrators.relaxation`); None: positivity only.
     """
 
     integrator: str = "rk4"
@@ -116,6 +122,7 @@ class Stepping:
     multigrid_cycle: str = "v"
     cfl_frozen: float | None = None
     turbulence_cfl: float = 100.0
+    max_update: float | None = MAX_UPDATE
 
 
 #: RANS model name -> its finite-volume discretisation.
@@ -130,6 +137,21 @@ PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
 #: implicit steps, or in :data:`EXPLICIT_STALL_STEPS` explicit ones.
 STALL_STEPS = 10
 EXPLICIT_STALL_STEPS = 500
+
+#: Implicit steps: a density residual this many times its lowest so far means the steps
+#: are too large for this mesh (a limit cycle or a divergence starting): the CFL number
+#: is halved and its ramp capped there (:meth:`Solver._adapt`), each time in one line of
+#: the log.
+RISE = 10.0
+
+#: Implicit steps: so many steps without a new lowest density residual (10% below the
+#: last) are a stall (a limit cycle): the CFL number is halved and its ramp capped there
+#: too.
+STALL_BACK_OFF = 100
+
+#: The cap of a backed-off CFL ramp grows by this factor at each new lowest residual, back
+#: towards ``cfl_max``.
+CEILING_GROWTH = 1.05
 
 
 def plan_options(stepping: Stepping, strategy: str) -> PlanOptions:
@@ -272,6 +294,9 @@ class Solver(Parts):
         self.turbulence = self._turbulence(turbulence, specs)
         #: RMS of the turbulence equation's ``R / V`` at the last step's start.
         self.turbulence_residual = 0.0
+        #: Cells (of this process) whose update the last implicit step relaxed
+        #: (:mod:`gpusolver.integrators.relaxation`).
+        self.relaxed_cells = 0
         # the circulation of vortex far fields follows the lift after every step
         self._vortex_far_field = any(b.outside is not None for d in self.discretisations
                                      for b in d.boundaries)
@@ -281,6 +306,8 @@ class Solver(Parts):
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = stepping.cfl
         self._best_residual, self._since_best = np.inf, 0  # stall detection
+        # CFL back-off (:meth:`_back_off`)
+        self._lowest_residual, self._since_lowest, self._cfl_ceiling = np.inf, 0, np.inf
         #: Physical time (global time steps only).
         self.time = 0.0
         self.states = [self._uniform(layout) for layout in self.layouts]
@@ -307,7 +334,7 @@ class Solver(Parts):
         self.fused_implicit = None
         if stepping.integrator == "lusgs" and all(sweeps.kernels is not None
                                                   for sweeps in self.part_sweeps):
-            self.fused_implicit = [FusedLUSGS(x.fused, s.kernels)
+            self.fused_implicit = [FusedLUSGS(x.fused, s.kernels, max_update=stepping.max_update)
                                    for x, s in zip(d, self.part_sweeps, strict=True)]
         self.newton = None
         if stepping.integrator == "newton-krylov":
@@ -327,7 +354,8 @@ class Solver(Parts):
             self.multigrid = Multigrid(d[0], self.host, stepping.multigrid,
                                        stepping.multigrid_cycle, self._colour_sweeps,
                                        coarse_cells=self.plan.coarse_levels(),
-                                       coarse_colours=self.plan.coarse_colours())
+                                       coarse_colours=self.plan.coarse_colours(),
+                                       max_update=stepping.max_update)
 
     def _turbulence(self, model: str, specs: dict) -> list[SpalartAllmarasFV] | None:
         """The model of each local part, the wall distance from every part's walls (the
@@ -539,7 +567,7 @@ class Solver(Parts):
         limiters = [limiter_input(d) for d in self.discretisations]
         states = self.fused_steps(self.states, self.cfl, dt, limiters)
         with self.fused_steps.graphs.stream:  # read back behind the step on its stream
-            reports = [steps.report() for steps in self.fused_steps.parts]
+            reports = [steps.report()[:2] for steps in self.fused_steps.parts]
         norms = self._finish_reported(reports, [d.boundary_flux for d in self.discretisations])
         self.states = states
         return norms
@@ -555,6 +583,7 @@ class Solver(Parts):
 
         results = self._backing_off(attempt)
         self.states = [u_new for u_new, *_ in results]
+        self.relaxed_cells = sum(steps.relaxed_cells for steps in self.fused_implicit)
         # each part's norms are the RMS over its own cells
         squares = sum(norms ** 2 * layout.n_own
                       for (_, norms, _), layout in zip(results, self.layouts, strict=True))
@@ -574,8 +603,12 @@ class Solver(Parts):
             dts = (self._time_steps([speeds for speeds, *_ in parts]) if given is None
                    else [given] * len(parts))
             taken[:] = [dts[0]]
-            news = [u + solve(u, residual, dt, speeds) for solve, u, dt, (speeds, residual, _)
-                    in zip(solves, self.states, dts, parts, strict=True)]
+            updates = [relaxed_update(self.gas, u, solve(u, residual, dt, speeds),
+                                      self.stepping.max_update)
+                       for solve, u, dt, (speeds, residual, _)
+                       in zip(solves, self.states, dts, parts, strict=True)]
+            self.relaxed_cells = sum(relaxed for _, relaxed in updates)
+            news = [new for new, _ in updates]
             return news, self._first_bad(news)
 
         # a given (global) time step is not the CFL number's to back off
@@ -610,7 +643,8 @@ class Solver(Parts):
         return result
 
     def _adapt(self, density_residual: float) -> None:
-        """Ramp the CFL number (implicit) and freeze the limiter as the residual falls."""
+        """Ramp the CFL number (implicit), back it off where the residual rises or stalls
+        (:meth:`_back_off`), and freeze the limiter as the residual falls."""
         stepping, frozen_from = self.stepping, self.discretisations[0].limiter_ceiling
         fall = density_residual / (self.first_residual or density_residual or 1.0)
         if self.part_sweeps is not None:
@@ -618,7 +652,9 @@ class Solver(Parts):
             if frozen is not None and frozen_from is not None:
                 cfl_max = frozen if cfl_max is None else min(cfl_max, frozen)
             if cfl_max is not None:
-                self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall, cfl_max)
+                self._back_off(density_residual, cfl_max)
+                self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall,
+                                      min(cfl_max, self._cfl_ceiling))
         if stepping.freeze_limiter is None or frozen_from is not None:
             return  # nothing (more) to freeze
         if density_residual < 0.9 * self._best_residual:
@@ -627,8 +663,33 @@ class Solver(Parts):
             self._since_best += 1
         window = STALL_STEPS if self.part_sweeps is not None else EXPLICIT_STALL_STEPS
         if fall <= stepping.freeze_limiter and self._since_best >= window:
+            self.notes.append(f"iteration {self.iteration}: the density residual stalled "
+                              f"{window} steps at {fall:.2g} of its first; the limiter is "
+                              "frozen from above")
             for d in self.discretisations:
                 d.limiter_ceiling = d.limiter_values
+
+    def _back_off(self, density_residual: float, cfl_max: float) -> None:
+        """Halve the CFL number and cap its ramp there when the density residual has
+        risen :data:`RISE` times above its lowest or found no new lowest (10% below it)
+        in :data:`STALL_BACK_OFF` steps (then the lowest restarts from here); let the cap
+        grow back by :data:`CEILING_GROWTH` at each new lowest."""
+        lowest = self._lowest_residual
+        if density_residual < 0.9 * lowest:
+            self._lowest_residual, self._since_lowest = density_residual, 0
+            self._cfl_ceiling = min(cfl_max, CEILING_GROWTH * self._cfl_ceiling)
+            return
+        self._since_lowest += 1
+        rose = density_residual > RISE * lowest
+        if (rose or self._since_lowest >= STALL_BACK_OFF) and self.cfl > self.stepping.cfl:
+            cfl = max(self.stepping.cfl, 0.5 * self.cfl)
+            why = (f"rose to {density_residual:.3g}, {density_residual / lowest:.0f}x its "
+                   "lowest" if rose else f"found no new lowest in {self._since_lowest} steps "
+                   f"(lowest {lowest:.3g})")
+            self.notes.append(f"iteration {self.iteration}: the density residual {why}; CFL "
+                              f"number {self.cfl:.4g} -> {cfl:.4g}")
+            self.cfl = self._cfl_ceiling = cfl
+            self._lowest_residual, self._since_lowest = density_residual, 0
 
     def advance_to(self, final_time: float) -> None:
         """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""
@@ -650,6 +711,15 @@ class Solver(Parts):
         """``nu_tilde``: the RMS of the turbulence equation's ``R / V`` at the last step's
         start (none without a model)."""
         return {} if self.turbulence is None else {"nu_tilde": self.turbulence_residual}
+
+    def monitors(self) -> dict[str, str]:
+        """Implicit steps: the CFL number of the next step and the cells (of every
+        process) whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`);
+        none for explicit steps. Every process calls it (a global sum)."""
+        if self.part_sweeps is None:
+            return {}
+        relaxed = int(self.transport.sum(np.array([self.relaxed_cells]))[0])
+        return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)}
 
     def model_state(self) -> dict[str, np.ndarray]:
         """The turbulence model's ``nu_tilde`` in the file's cell order (for checkpoints)."""

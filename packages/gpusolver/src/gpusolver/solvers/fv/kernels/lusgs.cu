@@ -11,8 +11,12 @@
 //   lambda_f A_f = omega s_c + viscous_factor s_v,
 // with s_c, s_v the face's convective and viscous wave speeds times area, as the
 // residual's face kernel stores them (speed[f], speed[n_faces + f]). Boundary faces
-// enter the diagonal only. The backward sweep can also write u_new = u + out and
-// report the first cell whose new state is invalid (atomicMin into bad_cell).
+// enter the diagonal only. The backward sweep can also write the update u_new = u +
+// alpha out, relaxed per cell as gpusolver/integrators/relaxation.py does (alpha < 1
+// where density or total energy would change by more than the fraction `limit`, halved
+// while the new density or pressure is not positive, and 0 after RELAX_HALVINGS halvings;
+// such cells counted into relaxed[0]), and report the first cell whose new state is not
+// finite (atomicMin into bad_cell).
 //
 // The sweep's tables are packed in sweep order (position i of all levels in turn):
 // cells[i], and per slot k < WIDTH (at [k * n_rows + i]; n_rows cells are swept, a mesh
@@ -45,6 +49,26 @@ __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells
     out[P] = (du[P] + d_p) * un + (energy + p) * d_un;
 }
 
+// Halvings of a relaxed update whose new density or pressure is not positive before the
+// cell keeps its state (gpusolver.integrators.relaxation.HALVINGS).
+constexpr int RELAX_HALVINGS = 3;
+
+// The largest fraction alpha <= 1 of the change du of cell c that moves its density and
+// total energy by at most `limit` of their values (1 where the change is not finite, so
+// that a non-finite update stays so and is reported).
+template <typename real, int NV>
+__device__ __forceinline__ real relaxation(const real* __restrict__ u, int n_cells, int c,
+                                           const real du[NV], real limit) {
+    real alpha = 1;
+    const int kept[2] = {0, NV - 1};
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const real change = fabs(du[kept[k]]), allowed = limit * fabs(u[kept[k] * n_cells + c]);
+        if (change > allowed) alpha = fmin(alpha, allowed / change);
+    }
+    return alpha;
+}
+
 template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS>
 __global__ void __launch_bounds__(256) sweep_kernel(
     int first, int last, int n_cells, int n_faces, int n_rows, const int* __restrict__ cells,
@@ -52,7 +76,7 @@ __global__ void __launch_bounds__(256) sweep_kernel(
     const real* __restrict__ normal_area, const real* __restrict__ speed, real omega,
     real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
     const real* base, real* out, real* __restrict__ u_new, int* __restrict__ bad_cell,
-    real gamma) {
+    int* __restrict__ relaxed, real limit, real gamma) {
     constexpr int NV = DIM + 2;
     const int i = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= last) return;
@@ -84,16 +108,26 @@ __global__ void __launch_bounds__(256) sweep_kernel(
         out[v * n_cells + c] = value[v];
     }
     if (!BACKWARD || u_new == nullptr) return;
-    bool bad = false;
-    real kinetic = 0;
+    real start[NV], alpha = relaxation<real, NV>(u, n_cells, c, value, limit);
 #pragma unroll
-    for (int v = 0; v < NV; ++v) {
-        value[v] += u[v * n_cells + c];
-        u_new[v * n_cells + c] = value[v];
-        bad |= !isfinite(value[v]);
+    for (int v = 0; v < NV; ++v) start[v] = u[v * n_cells + c];
+    bool bad = false;
+    for (int halving = 0; halving <= RELAX_HALVINGS; ++halving) {
+        real next[NV], kinetic = 0;
+        bad = false;
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            next[v] = start[v] + alpha * value[v];
+            bad |= !isfinite(next[v]);
+        }
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) kinetic += next[1 + d] * next[1 + d];
+        const real p = (gamma - real(1)) * (next[NV - 1] - real(0.5) * kinetic / next[0]);
+        if (bad || (next[0] > 0 && p > 0)) break;
+        alpha = halving < RELAX_HALVINGS ? real(0.5) * alpha : real(0);
     }
 #pragma unroll
-    for (int d = 0; d < DIM; ++d) kinetic += value[1 + d] * value[1 + d];
-    const real p = (gamma - real(1)) * (value[NV - 1] - real(0.5) * kinetic / value[0]);
-    if (bad || !(value[0] > 0) || !(p > 0)) atomicMin(bad_cell, c);
+    for (int v = 0; v < NV; ++v) u_new[v * n_cells + c] = start[v] + alpha * value[v];
+    if (bad) atomicMin(bad_cell, c);
+    else if (alpha < real(1)) atomicAdd(relaxed, 1);
 }

@@ -1,0 +1,104 @@
+"""Implicit steps that keep going: per-cell relaxed updates and the CFL number's
+back-off when the residual rises or stalls."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpusolver.integrators.relaxation import HALVINGS, relaxed_update
+from gpusolver.physics.gas import Gas
+from gpusolver.solvers.fv import Stepping
+from gpusolver.solvers.fv.solver import RISE, STALL_BACK_OFF
+from meshorder.testing import grid_mesh
+
+from .fv_cases import perturbed_solver
+
+GAS = Gas(dim=2, mach=0.6)
+
+
+def _states(rng, n):
+    w = np.repeat(GAS.free_stream[:, None], n, axis=1) * rng.uniform(0.5, 1.5, (4, n))
+    return GAS.to_conserved(w)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), scale=st.floats(1e-3, 1e3), limit=st.floats(0.01, 1.0))
+def test_a_relaxed_update_stays_physical_and_within_its_bound(seed, scale, limit):
+    rng = np.random.default_rng(seed)
+    print(f"seed {seed}")
+    u = _states(rng, 50)
+    du = scale * rng.normal(size=u.shape) * u
+    new, relaxed = relaxed_update(GAS, u, du, limit)
+    assert not GAS.invalid(new).any()
+    # one factor per cell scales every variable: read it where the change is largest
+    largest = np.argmax(np.abs(du) / np.maximum(np.abs(u), 1e-300), axis=0)
+    cells = np.arange(u.shape[1])
+    alpha = (new - u)[largest, cells] / du[largest, cells]
+    np.testing.assert_allclose(new - u, alpha * du, rtol=1e-6, atol=1e-9 * np.abs(u).max())
+    assert np.all((alpha >= 0) & (alpha <= 1 + 1e-12))
+    for row in (0, -1):  # density and energy move by at most the fraction
+        assert np.all(np.abs(new[row] - u[row]) <= limit * np.abs(u[row]) * (1 + 1e-12))
+    assert relaxed == np.count_nonzero((new != u + du).any(axis=0))  # alpha = 1: u + du
+
+
+def test_small_updates_are_the_plain_ones_and_a_non_finite_one_stays_so():
+    rng = np.random.default_rng(1)
+    u = _states(rng, 20)
+    du = 1e-3 * u
+    new, relaxed = relaxed_update(GAS, u, du)
+    np.testing.assert_array_equal(new, u + du)
+    assert relaxed == 0
+    du[2, 5] = np.nan
+    new, _ = relaxed_update(GAS, u, du)
+    assert np.isnan(new[2, 5]) and GAS.invalid(new)[5]
+
+
+def test_a_cell_that_no_halving_saves_keeps_its_state():
+    u = _states(np.random.default_rng(2), 3)
+    du = np.zeros_like(u)
+    du[-1, 1] = -(2 ** HALVINGS + 2) * u[-1, 1]  # below zero after every halving
+    new, relaxed = relaxed_update(GAS, u, du, limit=None)
+    np.testing.assert_array_equal(new[:, 1], u[:, 1])
+    np.testing.assert_array_equal(new[:, [0, 2]], u[:, [0, 2]])
+    assert relaxed == 1
+
+
+def test_an_implicit_step_too_large_for_a_cell_is_relaxed_not_a_divergence():
+    solver = perturbed_solver(grid_mesh(12, 12, "triangle"), amplitude=0.6, seed=3,
+                              stepping=Stepping("lusgs", cfl=1e6))
+    solver.step()
+    assert solver.relaxed_cells > 0
+    assert not solver.gas.invalid(solver.u).any()
+    assert solver.monitors() == {"cfl": "1e+06", "relaxed_cells": str(solver.relaxed_cells)}
+
+
+def _ramping_solver():
+    return perturbed_solver(grid_mesh(6, 6, "triangle"),
+                            stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4))
+
+
+def test_a_rising_residual_halves_the_cfl_number_and_says_so():
+    solver = _ramping_solver()
+    solver.first_residual = 1.0
+    for residual in (1.0, 1e-2):  # the ramp: CFL 10 / fall
+        solver._adapt(residual)
+    assert solver.cfl == pytest.approx(1e3)
+    solver._adapt(2 * RISE * 1e-2)
+    assert solver.cfl == pytest.approx(500.0)
+    (note,) = solver.take_notes()
+    assert "rose to 0.2, 20x its lowest; CFL number 1000 -> 500" in note
+    solver._adapt(1e-3)  # falling again: the ramp is capped, the cap grows slowly
+    assert 500.0 < solver.cfl < 600.0
+    assert solver.take_notes() == []
+
+
+def test_a_stalled_residual_halves_the_cfl_number_down_to_the_first():
+    solver = _ramping_solver()
+    solver.first_residual = 1.0
+    solver._adapt(1e-2)
+    for _ in range(STALL_BACK_OFF * 8):
+        solver._adapt(2e-2)  # never a new lowest
+    assert solver.cfl == pytest.approx(10.0)  # halved from 1000 to the first CFL number
+    notes = solver.take_notes()
+    assert len(notes) == 7 and "found no new lowest in 100 steps" in notes[0]
