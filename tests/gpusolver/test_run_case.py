@@ -77,6 +77,27 @@ def test_the_solution_file_is_compressed_as_the_case_asks(tmp_path, compression)
                                   result.solver.primitive()[0])
 
 
+def test_a_run_that_does_not_converge_says_where_its_residual_sits(tmp_path):
+    """The note names the cells that hold the residual and their quality; the solution
+    file shows the residual and the quality as fields (only then)."""
+    lines = []
+    case = write_case(tmp_path, extra="")
+    case.write_text(case.read_text().replace("cfl = 1.0", "cfl = 1.0\nresidual_reduction = 1e-9"))
+    result = run_case(load_case(case), progress=False, notify=lines.append)
+    assert result.converged is False
+    (note,) = [line for line in lines if "of the density residual sits in" in line]
+    assert note.startswith("90% of the density residual sits in ")
+    assert "median aspect ratio" in note and "non orthogonality" in note
+    solution = meshio.read(tmp_path / "out" / "solution.vtu")
+    residual = solution.cell_data["density_residual"][0]
+    assert residual.shape == (result.solver.n_cells,) and residual.max() > 0
+    np.testing.assert_allclose(solution.cell_data["aspect_ratio"][0].min(), 2 ** 0.5 * 6 / 5,
+                               rtol=0.3)  # right triangles of a 6 x 5 grid of the square
+    plain = run_case(load_case(write_case(tmp_path, directory="plain")), progress=False)
+    assert plain.converged is None
+    assert "density_residual" not in meshio.read(tmp_path / "plain" / "solution.vtu").cell_data
+
+
 VORTEX = 'top = { type = "farfield", vortex = true, centre = [0.5, 0.0] }'
 
 
@@ -170,7 +191,9 @@ def test_a_run_that_misses_its_reduction_says_so(tmp_path, capsys):
     case = write_case(tmp_path, iterations=2, extra="")
     case.write_text(case.read_text().replace("cfl = 1.0", "cfl = 1.0\nresidual_reduction = 1e-8"))
     assert main(["run", str(case), "--quiet"]) == 0
-    assert capsys.readouterr().out.startswith("not converged: 2 iterations")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("90% of the density residual sits in")
+    assert out[1].startswith("not converged: 2 iterations")
 
 
 @pytest.mark.parametrize("key", ["residual_reduction", "freeze_limiter"])

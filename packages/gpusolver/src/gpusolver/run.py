@@ -201,6 +201,10 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float)
         # the last checkpoint and the outputs as one set that matches the log: a first
         # Ctrl-C or SIGTERM now waits for them (a second stops at once, without them)
         write_checkpoint()
+        if converged is False and not interrupted:
+            note = system.diagnose()  # every rank: a global gather under MPI
+            if note is not None and root:
+                notify(note)
         files.update(system.write_outputs(out))
     written = sorted(files) if root else []
     return RunResult(system, written, report, converged, interrupted,

@@ -43,6 +43,10 @@ class Solution(Protocol):
     def model_fields(self) -> dict[str, np.ndarray]:
         """More cell fields (a turbulence model's) in the file's cell order."""
 
+    #: Cell fields that show where a run that did not converge struggles, in the file's
+    #: cell order (empty unless it was diagnosed).
+    diagnostics: dict[str, np.ndarray]
+
 def write_forces(path: Path, solver: Solution) -> None:
     """``forces.csv``: force vector, CL and CD per wall marker and in total."""
     dim = solver.gas.dim
@@ -98,11 +102,14 @@ def write_skin_friction(directory: Path, solver) -> list[Path]:
 
 
 def write_solution(path: Path, solver: Solution, compression: str = "none") -> None:
-    """``solution.vtu`` with cell data density, velocity, pressure, mach and the model's
-    fields (RANS: ``nu_tilde``, ``eddy_viscosity_ratio``; ParaView-ready), its arrays
+    """``solution.vtu`` with cell data density, velocity, pressure, mach, the model's
+    fields (RANS: ``nu_tilde``, ``eddy_viscosity_ratio``) and, after a run that did not
+    converge, the solver's diagnostics (finite volume: the density residual and the cells'
+    quality; ParaView-ready), its arrays
     compressed by ``compression`` (a key of :data:`gpusolver.io.vtu.COMPRESSORS`)."""
     mesh = solver.mesh
-    fields = _cell_fields(solver.gas, solver.primitive()) | solver.model_fields()
+    fields = (_cell_fields(solver.gas, solver.primitive()) | solver.model_fields()
+              | solver.diagnostics)
     _write_vtu(path, mesh, fields, np.arange(mesh.n_cells), compression)
 
 
@@ -114,7 +121,8 @@ def write_partitioned_solution(path: Path, solver, compression: str = "none") ->
     the state); it returns the files this process wrote. ``compression``: as
     :func:`write_solution`.
     """
-    fields = _cell_fields(solver.gas, solver.primitive()) | solver.model_fields()
+    fields = (_cell_fields(solver.gas, solver.primitive()) | solver.model_fields()
+              | solver.diagnostics)
     written = []
     for part in solver.parts:
         piece = path.with_name(f"{path.stem}_{part.mesh.part}.vtu")

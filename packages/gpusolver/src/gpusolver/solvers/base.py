@@ -128,6 +128,12 @@ class System(ABC):
         """One line on where the run ended (the CLI prints it)."""
         return f"{self.iteration} steps"
 
+    def diagnose(self) -> str | None:
+        """One line on where the residual of a run that did not converge sits (the run
+        loop passes it on, before the outputs, which may show it; None: nothing to
+        say)."""
+        return None
+
     # ---------------------------------------------------------------- several ranks
     @property
     def is_root(self) -> bool:

@@ -236,6 +236,11 @@ class MeshSystem(System):
         return [f"restart: [run] cfl = {self.case_cfl:g} replaces the checkpoint's run "
                 f"(cfl = {float(written):g}, at {float(meta['cfl']):g} when it stopped)"]
 
+    def diagnose(self) -> str | None:
+        """Where the residual of a run that did not converge sits; the solution file
+        shows it (every rank calls it)."""
+        return self.solver.diagnose()
+
     # ---------------------------------------------------------------- outputs
     def write_outputs(self, out: Path) -> list[Path]:
         """``solution.vtu`` (``.pvtu`` and a piece per part on several ranks),

@@ -95,6 +95,9 @@ class Parts:
         self._gathered: tuple[int, np.ndarray, dict | None] | None = None
         #: Lines for the log: what the steps did to keep going (:meth:`take_notes`).
         self.notes: list[str] = []
+        #: Cell fields of :meth:`diagnose` for the solution file (file order; empty unless
+        #: a run was diagnosed).
+        self.diagnostics: dict[str, np.ndarray] = {}
 
     def take_notes(self) -> list[str]:
         """The lines the steps since the last call had for the log (actions they took)."""
@@ -307,6 +310,11 @@ class Parts:
     def model_residuals(self) -> dict[str, float]:
         """The last step's residual norm of each model equation, by name (none here)."""
         return {}
+
+    def diagnose(self) -> str | None:
+        """One line on where the residual of a run that did not converge sits, and cell
+        fields that show it in :attr:`diagnostics` (none here; every process calls it)."""
+        return None
 
     def monitors(self) -> dict[str, str]:
         """The last step's values of the solver's own history columns, formatted, by name

@@ -39,6 +39,7 @@ from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
 from gpusolver.layout.wall_distance import wall_distance
 from gpusolver.monitors.forces import skin_friction
+from gpusolver.monitors.quality import QUALITY, cell_quality, residual_note
 from gpusolver.parallel import Loopback, halo_lists
 from gpusolver.physics.boundary import BoundarySpec
 from gpusolver.physics.gas import Gas
@@ -651,7 +652,7 @@ class Solver(Parts):
             cfl_max, frozen = stepping.cfl_max, stepping.cfl_frozen
             if frozen is not None and frozen_from is not None:
                 cfl_max = frozen if cfl_max is None else min(cfl_max, frozen)
-            if cfl_max is not None:
+            if cfl_max is not None and self.first_residual is not None:  # (BALANCED)
                 self._back_off(density_residual, cfl_max)
                 self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall,
                                       min(cfl_max, self._cfl_ceiling))
@@ -670,10 +671,11 @@ class Solver(Parts):
                 d.limiter_ceiling = d.limiter_values
 
     def _back_off(self, density_residual: float, cfl_max: float) -> None:
-        """Halve the CFL number and cap its ramp there when the density residual has
-        risen :data:`RISE` times above its lowest or found no new lowest (10% below it)
-        in :data:`STALL_BACK_OFF` steps (then the lowest restarts from here); let the cap
-        grow back by :data:`CEILING_GROWTH` at each new lowest."""
+        """Halve the CFL number (while at least twice the first) and cap its ramp there
+        when the density residual has risen :data:`RISE` times above its lowest or found
+        no new lowest (10% below it) in :data:`STALL_BACK_OFF` steps (then the lowest
+        restarts from here); let the cap grow back by :data:`CEILING_GROWTH` at each new
+        lowest."""
         lowest = self._lowest_residual
         if density_residual < 0.9 * lowest:
             self._lowest_residual, self._since_lowest = density_residual, 0
@@ -681,7 +683,7 @@ class Solver(Parts):
             return
         self._since_lowest += 1
         rose = density_residual > RISE * lowest
-        if (rose or self._since_lowest >= STALL_BACK_OFF) and self.cfl > self.stepping.cfl:
+        if (rose or self._since_lowest >= STALL_BACK_OFF) and self.cfl >= 2 * self.stepping.cfl:
             cfl = max(self.stepping.cfl, 0.5 * self.cfl)
             why = (f"rose to {density_residual:.3g}, {density_residual / lowest:.0f}x its "
                    "lowest" if rose else f"found no new lowest in {self._since_lowest} steps "
@@ -711,6 +713,23 @@ class Solver(Parts):
         """``nu_tilde``: the RMS of the turbulence equation's ``R / V`` at the last step's
         start (none without a model)."""
         return {} if self.turbulence is None else {"nu_tilde": self.turbulence_residual}
+
+    def diagnose(self) -> str:
+        """Where the density residual sits and the quality of the cells there
+        (:func:`~gpusolver.monitors.quality.residual_note`); :attr:`diagnostics` gets
+        ``density_residual`` (``|R / V|`` of the density equation at the state) and the
+        cells' quality (:func:`~gpusolver.monitors.quality.cell_quality`) in the file's
+        cell order. Every process calls it (global sums)."""
+        self.transport.exchange(self.states)
+        xp = self.backend.xp
+        rates = [xp.abs(d.residual(u)[0] / d.geometry.volume)
+                 for d, u in zip(self.discretisations, self.states, strict=True)]
+        qualities = [cell_quality(layout.geometry) for layout in self.layouts]
+        self.diagnostics = {"density_residual": self._gather_cells(rates)}
+        self.diagnostics |= {name: self._gather_cells([q[name] for q in qualities])
+                             for name in QUALITY}
+        return residual_note(self.diagnostics["density_residual"], self.centroids(),
+                             {name: self.diagnostics[name] for name in QUALITY})
 
     def monitors(self) -> dict[str, str]:
         """Implicit steps: the CFL number of the next step and the cells (of every
