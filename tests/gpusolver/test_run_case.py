@@ -204,6 +204,24 @@ def test_reduction_factors_of_one_or_more_are_refused(tmp_path, key):
         load_case(case)
 
 
+def test_boundary_patterns_name_many_markers_and_exact_names_come_first(tmp_path, capsys):
+    """gmsh meshes without physical groups name every curve apart: a glob pattern gives
+    them one condition; a marker's own entry wins, then the first pattern in file order."""
+    path = write_case(tmp_path)
+    text = path.read_text()
+    start, end = text.index("[boundaries]"), text.index("[scheme]")
+    path.write_text(text[:start] + '[boundaries]\nbottom = "slip-wall"\n'
+                    '"[lr]*" = "farfield"\n"*" = "farfield"\n' + text[end:])
+    result = run_case(load_case(path), progress=False)
+    specs = result.system.case.boundaries
+    assert {name: spec.condition.name for name, spec in specs.items()} == {
+        "bottom": "slip-wall", "left": "farfield", "right": "farfield", "top": "farfield"}
+    path.write_text(text[:start] + '[boundaries]\n"*" = "farfield"\n"lid*" = "farfield"\n'
+                    + text[end:])
+    assert main(["run", str(path), "--quiet"]) == 1
+    assert "unknown marker(s) lid*" in capsys.readouterr().err  # a pattern matching nothing
+
+
 def test_an_empty_boundaries_section_is_answered_with_the_meshs_markers(tmp_path):
     case = write_case(tmp_path)
     text = case.read_text()

@@ -78,7 +78,11 @@ def _boundaries() -> list[str]:
     """The [boundaries] section of the mesh-based methods, with examples."""
     lines = ["## [boundaries]", "",
              "One entry per mesh marker: `marker = \"condition\"`, or a table",
-             "`marker = { type = \"condition\", option = value }` (finite volume and DG).", "",
+             "`marker = { type = \"condition\", option = value }` (finite volume and DG).",
+             "A key may be a glob pattern (`\"curve_*\" = \"slip-wall\"`, `*`, `?` and",
+             "`[...]` as in Python's fnmatch) for meshes that name every curve apart: a",
+             "marker's own entry wins, then the first pattern that matches it, in file order.",
+             "",
              "| condition | options | meaning |", "| --- | --- | --- |"]
     for name, condition in CONDITIONS.items():
         options = "; ".join(f"`{k}`: {v}" for k, v in condition.options.items())

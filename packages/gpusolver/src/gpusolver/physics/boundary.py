@@ -8,6 +8,7 @@ discretisation (its ghost is the state at the partner face).
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -265,10 +266,42 @@ class BoundarySpec:
         return cls(condition, table)
 
 
-def check_markers(markers, boundaries: dict[str, BoundarySpec]) -> None:
-    """Every mesh marker needs a condition and every condition a marker."""
+def resolve_markers(markers, boundaries: dict[str, BoundarySpec]) -> dict[str, BoundarySpec]:
+    """Each mesh marker's condition: its own entry of ``boundaries``, else the first entry
+    (in the case file's order) whose key is a glob pattern that matches it (``*``, ``?``,
+    ``[...]`` as :mod:`fnmatch` reads them): gmsh meshes without physical groups name
+    each curve or surface apart (``curve_1`` ... ``curve_569``), and
+    ``"curve_*" = "slip-wall"`` names them all at once.
+
+    Raises
+    ------
+    ConfigError
+        Naming the markers without a condition and the entries that match no marker.
+
+    Examples
+    --------
+    >>> specs = {"curve_3": BoundarySpec.parse("curve_3", "farfield"),
+    ...          "curve_*": BoundarySpec.parse("curve_*", "slip-wall")}
+    >>> {m: s.condition.name for m, s in resolve_markers(["curve_1", "curve_3"], specs).items()}
+    {'curve_1': 'slip-wall', 'curve_3': 'farfield'}
+    """
+    resolved, used = {}, set()
+    for marker in markers:
+        key = marker if marker in boundaries else next(
+            (pattern for pattern in boundaries if fnmatch.fnmatchcase(marker, pattern)), None)
+        if key is not None:
+            resolved[marker] = boundaries[key]
+            used.add(key)
+    check_markers(markers, resolved, unused=[key for key in boundaries if key not in used])
+    return resolved
+
+
+def check_markers(markers, boundaries: dict[str, BoundarySpec],
+                  unused: list[str] | None = None) -> None:
+    """Every mesh marker needs a condition and every condition a marker (``unused``: the
+    case's entries that name or match none, when given)."""
     missing = [m for m in markers if m not in boundaries]
-    unknown = [m for m in boundaries if m not in markers]
+    unknown = [m for m in boundaries if m not in markers] if unused is None else unused
     if missing or unknown:
         parts = []
         if unknown:

@@ -10,6 +10,7 @@ module alone reads.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from gpusolver.io.output import (
 )
 from gpusolver.monitors.history import history_columns
 from gpusolver.parallel import make_transport, mpi_world, use_local_gpu
-from gpusolver.physics.boundary import check_markers
+from gpusolver.physics.boundary import resolve_markers
 from gpusolver.solvers.base import StepReport, System
 from gpusolver.solvers.parts import Parts
 from meshorder import Mesh, Topology, read_mesh
@@ -67,20 +68,21 @@ class MeshSystem(System):
         """
         comm = mpi_world()
         if comm is not None:
-            return cls(case, cls._on_ranks(case, comm))
+            return cls(*cls._on_ranks(case, comm))
         mesh = read_mesh(case.mesh_file)
         if case.plan_file:
             plan = load_plan_for(mesh, str(case.plan_file))
-            check_markers(list(plan.boundary_ranges()), case.boundaries)
+            case = _with_markers(case, list(plan.boundary_ranges()))
         else:
             topology = Topology(mesh)  # the markers checked before the plan is made
             present = np.unique(topology.face_marker[topology.face_marker >= 0])
-            check_markers([topology.marker_names[int(m)] for m in present], case.boundaries)
+            case = _with_markers(case, [topology.marker_names[int(m)] for m in present])
             plan = make_plan(mesh, cls.plan_options(case), topology=topology)
         return cls(case, cls.on_whole_mesh(case, mesh, plan))
 
     @classmethod
-    def _on_ranks(cls, case: Case, comm) -> Any:
+    def _on_ranks(cls, case: Case, comm) -> tuple[Case, Any]:
+        """The case with the part's markers resolved, and the solver of this rank's part."""
         cls.check_ranks(case)
         if case.plan_file:
             part = read_plan_part(case.plan_file, comm.rank)
@@ -91,7 +93,7 @@ class MeshSystem(System):
         else:
             mesh = read_mesh(case.mesh_file)
             part = make_plan(mesh, PlanOptions(partitions=comm.size)).part(comm.rank)
-        check_markers(part.boundary_markers, case.boundaries)
+        case = _with_markers(case, part.boundary_markers)
         run = case.run
         backend = ("cupy" if run["backend"] == "auto" and cupy_available()
                    else run["backend"])
@@ -101,7 +103,7 @@ class MeshSystem(System):
                               "'mpi-host'")
         if backend == "cupy":
             use_local_gpu(comm)
-        return cls.on_part(case, part, backend, make_transport(run["transport"], comm))
+        return case, cls.on_part(case, part, backend, make_transport(run["transport"], comm))
 
     @classmethod
     def plan_options(cls, case: Case) -> PlanOptions:
@@ -261,3 +263,9 @@ class MeshSystem(System):
             files += [out / "forces.csv", *write_surface_pressure(out, solver),
                       *write_skin_friction(out, solver)]
         return files
+
+
+def _with_markers(case: Case, markers: list[str]) -> Case:
+    """``case`` with a condition for each of the mesh's ``markers``
+    (:func:`~gpusolver.physics.boundary.resolve_markers`: patterns expanded)."""
+    return dataclasses.replace(case, boundaries=resolve_markers(markers, case.boundaries))
