@@ -101,4 +101,4 @@ def test_a_stalled_residual_halves_the_cfl_number_towards_the_first():
         solver._adapt(2e-2)  # never a new lowest
     assert solver.cfl == pytest.approx(15.625)  # halved from 1000 while twice the first
     notes = solver.take_notes()
-    assert len(notes) == 6 and "found no new lowest in 100 steps" in notes[0]
+    assert len(notes) == 6 and f"found no new lowest in {STALL_BACK_OFF} steps" in notes[0]
