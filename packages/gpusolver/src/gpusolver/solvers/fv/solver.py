@@ -148,7 +148,7 @@ RISE = 10.0
 #: Implicit steps: so many steps without a new lowest density residual are a stall (a
 #: limit cycle; a slow but steady fall keeps finding new lowest values): the CFL number
 #: is halved and its ramp capped there too. On gmsh's wing-and-flap mesh a window of 100
-#: steps that asked for a 10% fall halved a slowly converging run's CFL number five times.
+#: steps that asked for a 10% fall halved a slowly converging run's CFL number six times.
 STALL_BACK_OFF = 200
 
 #: The cap of a backed-off CFL ramp grows by this factor at each new lowest residual, back
