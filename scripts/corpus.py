@@ -1,0 +1,145 @@
+"""Run the shipped steady settings on meshes made by other people: a table of how far each
+converges.
+
+Usage: ``python scripts/corpus.py [--meshes NAME,...] [--iterations N] [--json out.json]
+[--backend auto]``. Each mesh of :data:`CORPUS` (read from ``../shared/meshes``) runs as
+``python -m gpusolver run`` with the [scheme] and [run] sections of
+``cases/naca0012_transonic.toml`` (the project's recommended steady settings; no per-mesh
+tuning) at its own condition, to six orders or ``--iterations`` steps. Per mesh it prints
+and records the cells, the orders the density residual fell, the steps, the whole run's
+seconds, CL, CD and the run's notes (CFL back-offs, limiter freezes, where an
+unconverged residual sits). ``tests/gpusolver/test_corpus.py`` runs the 2-D ones for a
+few steps in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MESHES = ROOT.parent / "shared" / "meshes"
+SETTINGS = ROOT / "cases" / "naca0012_transonic.toml"
+
+#: Orders of the density residual's fall a run aims for (issue target).
+ORDERS = 6
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One mesh of the corpus and the condition it runs at."""
+
+    name: str
+    path: str
+    origin: str
+    boundaries: dict
+    physics: dict = field(default_factory=dict)
+
+
+CORPUS = [
+    Entry("su2-naca0012", "su2/mesh_NACA0012_inv.su2", "SU2 TestCases",
+          {"airfoil": "slip-wall", "farfield": "farfield"}, {"mach": 0.8, "aoa_deg": 1.25}),
+    Entry("su2-naca0012-c-grid", "su2/n0012_225-65.su2", "SU2 TestCases (TMR's 225x65)",
+          {"airfoil": "slip-wall", "farfield": "farfield"}, {"mach": 0.8, "aoa_deg": 1.25}),
+    Entry("su2-cylinder", "su2/mesh_cylinder_lam.su2", "SU2 TestCases",
+          {"cylinder": "slip-wall", "farfield": "farfield"}, {"mach": 0.3}),
+    Entry("gmsh-boundary-layer", "gmsh/naca_boundary_layer_2d.msh", "gmsh's API example",
+          {"curve_[12]": "slip-wall", "curve_*": "farfield"}, {"mach": 0.5, "aoa_deg": 2.0}),
+    Entry("gmsh-wing-flap", "gmsh/gmsh_wing_flap_2d.msh", "gmsh's benchmarks/2d/wing.geo",
+          {"curve_37[7-9]": "farfield", "curve_38?": "farfield", "curve_39?": "farfield",
+           "curve_400": "farfield", "curve_*": "slip-wall"}, {"mach": 0.3, "aoa_deg": 4.0}),
+    Entry("gmsh-naca12-wing", "gmsh/gmsh_naca12_3d_cl0.3.msh", "gmsh's benchmarks/3d/naca12.geo",
+          {"surface_??": "slip-wall", "surface_110[01]": "symmetry",
+           "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}),
+]
+
+
+def case_text(entry: Entry, iterations: int, backend: str, out: Path) -> str:
+    """The case file of ``entry``: the shipped steady settings, its mesh and condition."""
+    with open(SETTINGS, "rb") as f:
+        settings = tomllib.load(f)
+    run = settings["run"] | {"backend": backend, "iterations": iterations,
+                             "residual_reduction": 10.0 ** -ORDERS}
+    sections = {"mesh": {"file": str(MESHES / entry.path)},
+                "physics": {"equations": "euler"} | entry.physics,
+                "boundaries": entry.boundaries, "scheme": settings["scheme"], "run": run,
+                "output": {"directory": str(out), "checkpoint_every": iterations}}
+    lines = []
+    for name, values in sections.items():
+        lines.append(f"[{name}]")
+        lines += [f"{json.dumps(key)} = {json.dumps(value)}" for key, value in values.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run_entry(entry: Entry, iterations: int, backend: str) -> dict:
+    """One run of ``entry`` (see the module docstring)."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "out"
+        case = Path(folder) / "case.toml"
+        case.write_text(case_text(entry, iterations, backend, out))
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"],
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        row = {"mesh": entry.name, "origin": entry.origin, "file": entry.path,
+               "seconds": round(seconds, 2),
+               "notes": [line for line in done.stdout.strip().splitlines()
+                         if not line.startswith("wrote ")]}
+        if done.returncode != 0:
+            return row | {"error": done.stderr.strip().splitlines()[-1:]}
+        with open(out / "history.csv", newline="") as f:
+            history = list(csv.DictReader(f))
+    first, last = float(history[0]["residual_0"]), float(history[-1]["residual_0"])
+    return row | {"steps": len(history),
+                  "orders": round(-math.log10(max(last / first, 1e-300)), 2),
+                  "cl": float(history[-1]["cl"]), "cd": float(history[-1]["cd"]),
+                  "converged": last <= 10.0 ** -ORDERS * first}
+
+
+def markdown(rows: list[dict]) -> str:
+    """The table of ``rows``."""
+    lines = ["| mesh | origin | steps | orders | whole run s | CL | CD |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['mesh']} | {r['origin']} | failed: {' '.join(r['error'])} "
+                         "| | | | |")
+            continue
+        lines.append(f"| {r['mesh']} | {r['origin']} | {r['steps']} | {r['orders']} "
+                     f"| {r['seconds']} | {r['cl']:.5f} | {r['cd']:.5f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--meshes", default=",".join(e.name for e in CORPUS))
+    parser.add_argument("--iterations", type=int, default=5000)
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    wanted = args.meshes.split(",")
+    unknown = sorted(set(wanted) - {e.name for e in CORPUS})
+    if unknown:
+        parser.error(f"unknown mesh(es) {', '.join(unknown)}; valid: "
+                     f"{', '.join(e.name for e in CORPUS)}")
+    rows = []
+    for entry in CORPUS:
+        if entry.name in wanted:
+            rows.append(run_entry(entry, args.iterations, args.backend))
+            print(json.dumps(rows[-1]), flush=True)
+    print(markdown(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
