@@ -222,6 +222,20 @@ def test_boundary_patterns_name_many_markers_and_exact_names_come_first(tmp_path
     assert "unknown marker(s) lid*" in capsys.readouterr().err  # a pattern matching nothing
 
 
+def test_max_update_zero_bounds_nothing_and_a_negative_one_is_refused(tmp_path):
+    from gpusolver.solvers.fv.case import stepping_of
+
+    def stepping(value):
+        case = write_case(tmp_path, integrator="lusgs")
+        case.write_text(case.read_text().replace("cfl = 1.0", f"cfl = 1.0\nmax_update = {value}"))
+        return stepping_of(load_case(case))
+
+    assert stepping(0.05).max_update == 0.05
+    assert stepping(0).max_update is None
+    with pytest.raises(ConfigError, match="max_update must be a fraction >= 0"):
+        stepping(-0.1)
+
+
 def test_an_empty_boundaries_section_is_answered_with_the_meshs_markers(tmp_path):
     case = write_case(tmp_path)
     text = case.read_text()

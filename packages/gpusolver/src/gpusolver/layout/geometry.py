@@ -216,6 +216,15 @@ def _laid_out(mesh: Mesh, cells: np.ndarray, face_nodes: np.ndarray, face_cells:
     )
 
 
+def neighbour_offsets(geometry: FVGeometry) -> np.ndarray:
+    """``(dim, n_faces)``: right centroid (face centre on the boundary) minus left centroid."""
+    g = geometry
+    other = g.face_centre.copy()
+    ni = g.n_interior
+    other[:, :ni] = g.centroid[:, g.right[:ni]]
+    return other - g.centroid[:, g.left]
+
+
 def colour_interior(geometry: FVGeometry, plan: Plan) -> FVGeometry:
     """Permute interior faces into face colour classes (boundary faces stay).
 

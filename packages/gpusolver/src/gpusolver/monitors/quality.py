@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusolver.layout.geometry import FVGeometry
+from gpusolver.layout.geometry import FVGeometry, neighbour_offsets
 
 #: The note names the fewest cells that hold this fraction of the residual's square sum.
 SHARE = 0.9
@@ -50,8 +50,7 @@ def cell_quality(g: FVGeometry) -> dict[str, np.ndarray]:
     volume_ratio = np.ones(n)
     for cells in (left[:ni], right):
         np.maximum.at(volume_ratio, cells, ratio)
-    across = np.concatenate([g.centroid[:, right], g.face_centre[:, ni:]], axis=1)
-    line = across - g.centroid[:, left]
+    line = neighbour_offsets(g)
     cosine = np.abs((line * g.normal).sum(axis=0)) / np.maximum(
         np.sqrt((line * line).sum(axis=0)), np.finfo(float).tiny)
     angle = np.degrees(np.arccos(np.clip(cosine, 0.0, 1.0)))

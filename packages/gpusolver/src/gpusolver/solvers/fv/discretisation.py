@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpusolver.errors import ConfigError
-from gpusolver.layout.geometry import FVGeometry, periodic_partners
+from gpusolver.layout.geometry import FVGeometry, neighbour_offsets, periodic_partners
 from gpusolver.physics.boundary import BoundarySpec, characteristic_ghost, check_markers
 from gpusolver.physics.fluxes import get_flux
 from gpusolver.physics.gas import Gas
@@ -26,7 +26,6 @@ from gpusolver.solvers.fv.gradients import (
     LIMITERS,
     central_fractions,
     increments,
-    neighbour_offsets,
     van_albada,
     venkatakrishnan,
 )

@@ -362,11 +362,17 @@ class FusedSteps:
         self.squares = self._report[:fused.n_vars]
         self.bad_cell, self.relaxed = (self._report[fused.n_vars:].view(np.int32)[k:k + 1]
                                        for k in (0, 1))
-        self.bad_cell.fill(NO_BAD_CELL)
+        self.reset_report()
         self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
         self.graphs = StepGraphs(fused.backend, graphs)
         #: Cells whose update the last implicit step relaxed.
         self.relaxed_cells = 0
+
+    def reset_report(self) -> None:
+        """Zero the residual sums and the relaxed cells, and clear the bad cell (before a
+        step's first kernel)."""
+        self._report.fill(0)
+        self.bad_cell.fill(NO_BAD_CELL)
 
     def report(self) -> tuple[np.ndarray, int, int]:
         """The last step's sums of the squared rates per variable, its first bad cell
@@ -439,8 +445,7 @@ class FusedRungeKutta(FusedSteps):
 
     def begin(self) -> None:
         """Reset the step's residual sums and divergence check (before its first stage)."""
-        self.squares.fill(0)
-        self.bad_cell.fill(NO_BAD_CELL)
+        self.reset_report()
 
     def stage_faces(self, i: int, current, local: bool, phi, mode: int,
                     cells: tuple[int, int], faces: tuple[int, int]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpusolver.backends import array_module
-from gpusolver.layout.geometry import FVGeometry
+from gpusolver.layout.geometry import FVGeometry, neighbour_offsets
 from gpusolver.solvers.fv.accumulate import Accumulator
 from meshorder.registry import Registry
 
@@ -20,15 +20,6 @@ GRADIENTS: Registry = Registry("gradient")
 
 #: Limiter names (``none`` keeps the unlimited gradient).
 LIMITERS = ("venkatakrishnan", "van-albada", "none")
-
-
-def neighbour_offsets(geometry: FVGeometry) -> np.ndarray:
-    """``(dim, n_faces)``: right centroid (face centre on the boundary) minus left centroid."""
-    g = geometry
-    other = g.face_centre.copy()
-    ni = g.n_interior
-    other[:, :ni] = g.centroid[:, g.right[:ni]]
-    return other - g.centroid[:, g.left]
 
 
 @GRADIENTS.register("green-gauss")

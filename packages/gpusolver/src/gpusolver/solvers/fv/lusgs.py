@@ -35,7 +35,7 @@ from gpusolver.integrators.relaxation import MAX_UPDATE
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.solvers.fv.discretisation import IMPLICIT_VISCOUS_FACTOR, Discretisation
-from gpusolver.solvers.fv.fused import NO_BAD_CELL, NULL, VENKATAKRISHNAN, FusedResidual, FusedSteps
+from gpusolver.solvers.fv.fused import NULL, VENKATAKRISHNAN, FusedResidual, FusedSteps
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
 from meshorder.permutation import group_of
@@ -390,9 +390,7 @@ class FusedLUSGS(FusedSteps):
 
     def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
         f = self.fused
-        self.squares.fill(0)
-        self.bad_cell.fill(NO_BAD_CELL)
-        self.relaxed.fill(0)
+        self.reset_report()
         source = f.face_pass(u0, phi, mode, self.boundary_flux, speed=True)
         omega, implicit_factor = self.kernels.scalars
         f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
