@@ -3,7 +3,7 @@
 # the pure wheels of meshio, tqdm and rich, pymetis's cp312 wheel, and hypothesis (with
 # attrs and sortedcontainers) for the test suite's GPU run; with --gmsh, the
 # slim gmsh bundle (gmsh.py, libgmsh and the X11/GL libraries it loads, copied from this
-# machine); with --mpich, the mpich wheel's launcher and libraries. Both bundles are xz
+# machine); with --mpich, the mpich wheel's launchers (Hydra and gforker) and libraries. Both bundles are xz
 # tarballs so that .whl stays under the device's 64 MiB carry.
 #
 # Usage: bash scripts/device_wheels.sh [--gmsh] [--mpich]    (from the repository root)
@@ -39,7 +39,7 @@ for bundle in "$@"; do
         download "$work" mpich
         mkdir -p "$work/mpich" && (cd "$work/mpich" && unzip -q ../mpich-*.whl)
         data=$(echo "$work"/mpich/mpich-*.data/data)
-        tar cJf "$target/mpich-lite.tar.xz" -C "$data" bin/mpiexec bin/mpiexec.hydra \
+        tar cJf "$target/mpich-lite.tar.xz" -C "$data" bin/mpiexec bin/mpiexec.hydra bin/mpiexec.gforker \
             bin/hydra_pmi_proxy lib/libmpi.so lib/libmpi.so.12 lib/mpich
         ;;
     *)

@@ -1,13 +1,20 @@
-"""Faults of the environment around a run: a disk that fills up.
+"""Faults of the environment around a run: a disk that fills up, signals at any moment.
 
-The tests mount a small tmpfs (root only; skipped, with the reason, elsewhere) and let
-both command lines write onto it: each must stop with one line naming the user's file,
-exit 1 and leave no temporary file behind.
+The disk tests mount a small tmpfs (root only; skipped, with the reason, elsewhere) and
+let both command lines write onto it: each must stop with one line naming the user's
+file, exit 1 and leave no temporary file behind. The signal tests interrupt both command
+lines at many moments: each ends at once with exit code 130, the user's previous file
+intact or the new one whole, and no temporary file. Several ranks under faults:
+``tests/gpusolver/test_rank_faults.py``.
 """
 
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpusolver.cli import main as gpusolver_main
@@ -67,3 +74,50 @@ def test_a_plan_whose_disk_fills_names_the_plan_and_keeps_the_old_one(small_disk
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and f"{plan}: No space left on device" in error
     assert plan.read_text() == "the plan of yesterday" and _no_temporaries(small_disk)
+
+
+def _interrupted(command: list[str], cwd: Path, after: float, number=signal.SIGINT,
+                 ready: Path | None = None) -> subprocess.CompletedProcess:
+    """``command`` sent ``number`` ``after`` seconds (counted once ``ready`` exists)."""
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while ready is not None and not ready.exists() and process.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(after)
+    process.send_signal(number)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(command, process.returncode, out,
+                                       f"{err}\n(ended {time.monotonic() - sent:.1f} s after "
+                                       "the signal)")
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_meshing_stops_at_once_on_ctrl_c_and_sigterm(tmp_path, number):
+    """gmsh holds signals back until it has meshed (minutes at large sizes): the mesher
+    runs in a child process that the command stops at once."""
+    command = [sys.executable, "-m", "meshorder", "generate", "oneram6", "m6.msh",
+               "--cells", "2000000"]
+    start = time.monotonic()
+    ended = _interrupted(command, tmp_path, after=3.0, number=number)
+    assert ended.returncode == 130, ended.stderr
+    assert time.monotonic() - start < 12, ended.stderr  # gmsh alone takes minutes
+    assert "meshorder: interrupted" in ended.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("after", [0.0, 0.4, 0.8, 1.2, 1.6, 2.0])
+def test_a_plan_interrupted_at_any_moment_is_whole_or_the_old_one(tmp_path, after):
+    plan = tmp_path / "plan.npz"
+    plan.write_text("the plan of yesterday")
+    command = [sys.executable, "-m", "meshorder", "reorder", str(DATA / "box.msh"),
+               str(plan), "--colour", "--quiet"]
+    ended = _interrupted(command, tmp_path, after=after, number=signal.SIGTERM)
+    # -SIGTERM: the signal came before Python had started the command
+    assert ended.returncode in (0, 130, -signal.SIGTERM), ended.stderr
+    if ended.returncode == 0 or plan.read_bytes() != b"the plan of yesterday":
+        with np.load(plan) as data:  # a whole plan replaced it (a signal after the rename
+            assert "cell_order" in data.files  # stops the command, not the plan)
+    assert _no_temporaries(tmp_path)

@@ -14,7 +14,7 @@ LAYERS = [
     {"gpusolver", "gpusolver.errors"},
     {"gpusolver.backends"},
     {"gpusolver.layout", "gpusolver.physics"},
-    {"gpusolver.integrators", "gpusolver.monitors", "gpusolver.parallel"},
+    {"gpusolver.integrators", "gpusolver.monitors", "gpusolver.parallel", "gpusolver.rank_watch"},
     {"gpusolver.io"},
     {"gpusolver.solvers"},
     {"gpusolver.systems", "gpusolver.vortex"},

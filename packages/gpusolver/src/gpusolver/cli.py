@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
+import traceback
 
 from gpusolver import __version__, load_plan_for
 from gpusolver.backends import PRECISIONS, cupy_available
@@ -25,6 +27,7 @@ from gpusolver.bench.vortex import CLOUDS, run_vortex_benchmark
 from gpusolver.bench.vortex import COLUMNS as VORTEX_COLUMNS
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.parallel import TRANSPORTS, mpi_world, use_local_gpu
+from gpusolver.rank_watch import RankWatch
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from gpusolver.solvers.vortex.biot_savart import METHODS
@@ -36,6 +39,8 @@ from meshorder.options import non_negative_int, positive_int, unit_fraction
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
 from meshorder.termination import reader_left, terminate_as_interrupt
+
+PROGRAM = "gpusolver"
 
 COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "time_ms", "gb_s",
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_random", "sectors_per_warp")
@@ -239,9 +244,32 @@ def _bench_dg(args: argparse.Namespace, orderings: list[str], degrees: list[int]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``gpusolver run`` (every rank of ``mpiexec``)."""
+    """Execute ``gpusolver run`` (every rank of ``mpiexec``, each watched by a
+    :class:`~gpusolver.rank_watch.RankWatch`: a rank that fails, dies or hangs stops
+    them all)."""
     case = load_case(args.case)
     comm = mpi_world()
+    if comm is None:
+        return _run(args, case, None)
+    watch = RankWatch(comm, case.loop.rank_timeout)
+    try:
+        code = _run(args, case, comm, watch.pulse)
+    except BaseException as error:  # told to the other ranks, then handled by main
+        code, kind, message = outcome(error)
+        if not watch.failed(message or kind):  # the other ranks went on
+            if code is None:
+                traceback.print_exc()
+            print(error_line(kind, message, f"rank {comm.rank} of {comm.size}: "),
+                  file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(1 if code is None else code)
+        raise
+    watch.close()
+    return code
+
+
+def _run(args: argparse.Namespace, case, comm, pulse=lambda stepping: None) -> int:
+    """``gpusolver run`` of ``case`` on this rank (``comm``: the ranks, or None)."""
     if comm is not None and comm.rank == 0:
         print(f"{comm.size} ranks", flush=True)
     root = comm is None or comm.rank == 0
@@ -250,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
         if root:
             print(line, flush=True)
 
-    result = run_case(case, progress=not args.quiet, notify=notify)
+    result = run_case(case, progress=not args.quiet, notify=notify, pulse=pulse)
     code = 130 if result.interrupted else 0
     if not result.system.is_root:
         return code
@@ -328,27 +356,41 @@ COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux, "bench-vortex"
             "bench-parallel": bench_parallel}
 
 
+def outcome(error: BaseException) -> tuple[int | None, str, str]:
+    """What a command that raised ``error`` ends with: the exit code (None for an error
+    that is not the user's: a traceback), the kind of end and the message."""
+    if isinstance(error, UsageError):
+        return 2, "usage", str(error)
+    if isinstance(error, SolverDivergedError):
+        return 3, "diverged", str(error)
+    if isinstance(error, (MeshorderError, GpusolverError)):
+        return 1, "error", str(error)
+    if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):
+        return 1, "error", f"{error.filename or ''}: {error.strerror or error}"
+    if isinstance(error, KeyboardInterrupt):  # before the first step: nothing written
+        return 130, "interrupted", ""
+    return None, "error", f"{type(error).__name__}: {error}"
+
+
+def error_line(kind: str, message: str, rank: str = "") -> str:
+    """The one line of standard error that ends a command (``rank``: which rank)."""
+    if kind == "interrupted":
+        return f"\n{PROGRAM}: {rank}interrupted"
+    return f"{PROGRAM}: {kind}: {rank}{message}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
         with terminate_as_interrupt():  # SIGTERM (a scheduler's time limit) ends as Ctrl-C
             return COMMANDS[args.command](args)
-    except UsageError as exc:
-        print(f"gpusolver: usage: {exc}", file=sys.stderr)
-        return 2
-    except SolverDivergedError as exc:
-        print(f"gpusolver: diverged: {exc}", file=sys.stderr)
-        return 3
-    except (MeshorderError, GpusolverError) as exc:
-        print(f"gpusolver: error: {exc}", file=sys.stderr)
-        return 1
     except BrokenPipeError:  # `gpusolver run case.toml | head -1`: the reader left
         reader_left()
         return 0
-    except OSError as exc:
-        print(f"gpusolver: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:  # before the first step (reading, setting up): nothing written
-        print("\ngpusolver: interrupted", file=sys.stderr)
-        return 130
+    except (Exception, KeyboardInterrupt) as error:
+        code, kind, message = outcome(error)
+        if code is None:
+            raise
+        print(error_line(kind, message), file=sys.stderr)
+        return code

@@ -87,7 +87,8 @@ def build_system(case: Any, notify: Callable[[str], None] = lambda line: None) -
 
 
 def run_case(case: Any, progress: bool = True,
-             notify: Callable[[str], None] = lambda line: None) -> RunResult:
+             notify: Callable[[str], None] = lambda line: None,
+             pulse: Callable[[bool], None] = lambda stepping: None) -> RunResult:
     """Run ``case`` (of any method): up to its ``iterations`` steps from the free stream,
     or from rest, or from its restart file.
 
@@ -104,6 +105,10 @@ def run_case(case: Any, progress: bool = True,
     setting that replaces the checkpoint's, and each action the steps took to keep going
     (:attr:`~gpusolver.solvers.base.StepReport.notes`). One run at a time owns the output folder
     (:func:`gpusolver.io.lock.output_lock`, taken by the root rank).
+
+    ``pulse(True)`` marks the start of the steps and the end of each interval of them
+    (a log row, a checkpoint), ``pulse(False)`` their end: the watch of several ranks
+    (:class:`gpusolver.rank_watch.RankWatch`) times the intervals.
 
     Raises
     ------
@@ -133,7 +138,7 @@ def run_case(case: Any, progress: bool = True,
             refused = comm.bcast(refused, root=0)
         if refused is not None:
             raise ConfigError(refused)
-        return _run(case, progress, notify, start)
+        return _run(case, progress, notify, pulse, start)
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -141,7 +146,8 @@ def _remove_if_empty(folder: Path) -> None:
         folder.rmdir()
 
 
-def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float) -> RunResult:
+def _run(case: Any, progress: bool, notify: Callable[[str], None],
+         pulse: Callable[[bool], None], start: float) -> RunResult:
     """:func:`run_case` once the output folder is this run's."""
     loop = case.loop
     out = loop.output_directory
@@ -161,6 +167,7 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float)
     bar = tqdm(total=loop.iterations, desc=system.progress_label(), unit="it",
                disable=not (progress and root))
     looping = time.perf_counter()
+    pulse(True)
 
     def write_checkpoint() -> None:
         snapshot = system.snapshot()  # every rank: a global gather under MPI
@@ -173,6 +180,7 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float)
             while left > 0:
                 steps = min(loop.history_every, left)
                 report = system.advance(steps)
+                pulse(True)
                 left -= steps
                 for line in report.notes if root else []:
                     notify(line)
@@ -194,10 +202,12 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None], start: float)
                     if log is not None:  # the log covers the checkpoint, even after kill -9
                         log.flush()
                     write_checkpoint()
+                    pulse(True)
         finally:
             if log is not None:
                 log.close()
             bar.close()
+            pulse(False)
         # the last checkpoint and the outputs as one set that matches the log: a first
         # Ctrl-C or SIGTERM now waits for them (a second stops at once, without them)
         write_checkpoint()

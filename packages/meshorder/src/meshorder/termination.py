@@ -9,8 +9,11 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -84,3 +87,52 @@ def reader_left() -> None:
     """The reader of standard output left (``command | head``): what is still to be printed
     goes to the null device, so that the exit prints no error of a broken pipe."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def in_child_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``function(*args, **kwargs)`` run in a child process that Ctrl-C or SIGTERM (as
+    ``KeyboardInterrupt`` here) stops at once: for a long call into a library that holds
+    signals back until it returns (gmsh's mesher). Returns its result or raises its
+    exception (both pickled); the child ignores SIGINT, so that Ctrl-C in a terminal,
+    which reaches both processes, is answered here alone.
+
+    Examples
+    --------
+    >>> in_child_process(divmod, 7, 2)
+    (3, 1)
+    """
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # no fork of a process with threads
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_call_and_send, args=(send, function, args, kwargs),
+                            daemon=True)
+    child.start()
+    send.close()
+    try:
+        try:
+            failed, value = receive.recv()
+        except EOFError:  # it died without an answer (killed, out of memory)
+            child.join()
+            raise RuntimeError(f"{getattr(function, '__name__', function)} ended without an "
+                               f"answer (exit code {child.exitcode})") from None
+        child.join()
+    except BaseException:  # Ctrl-C or SIGTERM: the child stops now, not when it returns
+        child.kill()
+        child.join()
+        raise
+    finally:
+        receive.close()
+    if failed:
+        raise value
+    return value
+
+
+def _call_and_send(send, function: Callable, args: tuple, kwargs: dict) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        answer = (False, function(*args, **kwargs))
+    except Exception as error:  # handed to the parent, which raises it
+        answer = (True, error)
+    send.send(answer)
+    send.close()

@@ -72,6 +72,10 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
                                   help="stop once the RMS density residual has fallen by this "
                                        "factor from the first step's"),
         "restart": Key(str, help="checkpoint.npz to continue from (history is appended)"),
+        "rank_timeout": Key(NUMBER, default=60.0, positive=True,
+                            help="several ranks: seconds of silence of a rank (or of a "
+                                 "step interval past twice the longest so far) after "
+                                 "which every rank stops"),
     },
     "output": {
         "directory": Key(str, default="out", help="output folder, relative to the case file"),
@@ -120,6 +124,9 @@ class LoopSettings:
         Steps between rows of the log and convergence tests.
     residual_reduction : float or None
         Stop once the first residual has fallen by this factor (None: never).
+    rank_timeout : float
+        Several ranks: seconds of silence before every rank stops
+        (:class:`gpusolver.rank_watch.RankWatch`).
     """
 
     iterations: int
@@ -128,6 +135,7 @@ class LoopSettings:
     checkpoint_every: int
     history_every: int = 1
     residual_reduction: float | None = None
+    rank_timeout: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -180,7 +188,7 @@ class Case:
         """What the run loop reads of this case."""
         return LoopSettings(self.run["iterations"], self.restart, self.output_directory,
                             self.checkpoint_every, self.history_every,
-                            self.run["residual_reduction"])
+                            self.run["residual_reduction"], float(self.run["rank_timeout"]))
 
     def gas_for(self, dim: int) -> Gas:
         """The gas and free stream for a mesh of dimension ``dim``."""

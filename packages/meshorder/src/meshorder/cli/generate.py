@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..atomic import check_writable
+from ..atomic import check_writable, remove_stale_temporaries
 from ..errors import MeshWriteError, UsageError
 from ..generate import GEOMETRIES, generate
 from ..io import check_format, read_mesh, write_mesh
 from ..options import non_negative_int, positive_float, positive_int
 from ..progress import activity
+from ..termination import in_child_process
 
 #: Options that only some geometries take: option -> those geometries.
 GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),
@@ -62,12 +63,19 @@ def run(args: argparse.Namespace) -> int:
     except MeshWriteError as error:  # the output name is an option of this command
         raise UsageError(str(error)) from None
     check_writable(out)
+    # gmsh holds Ctrl-C back until it has meshed: it meshes in a child process, which an
+    # interruption stops at once (its temporary file is then removed here)
     with activity(f"meshing {args.geometry}"):
-        if out.suffix.lower() == ".msh":  # gmsh writes its own format, physical names included
-            path = generate(args.geometry, out, args.cells, **options)
-        else:
-            write_mesh(generate(args.geometry, None, args.cells, **options), out)
-            path = out
+        try:
+            if out.suffix.lower() == ".msh":  # gmsh writes its format, physical names included
+                path = in_child_process(generate, args.geometry, out, args.cells, **options)
+            else:
+                write_mesh(in_child_process(generate, args.geometry, None, args.cells,
+                                            **options), out)
+                path = out
+        except KeyboardInterrupt:
+            remove_stale_temporaries(out)
+            raise
     mesh = read_mesh(path)
     print(f"{path}: {mesh.n_cells} cells, markers {', '.join(sorted(mesh.marker_names.values()))}")
     if not 0.5 <= mesh.n_cells / args.cells <= 2:
