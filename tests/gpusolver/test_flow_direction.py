@@ -65,3 +65,38 @@ def test_a_2d_case_that_lifts_along_z_is_refused(tmp_path):
 def test_an_unknown_lift_axis_is_refused():
     with pytest.raises(ValueError, match="unknown lift axis 'x'; valid: z, y"):
         Gas(dim=3, mach=0.5, lift_axis="x")
+
+
+def _wing_case(tmp_path, mesh_file, name, mesh_keys="", run_keys=""):
+    case = tmp_path / f"{name}.toml"
+    case.write_text(f'[mesh]\nfile = "{mesh_file}"\n{mesh_keys}\n[physics]\nmach = 0.6\n'
+                    'aoa_deg = 3.0\nlift_axis = "y"\n[boundaries]\nwing = "slip-wall"\n'
+                    'symmetry = "symmetry"\nfarfield = "farfield"\n[run]\nbackend = "numpy"\n'
+                    f'time_integrator = "rk4"\ncfl = 0.5\niterations = 2\n{run_keys}\n'
+                    f'[output]\ndirectory = "{name}"\n')
+    return case
+
+
+def test_a_mesh_in_millimetres_with_scale_has_the_loads_of_the_mesh_in_metres(tmp_path):
+    """``[mesh] scale = 0.001`` on a millimetre copy of the wing (plan made for that file)
+    gives the metre wing's loads; its checkpoint does not restart the unscaled case."""
+    from gpusolver.run import run_case
+    from gpusolver.systems import load_case
+    from meshorder import write_mesh
+    from meshorder.cli import main as meshorder_main
+
+    metres = read_mesh(DATA / "wing.msh")
+    write_mesh(replace(metres, points=metres.points * 1000.0), tmp_path / "wing_mm.msh")
+    assert meshorder_main(["reorder", str(tmp_path / "wing_mm.msh"),
+                           str(tmp_path / "mm.npz"), "--quiet"]) == 0
+    expected = run_case(load_case(_wing_case(tmp_path, DATA / "wing.msh", "m")),
+                        progress=False).solver.wall_forces()["total"]
+    scaled = _wing_case(tmp_path, tmp_path / "wing_mm.msh", "mm",
+                        'plan = "mm.npz"\nscale = 0.001')
+    total = run_case(load_case(scaled), progress=False).solver.wall_forces()["total"]
+    np.testing.assert_allclose([total.lift, total.drag], [expected.lift, expected.drag],
+                               rtol=1e-9)
+    unscaled = _wing_case(tmp_path, tmp_path / "wing_mm.msh", "again", 'plan = "mm.npz"',
+                          f'restart = "{tmp_path / "mm" / "checkpoint.npz"}"')
+    with pytest.raises(ConfigError, match="other physics"):
+        run_case(load_case(unscaled), progress=False)

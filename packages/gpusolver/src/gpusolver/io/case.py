@@ -29,6 +29,10 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
     "mesh": {
         "file": Key(str, required=True, help="mesh file, relative to the case file"),
         "plan": Key(str, help="plan of `meshorder reorder` (default: made at start, rcm)"),
+        "scale": Key(NUMBER, default=1.0, positive=True,
+                     help="multiply the mesh's coordinates by this (0.001: a mesh in "
+                          "millimetres run in metres; reynolds and reference_area are then "
+                          "per metre and in square metres)"),
     },
     "physics": {
         "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
@@ -161,6 +165,8 @@ class Case:
     vtu_compression : str
         A key of :data:`gpusolver.io.vtu.COMPRESSORS`.
     reference_area : float
+    mesh_scale : float
+        ``[mesh] scale``: the factor of the mesh's coordinates.
     """
 
     path: Path
@@ -177,6 +183,7 @@ class Case:
     history_every: int
     vtu_compression: str
     reference_area: float
+    mesh_scale: float = 1.0
     given: dict = field(default_factory=dict)
 
     def sets(self, section: str, key: str) -> bool:
@@ -241,5 +248,6 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
         history_every=output["history_every"],
         vtu_compression=output["vtu_compression"],
         reference_area=float(physics["reference_area"]),
+        mesh_scale=float(sections["mesh"]["scale"]),
         given={name: frozenset(data.get(name, {})) for name in schema},
     )

@@ -69,7 +69,7 @@ class MeshSystem(System):
         comm = mpi_world()
         if comm is not None:
             return cls(*cls._on_ranks(case, comm))
-        mesh = read_mesh(case.mesh_file)
+        mesh = read_mesh(case.mesh_file).scaled(case.mesh_scale)
         if case.plan_file:
             plan = load_plan_for(mesh, str(case.plan_file))
             case = _with_markers(case, list(plan.boundary_ranges()))
@@ -93,6 +93,8 @@ class MeshSystem(System):
         else:
             mesh = read_mesh(case.mesh_file)
             part = make_plan(mesh, PlanOptions(partitions=comm.size)).part(comm.rank)
+        part = dataclasses.replace(part, mesh=dataclasses.replace(
+            part.mesh, mesh=part.mesh.mesh.scaled(case.mesh_scale)))
         case = _with_markers(case, part.boundary_markers)
         run = case.run
         backend = ("cupy" if run["backend"] == "auto" and cupy_available()
@@ -128,8 +130,10 @@ class MeshSystem(System):
         """The mesh's content digest, and that of the physics and boundary conditions."""
         boundaries = {marker: [spec.condition.name, spec.params]
                       for marker, spec in self.case.boundaries.items()}
+        scale = {} if self.case.mesh_scale == 1 else {"mesh_scale": self.case.mesh_scale}
         return Identity(self.method, self.solver.mesh_digest,
-                        digest_of({"physics": self.case.physics, "boundaries": boundaries}))
+                        digest_of({"physics": self.case.physics, "boundaries": boundaries,
+                                   **scale}))
 
     # ---------------------------------------------------------------- stepping
     @property
