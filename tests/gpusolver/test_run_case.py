@@ -567,6 +567,38 @@ def test_keys_that_do_nothing_in_the_case_are_named_before_the_run(tmp_path, cap
         f"{case}: [run] sweeps does nothing here (it needs an implicit time_integrator)"]
 
 
+def test_a_dg_case_names_its_keys_that_do_nothing_too(tmp_path, capsys):
+    from gpusolver.cli import main
+
+    case = tmp_path / "dg.toml"
+    mesh = Path(__file__).resolve().parents[2] / "data" / "naca0012_tri.msh"
+    case.write_text(f"""
+[solver]
+method = "dg"
+[mesh]
+file = "{mesh}"
+[physics]
+mach = 0.5
+reynolds = 1e6
+prandtl = 0.7
+[boundaries]
+airfoil = "slip-wall"
+farfield = "farfield"
+[scheme]
+degree = 1
+[run]
+backend = "numpy"
+iterations = 1
+[output]
+directory = "{tmp_path / 'out'}"
+""")
+    assert main(["run", str(case), "--quiet"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "does nothing" in line]
+    assert lines == [
+        f"{case}: [physics] {key} does nothing here (it needs equations = 'navier-stokes')"
+        for key in ("reynolds", "prandtl")]
+
+
 @pytest.mark.parametrize("owner, refused", [
     ("ALIVE", True),            # a second run while the first still writes
     ("DEAD", False),            # the lock of a run killed with kill -9: taken over

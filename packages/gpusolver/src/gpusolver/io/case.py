@@ -251,3 +251,24 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
         mesh_scale=float(sections["mesh"]["scale"]),
         given={name: frozenset(data.get(name, {})) for name in schema},
     )
+
+
+def _viscous(case: Case) -> bool:
+    return case.physics["equations"] == "navier-stokes"
+
+
+#: Keys of every mesh-based method that only some configurations read:
+#: (section, key) -> (what reads it, the test).
+READ_BY = {
+    ("physics", "reynolds"): ("equations = 'navier-stokes'", _viscous),
+    ("physics", "prandtl"): ("equations = 'navier-stokes'", _viscous),
+    ("physics", "viscosity_law"): ("equations = 'navier-stokes'", _viscous),
+}
+
+
+def keys_unread(case: Case, read_by: dict = READ_BY) -> list[str]:
+    """A line for each key ``case`` sets that nothing reads in its configuration, by the
+    table ``read_by`` (default :data:`READ_BY`; a method adds its own keys)."""
+    return [f"{case.path}: [{section}] {key} does nothing here (it needs {needs})"
+            for (section, key), (needs, reads) in read_by.items()
+            if case.sets(section, key) and not reads(case)]

@@ -20,7 +20,7 @@ import numpy as np
 from gpusolver import load_plan_for
 from gpusolver.backends import cupy_available
 from gpusolver.errors import ConfigError
-from gpusolver.io.case import Case, parse_case
+from gpusolver.io.case import Case, keys_unread, parse_case
 from gpusolver.io.checkpoint import Identity, Snapshot, digest_of
 from gpusolver.io.output import (
     write_forces,
@@ -106,6 +106,10 @@ class MeshSystem(System):
         if backend == "cupy":
             use_local_gpu(comm)
         return case, cls.on_part(case, part, backend, make_transport(run["transport"], comm))
+
+    def case_notes(self) -> list[str]:
+        """The keys the case sets that this method does not read in its configuration."""
+        return keys_unread(self.case)
 
     @classmethod
     def plan_options(cls, case: Case) -> PlanOptions:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
-from gpusolver.io.case import Case, mesh_schema
+from gpusolver.io.case import READ_BY, Case, keys_unread, mesh_schema
 from gpusolver.io.schema import NUMBER, Key
 from gpusolver.physics.fluxes import FLUXES
 from gpusolver.solvers.fv.accumulate import STRATEGIES
@@ -124,10 +124,9 @@ def _limited(case: Case) -> bool:
     return case.scheme["flux"] != JST and case.scheme["order"] == 2
 
 
-#: Keys that only some configurations read: (section, key) -> (what reads it, the test).
+#: Keys of finite-volume cases that only some configurations read (besides
+#: :data:`gpusolver.io.case.READ_BY`): (section, key) -> (what reads it, the test).
 _READ_BY = {
-    ("physics", "reynolds"): ("equations = 'navier-stokes'",
-                              lambda c: c.physics["equations"] == "navier-stokes"),
     ("run", "cfl_max"): ("an implicit time_integrator", _implicit),
     ("run", "cfl_frozen"): ("an implicit time_integrator", _implicit),
     ("run", "sweeps"): ("an implicit time_integrator", _implicit),
@@ -164,6 +163,4 @@ def unused_keys(case: Case) -> list[str]:
     c.toml: [physics] reynolds does nothing here (it needs equations = 'navier-stokes')
     c.toml: [run] cfl_max does nothing here (it needs an implicit time_integrator)
     """
-    return [f"{case.path}: [{section}] {key} does nothing here (it needs {needs})"
-            for (section, key), (needs, reads) in _READ_BY.items()
-            if case.sets(section, key) and not reads(case)]
+    return keys_unread(case, READ_BY | _READ_BY)
