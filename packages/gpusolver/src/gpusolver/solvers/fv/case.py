@@ -78,7 +78,8 @@ SCHEMA = mesh_schema("fv", "fv: cell-centred finite volume (the default)", SCHEM
                      RUN_KEYS)
 SCHEMA["physics"]["turbulence"] = Key(
     str, ("none", *TURBULENCE_MODELS), "none",
-    help="navier-stokes: RANS model, sa-neg (Spalart-Allmaras, negative form), or none")
+    help="navier-stokes: RANS model, sa-neg (Spalart-Allmaras, negative form), sst "
+         "(Menter's SST-V) or none")
 
 
 def scheme_of(case: Case) -> Scheme:

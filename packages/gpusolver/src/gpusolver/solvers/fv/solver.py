@@ -51,7 +51,7 @@ from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.multigrid import Multigrid
-from gpusolver.solvers.fv.turbulence import SpalartAllmarasFV
+from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
 from gpusolver.solvers.parts import Parts, PerPart, shared
 from meshorder import Mesh
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
@@ -127,7 +127,10 @@ class Stepping:
 
 
 #: RANS model name -> its finite-volume discretisation.
-TURBULENCE_MODELS = {"sa-neg": SpalartAllmarasFV}
+TURBULENCE_MODELS = {"sa-neg": SpalartAllmarasFV, "sst": MenterSSTFV}
+#: Every turbulence model's scalars (a checkpoint's arrays of another model are refused).
+ALL_TURBULENCE_SCALARS = frozenset(name for model in TURBULENCE_MODELS.values()
+                                   for name in model.names)
 
 #: Newton-Krylov preconditioner name -> what builds it from the solver's LU-SGS sweeps.
 PRECONDITIONERS = {"lu": lambda lusgs: SparseLU(lusgs.discretisation),
@@ -294,8 +297,10 @@ class Solver(Parts):
         self._colour_sweeps = colour_sweeps
         #: The turbulence model of each local part (None: none).
         self.turbulence = self._turbulence(turbulence, specs)
-        #: RMS of the turbulence equation's ``R / V`` at the last step's start.
-        self.turbulence_residual = 0.0
+        #: Per scalar of the turbulence model, the RMS of its ``R / V`` at the last
+        #: step's start.
+        self.turbulence_residuals = ({} if self.turbulence is None
+                                     else dict.fromkeys(self.turbulence[0].names, 0.0))
         #: Cells (of this process) whose update the last implicit step relaxed
         #: (:mod:`gpusolver.integrators.relaxation`).
         self.relaxed_cells = 0
@@ -359,7 +364,7 @@ class Solver(Parts):
                                        coarse_colours=self.plan.coarse_colours(),
                                        max_update=stepping.max_update)
 
-    def _turbulence(self, model: str, specs: dict) -> list[SpalartAllmarasFV] | None:
+    def _turbulence(self, model: str, specs: dict) -> list[TurbulenceFV] | None:
         """The model of each local part, the wall distance from every part's walls (the
         discretisations run array code: see the constructor)."""
         if model == "none":
@@ -511,15 +516,17 @@ class Solver(Parts):
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
         norms = self._mean_flow_step(dt)
-        self.transport.exchange([model.nt for model in self.turbulence])
-        squares = 0.0
+        self.transport.exchange([model.values for model in self.turbulence])
+        names = self.turbulence[0].names
+        squares = np.zeros(len(names))
         for model, d, u, layout in zip(self.turbulence, self.discretisations, starts,
                                        self.layouts, strict=True):
             model.step(u, d.mass_flux,
                        _cell_steps(d, u, min(self.cfl, self.stepping.turbulence_cfl)))
-            squares += model.residual_norm**2 * layout.n_own
-        self.turbulence_residual = float(np.sqrt(self.transport.sum(
-            np.array([squares]))[0] / self.n_cells))
+            squares += np.array([model.residual_norms[name] ** 2 for name in names]
+                                ) * layout.n_own
+        norms_of_model = np.sqrt(self.transport.sum(squares) / self.n_cells)
+        self.turbulence_residuals = dict(zip(names, norms_of_model.tolist(), strict=True))
         return norms
 
     def _mean_flow_step(self, dt):
@@ -700,19 +707,19 @@ class Solver(Parts):
             self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
 
     def model_fields(self) -> dict[str, np.ndarray]:
-        """The turbulence model's ``nu_tilde`` and ``mu_t / mu_inf`` per cell, in the
-        file's cell order (every process calls it: a global sum); none without one."""
+        """The turbulence model's scalars (``nu_tilde``; ``k`` and ``omega``) and
+        ``mu_t / mu_inf`` per cell, in the file's cell order (every process calls it: a
+        global sum); none without one."""
         if self.turbulence is None:
             return {}
-        nt = self._gather_cells([model.nt for model in self.turbulence])
         mu_t = self._gather_cells([model.cell_eddy_viscosity(u) for model, u
                                    in zip(self.turbulence, self.states, strict=True)])
-        return {"nu_tilde": nt, "eddy_viscosity_ratio": mu_t / self.gas.mu_ref}
+        return self.model_state() | {"eddy_viscosity_ratio": mu_t / self.gas.mu_ref}
 
     def model_residuals(self) -> dict[str, float]:
-        """``nu_tilde``: the RMS of the turbulence equation's ``R / V`` at the last step's
-        start (none without a model)."""
-        return {} if self.turbulence is None else {"nu_tilde": self.turbulence_residual}
+        """Per scalar of the turbulence model, the RMS of its equation's ``R / V`` at the
+        last step's start (none without a model)."""
+        return dict(self.turbulence_residuals)
 
     def diagnose(self) -> str:
         """Where the density residual sits and the quality of the cells there
@@ -741,25 +748,27 @@ class Solver(Parts):
         return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)}
 
     def model_state(self) -> dict[str, np.ndarray]:
-        """The turbulence model's ``nu_tilde`` in the file's cell order (for checkpoints)."""
+        """The turbulence model's scalars in the file's cell order (for checkpoints)."""
         if self.turbulence is None:
             return {}
-        return {"nu_tilde": self._gather_cells([model.nt for model in self.turbulence])}
+        return {name: self._gather_cells([model.values[i] for model in self.turbulence])
+                for i, name in enumerate(self.turbulence[0].names)}
 
     def set_model_state(self, arrays: dict[str, np.ndarray]) -> None:
-        """Restore ``nu_tilde`` from a checkpoint's arrays (file order).
+        """Restore the turbulence model's scalars from a checkpoint's arrays (file order).
 
         Raises
         ------
         ValueError
-            If the checkpoint has no ``nu_tilde`` (a laminar run's) or has one this run
-            has no model for.
+            If the checkpoint holds other scalars than the run's model (a laminar run's,
+            or another model's).
         """
-        if (self.turbulence is None) != ("nu_tilde" not in arrays):
+        names = () if self.turbulence is None else self.turbulence[0].names
+        if set(names) != set(arrays) & {*ALL_TURBULENCE_SCALARS}:
             raise ValueError("the checkpoint's turbulence model is not the run's")
         for model, layout in zip(self.turbulence or [], self.layouts, strict=False):
-            model.nt = self.backend.asarray(np.asarray(arrays["nu_tilde"])[layout.file_cells],
-                                            self.dtype)
+            model.values = self.backend.xp.stack([self.backend.asarray(
+                np.asarray(arrays[name])[layout.file_cells], self.dtype) for name in names])
 
     # ------------------------------------------------------------------ loads
     @property

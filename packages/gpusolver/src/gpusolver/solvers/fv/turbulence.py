@@ -1,27 +1,33 @@
-"""The Spalart-Allmaras (SA-neg) equation on one finite-volume discretisation, loosely
-coupled to the mean flow.
+"""Turbulence models on one finite-volume discretisation, loosely coupled to the mean
+flow: SA-neg (:mod:`gpusolver.physics.spalart_allmaras`) and Menter's SST-V
+(:mod:`gpusolver.physics.menter_sst`).
 
 Each step of the solver first advances the mean flow with the eddy viscosity of the
-current ``nt`` frozen (:meth:`SpalartAllmarasFV.set_eddy_viscosity` hands each face's
-``mu_t`` to the mean flow's viscous fluxes and wave speeds), then advances ``nt`` by one
-implicit step with the mean flow of that step's start frozen: the loose coupling of
-SU2 and most segregated RANS codes. Both reach the coupled steady state.
+model's current state frozen (:meth:`TurbulenceFV.set_eddy_viscosity` hands each face's
+``mu_t`` to the mean flow's viscous fluxes and wave speeds), then advances the model's
+scalars by one implicit step each with the mean flow of that step's start frozen: the
+loose coupling of SU2 and most segregated RANS codes. Both reach the coupled steady
+state.
 
-The discretisation of :mod:`gpusolver.physics.spalart_allmaras`'s equation, per cell:
+Every scalar ``phi`` (``nu_tilde``; ``k`` and ``omega``) is discretised alike, per cell:
 
 - advection by the mean flow's numerical mass flux through each face, first-order
   upwind (TMR's reference solutions use first-order turbulence advection, and it keeps
-  ``nt`` bounded where the mean flow's second-order reconstruction needs a limiter);
-- diffusion ``1/sigma rho (nu + nt fn) grad nt . n`` on each face with the mean flow's
-  face gradient (the cells' mean, corrected along the line between their centroids),
-  ``cb2`` and density-gradient terms and the source from cell gradients (least squares
-  or Green-Gauss, as the mean flow's);
-- boundaries: ``nt = 0`` on no-slip walls (a ghost of ``-nt``), the free stream's
-  ``3 nu`` flowing in through far fields and supersonic inflows, the cell's value
-  elsewhere (outflows, symmetry planes, slip walls);
-- the implicit step ``(rho V / dt + A) dnt = R``: ``A`` is the upwind advection and the
-  two-point diffusion, plus the part of the source's derivative that damps (an M-matrix:
-  no new extrema), solved by a sparse direct factorisation (SciPy) on the host.
+  the scalars bounded where the mean flow's second-order reconstruction needs a limiter);
+- diffusion ``D grad phi . n`` on each face (``D`` the mean of its cells') with the face
+  gradient of the mean flow's viscous fluxes (the cells' mean, corrected along the line
+  between their centroids); the sources from cell gradients (least squares or
+  Green-Gauss, as the mean flow's);
+- boundaries: a no-slip wall's value (``nu_tilde = k = 0``, Menter's ``omega``) by a
+  ghost mirrored about it, the free stream's flowing in through far fields and
+  supersonic inflows, the cell's value elsewhere (outflows, symmetry planes, slip walls);
+- the implicit step ``(rho V / dt + A) dphi = R``: ``A`` is the upwind advection and
+  the two-point diffusion, plus the part of the source's derivative that damps (an
+  M-matrix: no new extrema), solved by a sparse direct factorisation (SciPy) on the host.
+
+SA-neg's equation, its diffusion ``rho (nu + nt fn) / sigma``, ``cb2`` and density-gradient
+terms are TMR's; SST's ``k`` and ``omega`` diffuse with ``mu + sigma mu_t`` (``sigma``
+blended by ``F1``) and ``omega`` takes the cross-diffusion term.
 """
 
 from __future__ import annotations
@@ -30,11 +36,17 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
 
+#: Boundary faces by what their ghost holds: the cell's value, a no-slip wall's, or the
+#: free stream's where the mass flux enters.
+CELL, WALL, FREE_STREAM = 0, 1, 2
 
-class SpalartAllmarasFV:
-    """SA-neg on one discretisation (see the module docstring).
+
+class TurbulenceFV:
+    """What the finite-volume form of every turbulence model shares (see the module
+    docstring): its scalars, their face values, fluxes and implicit step.
 
     Parameters
     ----------
@@ -42,32 +54,36 @@ class SpalartAllmarasFV:
         The mean flow's, Navier-Stokes.
     distance : numpy.ndarray
         ``(n_cells,)`` wall distance of each cell (plan order).
+    free_stream : sequence of float
+        The free stream's value of each scalar (:attr:`names`).
     """
 
-    def __init__(self, discretisation, distance: np.ndarray):
+    #: The model's scalars (their names in outputs, history and checkpoints).
+    names: tuple[str, ...] = ()
+
+    def __init__(self, discretisation, distance: np.ndarray, free_stream):
         d = self.d = discretisation
         backend, g, ni = d.backend, d.geometry, d.n_interior
         self.xp = backend.xp
         self.distance = backend.asarray(np.maximum(distance, 1e-300), d.dtype)
-        gas = d.gas
-        #: The free stream's ``nt`` (``rho = 1``: ``nu = mu``).
-        self.free_stream = sa.FREE_STREAM_RATIO * gas.mu_ref
-        #: Per boundary face: 0 the cell's value, 1 a no-slip wall (``-nt``), 2 the free
-        #: stream where the mass flux enters.
-        kind = np.zeros(g.n_faces - ni, dtype=np.int64)
+        self.free_stream = tuple(float(value) for value in free_stream)
+        kind = np.full(g.n_faces - ni, CELL, dtype=np.int64)
         for faces, spec, _, _ in d.boundaries:
             local = slice(faces.start - ni, faces.stop - ni)
             if spec.condition.viscous_wall:
-                kind[local] = 1
+                kind[local] = WALL
             elif spec.condition.name in ("farfield", "supersonic-inflow"):
-                kind[local] = 2
+                kind[local] = FREE_STREAM
+        #: Per boundary face: :data:`CELL`, :data:`WALL` or :data:`FREE_STREAM`.
         self.boundary_kind = backend.asarray(kind)
         self._host_kind = kind
         self._left = backend.to_host(g.left)
         self._right = backend.to_host(g.right[:ni])
-        self.nt = self.xp.full(g.volume.shape, self.free_stream, dtype=d.dtype)
-        #: RMS of the last step's ``R / V``.
-        self.residual_norm = 0.0
+        #: ``(len(names), n_cells)``: the scalars of every cell.
+        self.values = self.xp.stack([self.xp.full(g.volume.shape, value, dtype=d.dtype)
+                                     for value in self.free_stream])
+        #: Per scalar, the RMS of its last step's ``R / V``.
+        self.residual_norms = dict.fromkeys(self.names, 0.0)
 
     # ------------------------------------------------------------------ coupling
     def laminar_viscosity(self, w):
@@ -83,20 +99,125 @@ class SpalartAllmarasFV:
         mu_t = self.cell_eddy_viscosity(u)
         face = mu_t[g.left]
         face[:ni] = 0.5 * (face[:ni] + mu_t[g.right[:ni]])
-        face[ni:] = xp.where(self.boundary_kind == 1, 0.0, face[ni:])
+        face[ni:] = xp.where(self.boundary_kind == WALL, 0.0, face[ni:])
         d.eddy_viscosity = face
+
+    def cell_eddy_viscosity(self, u):
+        """``mu_t`` of every cell at the mean flow ``u``."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the scalars
+    def _sides(self, phi, wall, free_stream: float, mass_flux):
+        """``phi`` left and right of every face (the ghost's on the boundary: mirrored
+        about ``wall`` on no-slip walls, ``free_stream`` flowing in), and the neighbour
+        values the cell gradients take (the faces' means on the boundary)."""
+        xp, g, ni = self.xp, self.d.geometry, self.d.n_interior
+        kind = self.boundary_kind
+        left = phi[g.left]
+        inside = left[ni:]
+        inflow = (kind == FREE_STREAM) & (mass_flux[ni:] < 0)
+        ghost = xp.where(kind == WALL, 2.0 * wall - inside,
+                         xp.where(inflow, free_stream, inside))
+        right = xp.concatenate([phi[g.right[:ni]], ghost])
+        neighbour = right.copy()
+        neighbour[ni:] = 0.5 * (inside + ghost)
+        return left, right, neighbour
+
+    def _flux(self, left, right, gradient, mass_flux, diffusivity):
+        """Each face's flux of a scalar: first-order upwind advection by ``mass_flux``
+        minus the diffusion ``diffusivity`` (per cell, the mean of a face's cells) times
+        its corrected normal gradient; and the faces' two-point diffusion coefficients
+        (per unit length, times area) for the implicit step."""
+        d = self.d
+        g, ni = d.geometry, d.n_interior
+        face = diffusivity[g.left]
+        face[:ni] = 0.5 * (face[:ni] + diffusivity[g.right[:ni]])
+        coefficient = face * g.area
+        grad_left = gradient[:, g.left]
+        grad_right = grad_left.copy()
+        grad_right[:, :ni] = gradient[:, g.right[:ni]]
+        mean = 0.5 * (grad_left + grad_right)
+        along = (mean * d.tangent).sum(axis=0)
+        normal_gradient = ((mean + ((right - left) * d.inverse_length - along)
+                            * d.tangent) * g.normal).sum(axis=0)
+        convective = (self.xp.maximum(mass_flux, 0.0) * left
+                      + self.xp.minimum(mass_flux, 0.0) * right)
+        return convective - coefficient * normal_gradient, coefficient * d.inverse_length
+
+    def _mean_flow(self, u):
+        """Primitive states, their cell gradients (the boundary faces' values as the
+        mean flow's gradients take them: on a no-slip wall the wall's velocity) and the
+        laminar kinematic viscosity."""
+        d, xp = self.d, self.xp
+        g, ni = d.geometry, d.n_interior
+        w = d.gas.to_primitive(u)
+        w_left = w[:, g.left]
+        boundary = 0.5 * (w_left[:, ni:] + d.ghost_states(w_left))
+        grad_w = d.gradient(w_left, xp.concatenate([w[:, g.right[:ni]], boundary], axis=1))
+        return w, grad_w, self.laminar_viscosity(w) / w[0]
+
+    def _change(self, residual, mass_flux, coefficient, damping, rho, dt):
+        """The implicit step's change of one scalar: ``(rho V / dt + A) dphi = R``
+        (see the module docstring), solved on the host."""
+        d = self.d
+        g, ni, backend = d.geometry, d.n_interior, d.backend
+        to_host = backend.to_host
+        m, c = to_host(mass_flux).astype(np.float64), to_host(coefficient).astype(np.float64)
+        n = g.n_cells
+        left, right = self._left, self._right
+        diagonal = (to_host(rho * g.volume / dt).astype(np.float64) * np.ones(n)
+                    + to_host(damping).astype(np.float64))
+        out, inward = np.maximum(m, 0.0), np.minimum(m, 0.0)
+        # interior faces: the left cell loses out + c, gains from the right -(inward - c)
+        np.add.at(diagonal, left[:ni], out[:ni] + c[:ni])
+        np.add.at(diagonal, right, -inward[:ni] + c[:ni])
+        # boundary faces: the ghost's dependence on the cell
+        kind = self._host_kind
+        boundary = out[ni:] + np.where(kind == WALL, 2.0 * c[ni:] - inward[ni:],
+                                       np.where((kind == FREE_STREAM) & (m[ni:] < 0),
+                                                c[ni:], 0.0))
+        np.add.at(diagonal, left[ni:], boundary)
+        rows = np.concatenate([np.arange(n), left[:ni], right])
+        cols = np.concatenate([np.arange(n), right, left[:ni]])
+        values = np.concatenate([diagonal, inward[:ni] - c[:ni], -out[:ni] - c[:ni]])
+        matrix = sp.csc_matrix((values, (rows, cols)), shape=(n, n))
+        change = spla.spsolve(matrix, to_host(residual).astype(np.float64))
+        return backend.asarray(change, d.dtype)
+
+    def _norm(self, residual) -> float:
+        """RMS of ``R / V``."""
+        to_host = self.d.backend.to_host
+        rate = to_host(residual).astype(np.float64) / to_host(self.d.geometry.volume)
+        return float(np.sqrt((rate * rate).mean()))
+
+
+class SpalartAllmarasFV(TurbulenceFV):
+    """SA-neg on one discretisation (see the module docstring): ``nu_tilde`` (``nt``).
+
+    Parameters
+    ----------
+    discretisation : Discretisation
+        The mean flow's, Navier-Stokes.
+    distance : numpy.ndarray
+        ``(n_cells,)`` wall distance of each cell (plan order).
+    """
+
+    names = ("nu_tilde",)
+
+    def __init__(self, discretisation, distance: np.ndarray):
+        # the free stream's nt is 3 nu (rho = 1: nu = mu)
+        super().__init__(discretisation, distance,
+                         [sa.FREE_STREAM_RATIO * discretisation.gas.mu_ref])
+
+    @property
+    def nt(self):
+        """``nu_tilde`` of every cell."""
+        return self.values[0]
 
     def cell_eddy_viscosity(self, u):
         """``mu_t`` of every cell."""
         w = self.d.gas.to_primitive(u)
         return sa.eddy_viscosity(w[0], self.nt, self.laminar_viscosity(w) / w[0])
-
-    # ------------------------------------------------------------------ the equation
-    def _ghost(self, nt_left, mass_flux):
-        """``nt`` outside each boundary face (see the module docstring)."""
-        xp, kind = self.xp, self.boundary_kind
-        inflow = (kind == 2) & (mass_flux < 0)
-        return xp.where(kind == 1, -nt_left, xp.where(inflow, self.free_stream, nt_left))
 
     def residual(self, u, mass_flux):
         """``R`` ``(n_cells,)``: the rate of ``rho nt`` times the volume at the state
@@ -104,38 +225,14 @@ class SpalartAllmarasFV:
         faces' diffusion coefficients and the source's damping derivative (for the
         implicit step)."""
         d, xp = self.d, self.xp
-        g, ni, gas = d.geometry, d.n_interior, d.gas
-        w = gas.to_primitive(u)
+        g = d.geometry
         nt = self.nt
-        nt_left = nt[g.left]
-        nt_right = xp.concatenate([nt[g.right[:ni]], self._ghost(nt_left[ni:], mass_flux[ni:])])
-        # gradients of nt and of the mean flow (cells), with the boundary faces' means
-        neighbour = nt_right.copy()
-        neighbour[ni:] = 0.5 * (nt_left[ni:] + nt_right[ni:])
-        grad_nt = d.gradient(nt_left[None], neighbour[None])[0]  # (dim, n_cells)
-        w_left = w[:, g.left]
-        # the boundary faces' values, as the mean flow's gradients take them (the wall's
-        # velocity on a no-slip wall: the vorticity of the cells beside it)
-        boundary = 0.5 * (w_left[:, ni:] + d.ghost_states(w_left))
-        grad_w = d.gradient(w_left, xp.concatenate([w[:, g.right[:ni]], boundary], axis=1))
-        # advection: first-order upwind of the mass flux
-        convective = (xp.maximum(mass_flux, 0.0) * nt_left
-                      + xp.minimum(mass_flux, 0.0) * nt_right)
-        # diffusion: rho (nu + nt fn) / sigma at the face, its corrected normal gradient
-        mu = self.laminar_viscosity(w)
-        nu = mu / w[0]
-        rho_diff = w[0] * sa.diffusivity(nu, nt)
-        face_diff = rho_diff[g.left]
-        face_diff[:ni] = 0.5 * (face_diff[:ni] + rho_diff[g.right[:ni]])
-        coefficient = face_diff / sa.SIGMA * g.area
-        grad_left = grad_nt[:, g.left]
-        grad_right = grad_left.copy()
-        grad_right[:, :ni] = grad_nt[:, g.right[:ni]]
-        mean = 0.5 * (grad_left + grad_right)
-        along = (mean * d.tangent).sum(axis=0)
-        normal_gradient = ((mean + ((nt_right - nt_left) * d.inverse_length - along)
-                            * d.tangent) * g.normal).sum(axis=0)
-        flux = convective - coefficient * normal_gradient
+        w, grad_w, nu = self._mean_flow(u)
+        left, right, neighbour = self._sides(nt, 0.0, self.free_stream[0], mass_flux)
+        grad_nt = d.gradient(left[None], neighbour[None])[0]  # (dim, n_cells)
+        # diffusion: rho (nu + nt fn) / sigma
+        flux, coefficient = self._flux(left, right, grad_nt, mass_flux,
+                                       w[0] * sa.diffusivity(nu, nt) / sa.SIGMA)
         residual = d.accumulator.combine(-flux, flux)
         # sources: production - destruction, cb2, and the density-gradient term
         vorticity = _vorticity(grad_w[1:1 + g.dim])
@@ -146,41 +243,110 @@ class SpalartAllmarasFV:
                        - (nu + nt) / sa.SIGMA * cross)
         residual = residual + volume_rate * g.volume
         damping = xp.maximum(-derivative, 0.0) * w[0] * g.volume
-        return residual, coefficient * d.inverse_length, damping, w[0]
+        return residual, coefficient, damping, w[0]
 
     def step(self, u, mass_flux, dt) -> float:
         """One implicit step of ``nt`` at the mean flow ``u`` (its face mass fluxes
         ``mass_flux``) with local time steps ``dt`` (per cell, or one); returns the RMS
         of ``R / V`` before it."""
-        d = self.d
-        g, ni, backend = d.geometry, d.n_interior, d.backend
         residual, coefficient, damping, rho = self.residual(u, mass_flux)
-        to_host = backend.to_host
-        m, c = to_host(mass_flux).astype(np.float64), to_host(coefficient).astype(np.float64)
-        volume = to_host(g.volume).astype(np.float64)
-        n = len(volume)
-        left, right = self._left, self._right
-        diagonal = (to_host(rho * g.volume / dt).astype(np.float64) * np.ones(n)
-                    + to_host(damping).astype(np.float64))
-        out, inward = np.maximum(m, 0.0), np.minimum(m, 0.0)
-        # interior faces: the left cell loses out + c, gains from the right -(inward - c)
-        np.add.at(diagonal, left[:ni], out[:ni] + c[:ni])
-        np.add.at(diagonal, right, -inward[:ni] + c[:ni])
-        # boundary faces: the ghost's dependence on the cell
-        kind = self._host_kind
-        bl = left[ni:]
-        boundary = out[ni:] + np.where(kind == 1, 2.0 * c[ni:] - inward[ni:],
-                                       np.where((kind == 2) & (m[ni:] < 0), c[ni:], 0.0))
-        np.add.at(diagonal, bl, boundary)
-        rows = np.concatenate([np.arange(n), left[:ni], right])
-        cols = np.concatenate([np.arange(n), right, left[:ni]])
-        values = np.concatenate([diagonal, inward[:ni] - c[:ni], -out[:ni] - c[:ni]])
-        matrix = sp.csc_matrix((values, (rows, cols)), shape=(n, n))
-        change = spla.spsolve(matrix, to_host(residual).astype(np.float64))
-        self.nt = self.nt + backend.asarray(change, d.dtype)
-        rate = to_host(residual).astype(np.float64) / volume
-        self.residual_norm = float(np.sqrt((rate * rate).mean()))
-        return self.residual_norm
+        self.values[0] += self._change(residual, mass_flux, coefficient, damping, rho, dt)
+        self.residual_norms["nu_tilde"] = self._norm(residual)
+        return self.residual_norms["nu_tilde"]
+
+
+class MenterSSTFV(TurbulenceFV):
+    """Menter's SST-V on one discretisation (see the module docstring): ``k`` and
+    ``omega``, each advanced by its own implicit step (``k`` first).
+
+    Parameters
+    ----------
+    discretisation : Discretisation
+        The mean flow's, Navier-Stokes.
+    distance : numpy.ndarray
+        ``(n_cells,)`` wall distance of each cell (plan order).
+    """
+
+    names = ("k", "omega")
+
+    #: An implicit step lowers ``k`` or ``omega`` by at most this fraction of its value.
+    MAX_FALL = 0.5
+
+    def __init__(self, discretisation, distance: np.ndarray):
+        gas = discretisation.gas
+        super().__init__(discretisation, distance, sst.free_stream(gas.mach, gas.mu_ref))
+
+    def _fields(self, u):
+        """Primitive states, laminar kinematic viscosity and vorticity of every cell."""
+        d = self.d
+        w, grad_w, nu = self._mean_flow(u)
+        vorticity = _vorticity(grad_w[1:1 + d.geometry.dim])
+        return w, nu, vorticity
+
+    def _wall_omega(self, nu):
+        """Menter's ``omega`` at the wall of each boundary face (used on no-slip walls)."""
+        g, ni = self.d.geometry, self.d.n_interior
+        cells = g.left[ni:]
+        return sst.WALL_OMEGA * nu[cells] / (sst.BETA1 * self.distance[cells] ** 2)
+
+    def _scalars(self, nu, mass_flux):
+        """Face sides, neighbours and cell gradients of ``k`` and ``omega``."""
+        d = self.d
+        k_sides = self._sides(self.values[0], 0.0, self.free_stream[0], mass_flux)
+        w_sides = self._sides(self.values[1], self._wall_omega(nu), self.free_stream[1],
+                              mass_flux)
+        grads = d.gradient(self.xp.stack([k_sides[0], w_sides[0]]),
+                           self.xp.stack([k_sides[2], w_sides[2]]))
+        return k_sides, w_sides, grads[0], grads[1]
+
+    def cell_eddy_viscosity(self, u):
+        """``mu_t`` of every cell (``F2`` from the cells' distances and laminar
+        viscosity)."""
+        w, nu, vorticity = self._fields(u)
+        k, omega = self.values
+        _, f2 = sst.blending(w[0], k, omega, nu, self.distance, self.xp.zeros_like(k))
+        return sst.eddy_viscosity(w[0], k, omega, vorticity, f2)
+
+    def residual(self, u, mass_flux):
+        """``R`` of ``rho k`` and ``rho omega`` (``(2, n_cells)``, times the volume) at the
+        state ``u`` and the mean flow's face mass fluxes ``mass_flux``; also each one's
+        face diffusion coefficients ``(2, n_faces)`` and damping ``(2, n_cells)``, and
+        the density."""
+        d, xp = self.d, self.xp
+        g = d.geometry
+        k, omega = self.values
+        w, nu, vorticity = self._fields(u)
+        rho, mu = w[0], nu * w[0]
+        (k_left, k_right, _), (w_left, w_right, _), grad_k, grad_omega = self._scalars(
+            nu, mass_flux)
+        cross = (grad_k * grad_omega).sum(axis=0)
+        f1, f2 = sst.blending(rho, k, omega, nu, self.distance, cross)
+        mu_t = sst.eddy_viscosity(rho, k, omega, vorticity, f2)
+        k_flux, k_coefficient = self._flux(
+            k_left, k_right, grad_k, mass_flux,
+            mu + sst.blend(f1, sst.SIGMA_K1, sst.SIGMA_K2) * mu_t)
+        w_flux, w_coefficient = self._flux(
+            w_left, w_right, grad_omega, mass_flux,
+            mu + sst.blend(f1, sst.SIGMA_W1, sst.SIGMA_W2) * mu_t)
+        k_rate, w_rate, k_derivative, w_derivative = sst.sources(
+            rho, k, omega, mu_t, vorticity, f1, cross)
+        residual = xp.stack([d.accumulator.combine(-k_flux, k_flux) + k_rate * g.volume,
+                             d.accumulator.combine(-w_flux, w_flux) + w_rate * g.volume])
+        damping = xp.stack([-k_derivative * g.volume, -w_derivative * g.volume])
+        return residual, (k_coefficient, w_coefficient), damping, rho
+
+    def step(self, u, mass_flux, dt) -> float:
+        """One implicit step of ``k`` and one of ``omega`` at the mean flow ``u`` (its
+        face mass fluxes ``mass_flux``) with local time steps ``dt``; each falls by at
+        most :attr:`MAX_FALL` of its value. Returns the RMS of ``k``'s ``R / V`` before
+        it."""
+        residual, coefficients, damping, rho = self.residual(u, mass_flux)
+        for i, name in enumerate(self.names):
+            change = self._change(residual[i], mass_flux, coefficients[i], damping[i],
+                                  rho, dt)
+            self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
+            self.residual_norms[name] = self._norm(residual[i])
+        return self.residual_norms["k"]
 
 
 def _vorticity(grad_velocity):
