@@ -33,6 +33,9 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
                      help="multiply the mesh's coordinates by this (0.001: a mesh in "
                           "millimetres run in metres; reynolds and reference_area are then "
                           "per metre and in square metres)"),
+        "refine": Key(int, (0, 1, 2, 3, 4), 0,
+                      help="refine the mesh uniformly this many times at start (`meshorder "
+                           "refine`: 8 cells per 3-D cell a level; not with a plan)"),
     },
     "physics": {
         "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
@@ -167,6 +170,8 @@ class Case:
     reference_area : float
     mesh_scale : float
         ``[mesh] scale``: the factor of the mesh's coordinates.
+    mesh_refine : int
+        ``[mesh] refine``: uniform refinements of the mesh at start.
     """
 
     path: Path
@@ -184,6 +189,7 @@ class Case:
     vtu_compression: str
     reference_area: float
     mesh_scale: float = 1.0
+    mesh_refine: int = 0
     given: dict = field(default_factory=dict)
 
     def sets(self, section: str, key: str) -> bool:
@@ -224,6 +230,10 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
     if physics["gamma"] <= 1:
         raise ConfigError(f"{source}: [physics] gamma must be above 1 (1.4 for air), found "
                           f"{physics['gamma']!r}")
+    if sections["mesh"]["refine"] and sections["mesh"]["plan"] is not None:
+        raise ConfigError(f"{source}: [mesh] refine makes another mesh than the plan's; "
+                          "refine it with `meshorder refine` and make its plan, or drop "
+                          "the plan")
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
     raw_boundaries = data.get("boundaries", {})  # empty: the mesh's markers are named
@@ -249,6 +259,7 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
         vtu_compression=output["vtu_compression"],
         reference_area=float(physics["reference_area"]),
         mesh_scale=float(sections["mesh"]["scale"]),
+        mesh_refine=sections["mesh"]["refine"],
         given={name: frozenset(data.get(name, {})) for name in schema},
     )
 

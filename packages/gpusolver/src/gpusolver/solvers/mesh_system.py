@@ -37,6 +37,7 @@ from gpusolver.solvers.parts import Parts
 from meshorder import Mesh, Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart, read_plan_part
+from meshorder.refine import refine
 
 
 class MeshSystem(System):
@@ -69,7 +70,7 @@ class MeshSystem(System):
         comm = mpi_world()
         if comm is not None:
             return cls(*cls._on_ranks(case, comm))
-        mesh = read_mesh(case.mesh_file).scaled(case.mesh_scale)
+        mesh = _read(case)
         if case.plan_file:
             plan = load_plan_for(mesh, str(case.plan_file))
             case = _with_markers(case, list(plan.boundary_ranges()))
@@ -90,11 +91,10 @@ class MeshSystem(System):
                 raise ConfigError(f"the plan has {part.n_parts} part(s) but the run has "
                                   f"{comm.size} ranks; make it with `meshorder reorder "
                                   f"--partitions {comm.size}`")
+            part = dataclasses.replace(part, mesh=dataclasses.replace(
+                part.mesh, mesh=part.mesh.mesh.scaled(case.mesh_scale)))
         else:
-            mesh = read_mesh(case.mesh_file)
-            part = make_plan(mesh, PlanOptions(partitions=comm.size)).part(comm.rank)
-        part = dataclasses.replace(part, mesh=dataclasses.replace(
-            part.mesh, mesh=part.mesh.mesh.scaled(case.mesh_scale)))
+            part = make_plan(_read(case), PlanOptions(partitions=comm.size)).part(comm.rank)
         case = _with_markers(case, part.boundary_markers)
         run = case.run
         backend = ("cupy" if run["backend"] == "auto" and cupy_available()
@@ -271,6 +271,11 @@ class MeshSystem(System):
             files += [out / "forces.csv", *write_surface_pressure(out, solver),
                       *write_skin_friction(out, solver)]
         return files
+
+
+def _read(case: Case) -> Mesh:
+    """The case's mesh, scaled and refined as its ``[mesh]`` section says."""
+    return refine(read_mesh(case.mesh_file), case.mesh_refine).scaled(case.mesh_scale)
 
 
 def _with_markers(case: Case, markers: list[str]) -> Case:

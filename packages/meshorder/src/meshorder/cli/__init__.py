@@ -1,4 +1,4 @@
-"""``meshorder`` command line: reorder, info, compare, plot.
+"""``meshorder`` command line: reorder, info, compare, plot, generate, refine, bench.
 
 Exit codes: 0 success, 1 bad input (one-line reason, no traceback), 2 bad usage, 130
 interrupted (Ctrl-C or SIGTERM).
@@ -14,9 +14,9 @@ from .. import __version__
 from ..allocator import keep_freed_memory
 from ..errors import MeshorderError, MeshWarning, UsageError
 from ..termination import reader_left, terminate_as_interrupt
-from . import bench, compare, generate, info, plot, reorder
+from . import bench, compare, generate, info, plot, refine, reorder
 
-SUBCOMMANDS = (reorder, info, compare, plot, generate, bench)
+SUBCOMMANDS = (reorder, info, compare, plot, generate, refine, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,257 @@
+"""Uniform refinement: every cell split into cells of half its size, markers kept.
+
+One level splits each edge at its midpoint and each quadrilateral face at its centre:
+
+- triangles and quadrilaterals into 4 (a quadrilateral's centre is a new node), lines
+  (the facets of 2-D meshes) into 2;
+- tetrahedra into 8: four at the corners and the inner octahedron cut along its
+  shortest diagonal into four (the best shaped of the three ways, per cell);
+- hexahedra into 8 (the 27 nodes of a 3x3x3 lattice: corners, edge midpoints, face
+  centres and the cell's centre), wedges into 8 (two layers of the triangles' split);
+- pyramids into 6 pyramids and 4 tetrahedra (the usual split: a pyramid at each base
+  corner and at the apex, one upside down on the base's centre, and four tetrahedra).
+
+Boundary facets split the same way, on the same new nodes, and keep their markers. New
+nodes lie on the straight edges and flat faces of the coarse cells: a curved wall keeps
+its coarse facets (say so when a refined run is compared with a mesh made finer).
+Second-order meshes are refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .celltypes import CELL_TYPES
+from .errors import MeshorderError
+from .geometry import signed_measures
+from .mesh import CellBlock, Mesh
+
+# A child is (type, references); a reference is a corner number, ("e", i, j) the midpoint
+# of the edge between corners i and j, ("q", i, j, k, l) the centre of the quadrilateral
+# with those corners, or ("c",) the cell's centre.
+
+
+def _e(i: int, j: int) -> tuple:
+    return ("e", i, j)
+
+
+def _triangles(a, b, c, ab, bc, ca) -> list:
+    """The four triangles of a triangle ``a b c`` with edge midpoints ``ab, bc, ca``."""
+    return [(a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca)]
+
+
+def _lattice(corners: dict[tuple[int, ...], int]) -> dict[tuple[int, ...], object]:
+    """The references of a quadrilateral's (2 axes) or hexahedron's (3) lattice of
+    ``3^axes`` nodes: coordinates 0 and 2 are corners, 1 the midway."""
+    axes = len(next(iter(corners)))
+    nodes = {}
+    for point in itertools.product(range(3), repeat=axes):
+        middle = [a for a in range(axes) if point[a] == 1]
+        ends = []
+        for choice in itertools.product((0, 2), repeat=len(middle)):
+            end = list(point)
+            for a, value in zip(middle, choice, strict=True):
+                end[a] = value
+            ends.append(corners[tuple(end)])
+        if not middle:
+            nodes[point] = ends[0]
+        elif len(middle) == 1:
+            nodes[point] = _e(*ends)
+        elif len(middle) == 2:
+            a, b, c, d = ends  # lattice order: turn it into a cycle
+            nodes[point] = ("q", a, b, d, c)
+        else:
+            nodes[point] = ("c",)
+    return nodes
+
+
+def _quad_children() -> list:
+    corners = {(0, 0): 0, (2, 0): 1, (2, 2): 2, (0, 2): 3}
+    lattice = _lattice(corners)
+    return [("quad", [lattice[(i, j)], lattice[(i + 1, j)], lattice[(i + 1, j + 1)],
+                      lattice[(i, j + 1)]]) for i in (0, 1) for j in (0, 1)]
+
+
+def _hexahedron_children() -> list:
+    corners = {(0, 0, 0): 0, (2, 0, 0): 1, (2, 2, 0): 2, (0, 2, 0): 3,
+               (0, 0, 2): 4, (2, 0, 2): 5, (2, 2, 2): 6, (0, 2, 2): 7}
+    lat = _lattice(corners)
+    children = []
+    for i in (0, 1):
+        for j in (0, 1):
+            for k in (0, 1):
+                children.append(("hexahedron", [
+                    lat[(i, j, k)], lat[(i + 1, j, k)], lat[(i + 1, j + 1, k)],
+                    lat[(i, j + 1, k)], lat[(i, j, k + 1)], lat[(i + 1, j, k + 1)],
+                    lat[(i + 1, j + 1, k + 1)], lat[(i, j + 1, k + 1)]]))
+    return children
+
+
+def _wedge_children() -> list:
+    bottom = [0, 1, 2, _e(0, 1), _e(1, 2), _e(2, 0)]
+    middle = [_e(0, 3), _e(1, 4), _e(2, 5), ("q", 0, 1, 4, 3), ("q", 1, 2, 5, 4),
+              ("q", 2, 0, 3, 5)]
+    top = [3, 4, 5, _e(3, 4), _e(4, 5), _e(5, 3)]
+    split = [(0, 3, 5), (3, 1, 4), (5, 4, 2), (3, 4, 5)]
+    return [("wedge", [low[i] for i in tri] + [high[i] for i in tri])
+            for low, high in ((bottom, middle), (middle, top)) for tri in split]
+
+
+def _pyramid_children() -> list:
+    base = ("q", 0, 1, 2, 3)
+    m01, m12, m23, m30 = _e(0, 1), _e(1, 2), _e(2, 3), _e(3, 0)
+    m04, m14, m24, m34 = _e(0, 4), _e(1, 4), _e(2, 4), _e(3, 4)
+    return [("pyramid", [0, m01, base, m30, m04]), ("pyramid", [m01, 1, m12, base, m14]),
+            ("pyramid", [base, m12, 2, m23, m24]), ("pyramid", [m30, base, m23, 3, m34]),
+            ("pyramid", [m04, m14, m24, m34, 4]), ("pyramid", [m04, m34, m24, m14, base]),
+            ("tetra", [m01, base, m04, m14]), ("tetra", [m12, base, m14, m24]),
+            ("tetra", [m23, base, m24, m34]), ("tetra", [m30, base, m34, m04])]
+
+
+def _tetra_children(diagonal: int) -> list:
+    """The eight tetrahedra of a tetrahedron, its octahedron cut along diagonal
+    ``diagonal`` (0: m01-m23, 1: m02-m13, 2: m03-m12)."""
+    m = {pair: _e(*pair) for pair in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))}
+    corners = [("tetra", [0, m[0, 1], m[0, 2], m[0, 3]]),
+               ("tetra", [m[0, 1], 1, m[1, 2], m[1, 3]]),
+               ("tetra", [m[0, 2], m[1, 2], 2, m[2, 3]]),
+               ("tetra", [m[0, 3], m[1, 3], m[2, 3], 3])]
+    # the diagonal's two ends, and the four other midpoints around it in turn
+    ends = [((0, 1), (2, 3)), ((0, 2), (1, 3)), ((0, 3), (1, 2))][diagonal]
+    ring = [[(0, 2), (1, 2), (1, 3), (0, 3)], [(0, 1), (0, 3), (2, 3), (1, 2)],
+            [(0, 1), (1, 3), (2, 3), (0, 2)]][diagonal]
+    inner = [("tetra", [m[ends[0]], m[ends[1]], m[ring[i]], m[ring[(i + 1) % 4]]])
+             for i in range(4)]
+    return corners + inner
+
+
+#: Each linear type's children (tetrahedra: :func:`_tetra_children`, chosen per cell).
+CHILDREN = {
+    "line": [("line", [0, _e(0, 1)]), ("line", [_e(0, 1), 1])],
+    "triangle": [("triangle", list(t)) for t in _triangles(0, 1, 2, _e(0, 1), _e(1, 2),
+                                                              _e(2, 0))],
+    "quad": _quad_children(),
+    "hexahedron": _hexahedron_children(),
+    "wedge": _wedge_children(),
+    "pyramid": _pyramid_children(),
+}
+
+
+def refine(mesh: Mesh, levels: int = 1) -> Mesh:
+    """``mesh`` refined ``levels`` times (see the module docstring).
+
+    Raises
+    ------
+    MeshorderError
+        For a second-order mesh, or ``levels`` below 0.
+
+    Examples
+    --------
+    >>> from meshorder.testing import grid_mesh
+    >>> fine = refine(grid_mesh(3, 2), 2)  # 6 squares, each into 4 twice
+    >>> fine.n_cells, [len(b) for b in fine.facets]
+    (96, [40])
+    """
+    if levels < 0:
+        raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
+    if len(mesh.mid_edge_nodes):
+        raise MeshorderError(f"{mesh.source}: refine takes meshes of linear cells; this "
+                             "one is second order")
+    for _ in range(levels):
+        mesh = _refined_once(mesh)
+    return mesh
+
+
+def _references(children: list) -> tuple[list, list, bool]:
+    """The edges and quadrilaterals ``children`` refer to, and whether a centre."""
+    edges, quads, centre = [], [], False
+    for _, refs in children:
+        for ref in refs:
+            if isinstance(ref, tuple) and ref[0] == "e" and ref[1:] not in edges:
+                edges.append(ref[1:])
+            elif isinstance(ref, tuple) and ref[0] == "q" and ref[1:] not in quads:
+                quads.append(ref[1:])
+            elif isinstance(ref, tuple) and ref[0] == "c":
+                centre = True
+    return edges, quads, centre
+
+
+def _refined_once(mesh: Mesh) -> Mesh:
+    points = mesh.points
+    blocks = [(b.type, b.nodes, None) for b in mesh.cells]
+    blocks += [(b.type, b.nodes, m) for b, m in zip(mesh.facets, mesh.facet_markers,
+                                                      strict=True)]
+    plans = []
+    for kind, _, _ in blocks:
+        if kind == "tetra":
+            templates = [_tetra_children(d) for d in range(3)]
+        else:
+            templates = [CHILDREN[kind]]
+        edges, quads, centre = _references([c for t in templates for c in t])
+        plans.append((templates, edges, quads, centre))
+    # every edge and quadrilateral asked for, numbered once across blocks
+    edge_rows = np.concatenate([nodes[:, e].reshape(-1, 2) if e else np.zeros((0, 2), int)
+                                for (_, nodes, _), (_, e, _, _) in zip(blocks, plans,
+                                                                        strict=True)])
+    edge_keys = np.sort(edge_rows, axis=1)
+    edge_unique, edge_ids = np.unique(edge_keys, axis=0, return_inverse=True)
+    quad_rows = np.concatenate([nodes[:, q].reshape(-1, 4) if q else np.zeros((0, 4), int)
+                                for (_, nodes, _), (_, _, q, _) in zip(blocks, plans,
+                                                                        strict=True)])
+    quad_unique, quad_ids = np.unique(np.sort(quad_rows, axis=1), axis=0, return_inverse=True)
+    n_points = len(points)
+    first_quad = n_points + len(edge_unique)
+    first_centre = first_quad + len(quad_unique)
+    new_points = [points, points[edge_unique].mean(axis=1), points[quad_unique].mean(axis=1)]
+    edge_at = quad_at = 0
+    centre_at = first_centre
+    out: dict[tuple[str, bool], list] = {}
+    for (kind, nodes, markers), (templates, edges, quads, centre) in zip(blocks, plans,
+                                                                        strict=True):
+        n, corners = nodes.shape
+        table = [nodes]
+        column = {i: i for i in range(corners)}
+        local_edges = edge_ids[edge_at:edge_at + n * len(edges)].reshape(n, len(edges))
+        edge_at += n * len(edges)
+        table.append(n_points + local_edges)
+        column |= {("e", *e): corners + k for k, e in enumerate(edges)}
+        local_quads = quad_ids[quad_at:quad_at + n * len(quads)].reshape(n, len(quads))
+        quad_at += n * len(quads)
+        table.append(first_quad + local_quads)
+        column |= {("q", *q): corners + len(edges) + k for k, q in enumerate(quads)}
+        if centre:
+            table.append(np.arange(centre_at, centre_at + n)[:, None])
+            new_points.append(points[nodes].mean(axis=1))
+            column[("c",)] = corners + len(edges) + len(quads)
+            centre_at += n
+        table = np.concatenate(table, axis=1)
+        choice = _shortest_diagonal(np.concatenate(new_points), table, column) \
+            if kind == "tetra" else np.zeros(n, dtype=np.int64)
+        for child_type, _ in templates[0]:
+            out.setdefault((child_type, markers is not None), [])
+        for variant, children in enumerate(templates):
+            rows = np.flatnonzero(choice == variant)
+            for child_type, refs in children:
+                cols = [column[r] if isinstance(r, tuple) else r for r in refs]
+                out[(child_type, markers is not None)].append(
+                    (table[rows][:, cols], None if markers is None else markers[rows]))
+    new_points = np.concatenate(new_points)
+    raw = []
+    for (child_type, is_facet), parts in out.items():
+        nodes = np.concatenate([p[0] for p in parts])
+        marks = np.concatenate([p[1] for p in parts]) if is_facet else None
+        if not is_facet:  # children come in either orientation: make them positive
+            inverted = signed_measures(new_points, CellBlock(child_type, nodes)) < 0
+            nodes[inverted] = nodes[inverted][:, list(CELL_TYPES[child_type].flip)]
+        raw.append((child_type, nodes, marks))
+    return Mesh.from_blocks(new_points, raw, dict(mesh.marker_names), source=mesh.source)
+
+
+def _shortest_diagonal(points: np.ndarray, table: np.ndarray, column: dict) -> np.ndarray:
+    """Per tetrahedron, which of the octahedron's three diagonals is shortest."""
+    pairs = [(("e", 0, 1), ("e", 2, 3)), (("e", 0, 2), ("e", 1, 3)), (("e", 0, 3), ("e", 1, 2))]
+    lengths = [np.linalg.norm(points[table[:, column[a]]] - points[table[:, column[b]]], axis=1)
+               for a, b in pairs]
+    return np.argmin(np.stack(lengths), axis=0)
