@@ -156,6 +156,8 @@ def refine(mesh: Mesh, levels: int = 1) -> Mesh:
     """
     if levels < 0:
         raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
+    if levels == 0:
+        return mesh
     if len(mesh.mid_edge_nodes):
         raise MeshorderError(f"{mesh.source}: refine takes meshes of linear cells; this "
                              "one is second order")
