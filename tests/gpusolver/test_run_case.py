@@ -706,3 +706,17 @@ def test_a_lock_taken_by_another_run_at_the_same_moment_is_refused(tmp_path, mon
     with pytest.raises(ConfigError, match="another run took .* just now"), \
             lock.output_lock(tmp_path):
         pass
+
+
+def test_forces_csv_splits_pressure_and_friction(tmp_path):
+    """Each marker's CL and CD are the sums of their pressure and friction parts; on a
+    slip wall (the ghost mirrors the normal velocity only) there is no friction."""
+    case = write_case(tmp_path, iterations=2)
+    assert main(["run", str(case), "--quiet"]) == 0
+    rows = np.genfromtxt(tmp_path / "out" / "forces.csv", delimiter=",", names=True,
+                         dtype=None, encoding="utf-8")
+    for row in np.atleast_1d(rows):
+        for axis in ("cl", "cd"):
+            assert row[f"{axis}_pressure"] + row[f"{axis}_friction"] == pytest.approx(
+                row[axis], rel=1e-8, abs=1e-12)
+            assert abs(row[f"{axis}_friction"]) < 1e-12

@@ -92,6 +92,10 @@ def test_the_flat_plate_converges_near_tmrs_skin_friction_and_drag():
     # TMR: this grid's first nodes lie at y+ about 1.7; the first cells' centres half as far
     assert 0.5 < np.median(y_plus) < 1.5
     assert solver.wall_forces()["total"].drag == pytest.approx(CFL3D_CD, rel=0.04)
+    pressure, friction = solver.force_split()["total"]  # a plate: friction drag alone
+    assert abs(pressure.drag) < 0.01 * friction.drag
+    assert pressure.drag + friction.drag == pytest.approx(solver.wall_forces()["total"].drag,
+                                                          rel=1e-12)
     ratio = solver.model_fields()["eddy_viscosity_ratio"]
     column = np.abs(solver.centroids()[0] - 0.97) < 0.08
     assert 150 < ratio[column].max() < 250

@@ -47,15 +47,22 @@ class Solution(Protocol):
     #: cell order (empty unless it was diagnosed).
     diagnostics: dict[str, np.ndarray]
 
-def write_forces(path: Path, solver: Solution) -> None:
-    """``forces.csv``: force vector, CL and CD per wall marker and in total."""
+def write_forces(path: Path, solver: Solution, split: dict | None = None) -> None:
+    """``forces.csv``: force vector, CL and CD per wall marker and in total; with
+    ``split`` (:meth:`~gpusolver.solvers.parts.Parts.force_split`), their pressure and
+    friction parts too."""
     dim = solver.gas.dim
+    parts = ["cl_pressure", "cd_pressure", "cl_friction", "cd_friction"] if split else []
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["marker"] + [f"f{axis}" for axis in "xyz"[:dim]] + ["cl", "cd"])
+        writer.writerow(["marker"] + [f"f{axis}" for axis in "xyz"[:dim]] + ["cl", "cd"]
+                        + parts)
         for name, forces in solver.wall_forces().items():
-            writer.writerow([name] + [f"{v:.10g}" for v in forces.force]
-                            + [f"{forces.lift:.10g}", f"{forces.drag:.10g}"])
+            row = [forces.force.tolist(), [forces.lift, forces.drag]]
+            if split:
+                pressure, friction = split[name]
+                row.append([pressure.lift, pressure.drag, friction.lift, friction.drag])
+            writer.writerow([name] + [f"{v:.10g}" for values in row for v in values])
 
 
 def write_surface_pressure(directory: Path, solver: Solution) -> list[Path]:

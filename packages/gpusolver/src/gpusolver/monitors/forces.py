@@ -71,6 +71,28 @@ def forces_from_momentum(momentum: dict[str, np.ndarray], normal_area: dict[str,
     return result
 
 
+def split_forces(total: dict[str, Forces], pressure: dict[str, Forces], gas: Gas,
+                 reference_area: float) -> dict[str, tuple[Forces, Forces]]:
+    """Per marker (and ``"total"``), the ``pressure`` forces and the friction forces: the
+    rest of the ``total`` ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gas = Gas(dim=2, mach=0.5)
+    >>> q = gas.dynamic_pressure
+    >>> total = {"wall": Forces(np.array([3.0, 1.0]) * q, 1.0, 3.0)}
+    >>> pressure = {"wall": Forces(np.array([1.0, 1.0]) * q, 1.0, 1.0)}
+    >>> _, friction = split_forces(total, pressure, gas, 1.0)["wall"]
+    >>> round(friction.drag, 12), round(friction.lift, 12)
+    (2.0, 0.0)
+    """
+    q_area = gas.dynamic_pressure * reference_area
+    return {name: (pressure[name], _coefficients(gas, total[name].force - pressure[name].force,
+                                                 q_area))
+            for name in total}
+
+
 def surface_walk(edges: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Order 2-D wall edges along their chains; the arc length of each edge's midpoint.
 

@@ -258,7 +258,7 @@ class MeshSystem(System):
         solver = self.solver
         if not solver.has_loads:
             return []
-        solver.wall_forces()  # a global sum: every rank, before the root writes them
+        split = solver.force_split()  # global sums: every rank, before the root writes
         compression = self.case.vtu_compression
         files = []
         if solver.mesh is None:  # parts: each process its pieces
@@ -267,7 +267,7 @@ class MeshSystem(System):
             write_solution(out / "solution.vtu", solver, compression)
             files.append(out / "solution.vtu")
         if self.is_root:
-            write_forces(out / "forces.csv", solver)
+            write_forces(out / "forces.csv", solver, split)
             files += [out / "forces.csv", *write_surface_pressure(out, solver),
                       *write_skin_friction(out, solver)]
         return files

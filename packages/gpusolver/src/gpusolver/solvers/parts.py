@@ -19,7 +19,13 @@ import numpy as np
 
 from gpusolver.errors import SolverDivergedError
 from gpusolver.layout.parts import PartCells
-from gpusolver.monitors.forces import Forces, forces_from_momentum, surface_pressure, wall_edges
+from gpusolver.monitors.forces import (
+    Forces,
+    forces_from_momentum,
+    split_forces,
+    surface_pressure,
+    wall_edges,
+)
 
 #: A first step's density residual below this fraction of its largest residual is
 #: not the reference of ramps and stops (the density of a uniform start in balance).
@@ -348,6 +354,25 @@ class Parts:
                                                 self._wall_normal_area, self.gas,
                                                 self.reference_area)
         return self._forces
+
+    def force_split(self) -> dict[str, tuple[Forces, Forces]]:
+        """Per wall marker and in total, the pressure and the friction part of
+        :meth:`wall_forces`: each face's momentum flux along its normal is the pressure
+        force (as :meth:`surface_pressure` takes it), the rest friction. Every process
+        calls it (a global sum)."""
+        momentum = np.zeros((len(self.wall_markers), self.gas.dim))
+        for flux, walls, layout in zip(self._boundary_flux, self._wall_faces, self.layouts,
+                                       strict=True):
+            geometry, ni = layout.geometry, layout.geometry.n_interior
+            host = self.backend.to_host(flux)[1:-1].astype(np.float64)
+            for k, positions in enumerate(walls.values()):
+                faces = self.backend.to_host(positions)
+                normal = geometry.normal[:, ni + faces]
+                momentum[k] += (normal * (host[:, faces] * normal).sum(axis=0)).sum(axis=1)
+        momentum = self.transport.sum(momentum)
+        pressure = forces_from_momentum(dict(zip(self.wall_markers, momentum, strict=True)),
+                                        self._wall_normal_area, self.gas, self.reference_area)
+        return split_forces(self.wall_forces(), pressure, self.gas, self.reference_area)
 
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face centres ``(dim, m)`` and pressure coefficients of one wall marker at the
