@@ -28,20 +28,11 @@ def wedge_mesh(nx: int, ny: int, deflection_deg: float, corner: float = 0.25):
     return dataclasses.replace(mesh, points=p)
 
 
-def perturbed_solver(mesh, *, seed=0, amplitude=0.05, parts=0, **kwargs) -> Solver:
-    """A solver on ``mesh`` (far field everywhere unless given; in ``parts`` parts, one
-    process) with a random state."""
+def perturbed_solver(mesh, *, seed=0, amplitude=0.05, **kwargs) -> Solver:
+    """A solver on ``mesh`` (far field everywhere unless given) with a random state."""
     kwargs.setdefault("backend", "numpy")
     boundaries = kwargs.pop("boundaries", {m: "farfield" for m in marker_names(mesh)})
-    if parts:
-        from meshorder.pipeline import PlanOptions, make_plan
-
-        plan = make_plan(mesh, PlanOptions(partitions=parts))
-        mesh = [plan.part(p) for p in range(parts)]
-        dim = mesh[0].mesh.mesh.dim
-    else:
-        dim = mesh.dim
-    solver = Solver(mesh, kwargs.pop("gas", Gas(dim=dim, mach=0.4, aoa_deg=10.0)),
+    solver = Solver(mesh, kwargs.pop("gas", Gas(dim=mesh.dim, mach=0.4, aoa_deg=10.0)),
                     boundaries, **kwargs)
     rng = np.random.default_rng(seed)
     w = solver.primitive()

@@ -593,7 +593,7 @@ def test_strided_faces_inside_a_part_repeat_fewer_adds_in_a_warp():
 @pytest.mark.parametrize("extra, message", [
     ("", "the plan has 3 part(s) but the run has 2 ranks"),
     ("local_time_step = false", "runs on several parts take explicit or LU-SGS local steps"),
-    ("multigrid = 2", "multigrid corrects LU-SGS steps"),
+    ("multigrid = 2", "multigrid runs on one part so far"),
     ('transport = "nccl"', "transport = 'nccl' exchanges GPU states"),
 ])
 def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):

@@ -13,8 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from gpusolver.layout.geometry import FVGeometry
-from meshorder.agglomeration import hierarchy
-from meshorder.topology import CSR
 
 
 def _merge(key: np.ndarray, vector: np.ndarray, centre: np.ndarray, area: np.ndarray):
@@ -96,41 +94,3 @@ def coarse_geometry(fine: FVGeometry, coarse: np.ndarray) -> FVGeometry:
         n_interior=n_interior, markers=markers,
         cell_order=np.arange(n), interior_colours=np.array([0, n_interior], dtype=np.int64),
         boundary_nodes=np.zeros((first - n_interior, 0), dtype=np.int64))
-
-
-def part_hierarchy(host: FVGeometry, n_own: int, levels: int) -> tuple[list[np.ndarray], list[int]]:
-    """Coarse levels of a mesh part whose first ``n_own`` cells are its own (the rest its
-    halo): own and halo cells are agglomerated apart, so that no coarse cell holds both,
-    and each level numbers its own coarse cells first. Returns the maps (as
-    :func:`meshorder.agglomeration.hierarchy`'s) and each coarse level's own cells.
-
-    Examples
-    --------
-    >>> from meshorder.pipeline import make_plan
-    >>> from meshorder.testing import grid_mesh
-    >>> from gpusolver.layout.geometry import build_geometry
-    >>> part = build_geometry(grid_mesh(20, 20), make_plan(grid_mesh(20, 20)))
-    >>> maps, owns = part_hierarchy(part, 300, 2)  # cells 300.. stand for a halo
-    >>> own = maps[0][:300]
-    >>> bool(own.max() < owns[0] <= maps[0][300:].min())  # own coarse cells first
-    True
-    """
-    ni = host.n_interior
-    left, right = host.left[:ni], host.right[:ni]
-    apart = (left < n_own) == (right < n_own)  # no face joins an own cell to a halo cell
-    maps = hierarchy(CSR.from_pairs(left[apart], right[apart], host.n_cells), levels)
-    own = np.arange(host.n_cells) < n_own
-    rank = np.arange(host.n_cells)  # this level's cells: hierarchy's numbers -> ours
-    renumbered, owns = [], []
-    for coarse in maps:
-        coarse_own = np.zeros(int(coarse.max()) + 1, dtype=bool)
-        coarse_own[coarse] = own
-        order = np.argsort(~coarse_own, kind="stable")  # own coarse cells first
-        coarse_rank = np.empty_like(order)
-        coarse_rank[order] = np.arange(len(order))
-        new = np.empty_like(coarse)
-        new[rank] = coarse_rank[coarse]
-        renumbered.append(new)
-        owns.append(int(coarse_own.sum()))
-        own, rank = coarse_own, coarse_rank
-    return renumbered, owns

@@ -29,7 +29,7 @@ from gpusolver.backends.cuda import grid, real_type
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.errors import ConfigError
 from gpusolver.integrators.relaxation import MAX_UPDATE, relaxed_update
-from gpusolver.layout.agglomeration import coarse_geometry, part_hierarchy
+from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.solvers.fv.discretisation import Discretisation
 from gpusolver.solvers.fv.fused import (
@@ -39,7 +39,7 @@ from gpusolver.solvers.fv.fused import (
     VENKATAKRISHNAN,
     limiter_input,
 )
-from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS, own_levels
+from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
 from meshorder.agglomeration import hierarchy
 from meshorder.hyperplanes import colour_sweeps
 from meshorder.topology import CSR
@@ -64,9 +64,6 @@ class CoarseLevel:
         Coarse cell (of this level) of each cell of the level above, on the backend.
     finer_volume : array
         Volumes of the cells of the level above.
-    n_own : int or None
-        A mesh part's level: its cells ``[0, n_own)`` are swept, the rest (the halo's)
-        keep their restricted states (None: every cell is swept).
     """
 
     host: FVGeometry
@@ -75,7 +72,6 @@ class CoarseLevel:
     steps: FusedLUSGS | None
     coarse: object
     finer_volume: object
-    n_own: int | None = None
 
 
 class Multigrid:
@@ -103,13 +99,6 @@ class Multigrid:
     max_update : float or None
         The relaxation of the coarse levels' updates
         (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
-    n_own : int, optional
-        A mesh part: its first ``n_own`` cells are its own, the rest its halo (states
-        exchanged before each correction). Each level agglomerates own and halo cells
-        apart (:func:`~gpusolver.layout.agglomeration.part_hierarchy`, ``coarse_cells``
-        ignored) and sweeps its own coarse cells only: the halo's coarse cells hold the
-        restriction of the halo's states, the neighbours' values across the part's edge
-        (block Jacobi between parts on every level, as on the mesh).
 
     Raises
     ------
@@ -121,7 +110,7 @@ class Multigrid:
     def __init__(self, fine: Discretisation, host: FVGeometry, levels: int, cycle: str = "v",
                  colours: bool = False, coarse_cells: list[np.ndarray] | None = None,
                  coarse_colours: list[np.ndarray] | None = None,
-                 max_update: float | None = MAX_UPDATE, n_own: int | None = None):
+                 max_update: float | None = MAX_UPDATE):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
         names = list(host.markers)
@@ -135,11 +124,7 @@ class Multigrid:
                               "for navier-stokes")
         self.fine, self.passes, self.max_update = fine, CYCLES[cycle], max_update
         backend = fine.backend
-        owns = None
-        if n_own is not None:
-            coarse_colours = None
-            coarse_cells, owns = part_hierarchy(host, n_own, levels)
-        elif not coarse_cells:
+        if not coarse_cells:
             coarse_colours = None  # the colours of given levels only
             ni = host.n_interior
             coarse_cells = hierarchy(CSR.from_pairs(host.left[:ni], host.right[:ni],
@@ -155,16 +140,11 @@ class Multigrid:
                                fine.dtype, kernels)
             sweeps = (colour_sweeps(coarse_colours[k]) if colours and coarse_colours
                       else None)
-            if owns is not None:  # a part: its own coarse cells only
-                sweeps = own_levels(geometry, owns[k], colours)
-                if d.fused is not None:
-                    d.fused.n_active = owns[k]
             lusgs = LUSGS(d, geometry, colours=colours, levels=sweeps)
             steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True, max_update=max_update)
                      if lusgs.kernels is not None else None)
             self.levels.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),
-                                           backend.asarray(finer.volume, fine.dtype),
-                                           None if owns is None else owns[k]))
+                                           backend.asarray(finer.volume, fine.dtype)))
             finer = geometry
         fused = fine.fused is not None and all(level.steps for level in self.levels)
         #: The cycle in kernels, recorded as one CUDA graph (None: array code).
@@ -320,8 +300,6 @@ class MultigridKernels:
             self.select(grid(first.size, BLOCK), (BLOCK,),
                         (np.int32(first.size), steps.bad_cell, np.int32(NO_BAD_CELL), new,
                          first, b["state"]))
-            if level.n_own is not None:  # the halo's cells were not swept: unchanged
-                b["state"][:, level.n_own:] = first[:, level.n_own:]
             current = b["state"]
             if k + 1 < len(mg.levels):
                 f.update(f.face_pass(current, NULL, VENKATAKRISHNAN, NULL, speed=False),

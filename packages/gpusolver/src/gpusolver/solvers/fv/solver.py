@@ -350,8 +350,7 @@ class Solver(Parts):
                                   f"valid: {', '.join(PRECONDITIONERS)}")
             self.newton = NewtonKrylov(d[0], PRECONDITIONERS[stepping.preconditioner](
                 self.part_sweeps[0]), max_vectors=stepping.krylov_vectors)
-        #: The coarse-level corrections of each local part (None: no multigrid).
-        self.multigrids = None
+        self.multigrid = None
         if stepping.multigrid < 0:
             raise ConfigError(f"multigrid must be a number of coarse levels (0: none), not "
                               f"{stepping.multigrid}")
@@ -359,23 +358,11 @@ class Solver(Parts):
             if stepping.integrator != "lusgs" or not stepping.local_time_step:
                 raise ConfigError("multigrid corrects LU-SGS steps: set time_integrator = "
                                   "'lusgs' with local_time_step = true, or multigrid = 0")
-            levels, cycle = stepping.multigrid, stepping.multigrid_cycle
-            if self.mesh is not None:  # the plan's coarse levels
-                self.multigrids = [Multigrid(d[0], self.host, levels, cycle,
-                                             self._colour_sweeps,
-                                             coarse_cells=self.plan.coarse_levels(),
-                                             coarse_colours=self.plan.coarse_colours(),
-                                             max_update=stepping.max_update)]
-            else:  # each part its own, halo apart
-                self.multigrids = [Multigrid(x, layout.geometry, levels, cycle,
-                                             self._colour_sweeps, n_own=layout.n_own,
-                                             max_update=stepping.max_update)
-                                   for x, layout in zip(d, self.layouts, strict=True)]
-
-    @property
-    def multigrid(self) -> Multigrid | None:
-        """The whole mesh's coarse-level corrections (None: none, or parts)."""
-        return self.multigrids[0] if self.multigrids and self.mesh is not None else None
+            self.multigrid = Multigrid(d[0], self.host, stepping.multigrid,
+                                       stepping.multigrid_cycle, self._colour_sweeps,
+                                       coarse_cells=self.plan.coarse_levels(),
+                                       coarse_colours=self.plan.coarse_colours(),
+                                       max_update=stepping.max_update)
 
     def _turbulence(self, model: str, specs: dict) -> list[TurbulenceFV] | None:
         """The model of each local part, the wall distance from every part's walls (the
@@ -556,11 +543,8 @@ class Solver(Parts):
             norms = self._fused_step(dt)
         else:
             norms = self._explicit_step(dt)
-        if self.multigrids is not None and not given:
-            if self.mesh is None:  # the coarse levels restrict the halo's new states
-                self.transport.exchange(self.states)
-            self.states = [mg.correct(u, self.cfl)
-                           for mg, u in zip(self.multigrids, self.states, strict=True)]
+        if self.multigrid is not None and not given:
+            self.u = self.multigrid.correct(self.u, self.cfl)
         if self._vortex_far_field:
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
             self.circulation = circulation_of_lift(self.gas, lift)
@@ -838,6 +822,8 @@ def check_parts(stepping: Stepping, boundaries: dict) -> None:
         raise ConfigError(f"runs on several parts take explicit or LU-SGS local steps; "
                           f"time_integrator must be one of {', '.join(TABLEAUX)} or lusgs "
                           f"(not {stepping.integrator!r}), with local_time_step = true")
+    if stepping.multigrid:
+        raise ConfigError("multigrid runs on one part so far; set multigrid = 0")
     if any(spec.condition.name == "periodic" or spec.params.get("vortex")
            for spec in boundaries.values()):
         raise ConfigError("periodic boundaries and vortex far fields are not supported "
