@@ -175,7 +175,8 @@ class LUSGS:
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
-        levels = levels or sweep_levels(host, plan, colours)
+        #: The forward and backward sweeps' levels.
+        self.levels = levels = levels or sweep_levels(host, plan, colours)
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
         fused = d.fused is not None if kernels is None else kernels
