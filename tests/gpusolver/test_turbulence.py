@@ -12,6 +12,8 @@ from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from meshorder import read_mesh
 from meshorder.testing import grid_mesh
 
+from .kernel_backends import BACKENDS
+
 TMR = Path(__file__).resolve().parents[3] / "shared" / "meshes" / "tmr"
 PLATE = TMR / "flatplate/grids/flatplate_clust2_4levelsdown_35x25.p2dfmt"
 #: TMR 2DZP: M 0.2, Re 5 million per unit length, T 540 R (300 K).
@@ -271,3 +273,24 @@ def test_rans_on_cupy_arrays_gives_numpys_state(model):
     np.testing.assert_allclose(u1, u0, rtol=1e-12, atol=1e-14)
     for name in m0:
         np.testing.assert_allclose(m1[name], m0[name], rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dim, corners", [(2, 2), (3, 3), (3, 4)])
+def test_the_wall_distance_kernel_gives_the_host_searchs_distances(backend, dim, corners):
+    """Random faces (quadrilaterals, some of them triangles by a NaN corner) and points
+    near and far: the kernel (compiled for the CPU, or on the GPU) against the host's
+    exact search."""
+    from gpusolver.backends import get_backend
+    from gpusolver.layout.wall_distance import wall_distance
+
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    faces = rng.uniform(-1, 1, (150, corners, dim))
+    if corners == 4:
+        faces[::3, 3] = np.nan
+    points = rng.uniform(-4, 4, (1500, dim)) * rng.uniform(0.01, 1, (1500, 1))
+    expected = wall_distance(points, faces)
+    found = wall_distance(points, faces, get_backend("cupy" if backend == "cupy" else "numpy"))
+    np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-15)

@@ -22,6 +22,7 @@ using std::fabs;
 using std::fmax;
 using std::fmin;
 using std::isfinite;
+using std::isnan;
 using std::sqrt;
 
 template <typename T>

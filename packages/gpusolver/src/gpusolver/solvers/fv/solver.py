@@ -382,7 +382,8 @@ class Solver(Parts):
         faces = np.concatenate(self.transport.everyone(mine))
         models = []
         for d, layout in zip(self.discretisations, self.layouts, strict=True):
-            distance = wall_distance(layout.geometry.centroid.T, faces)
+            distance = wall_distance(layout.geometry.centroid.T, faces,
+                                     self.backend if self.backend.name == "cupy" else None)
             models.append(TURBULENCE_MODELS[model](d, distance))
         return models
 
