@@ -227,3 +227,23 @@ def test_sigterm_has_no_watch_line(tmp_path):
     err = _ended_within(process, 60)
     assert "stopping" not in err, err
     _checkpoint_is_whole(tmp_path)
+
+
+def test_a_rank_that_cannot_read_its_case_stops_the_other(tmp_path):
+    """Before any collective of the run: rank 1 is given a case file that is not there
+    (as a node without the shared folder would see it), rank 0 a good one."""
+    from meshorder.cli import main as meshorder_main
+
+    launcher = _forker()
+    mesh = DATA / "naca0012_tri.msh"
+    assert meshorder_main(["reorder", str(mesh), str(tmp_path / "plan.npz"),
+                           "--partitions", "2", "--quiet"]) == 0
+    (tmp_path / "case.toml").write_text(CASE.format(mesh=mesh, timeout=60,
+                                                    run=TRANSPORTS["mpi-host"]))
+    run = [sys.executable, "-m", "gpusolver", "run"]
+    ended = subprocess.run([launcher, "-n", "1", *run, "case.toml", "--quiet", ":",
+                            "-n", "1", *run, "missing.toml", "--quiet"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    assert ended.returncode != 0
+    assert "gpusolver: error: rank 1 of 2: cannot read case file missing.toml" in ended.stderr
+    assert "rank 0 of 2: stopping: rank 1 failed: cannot read case file" in ended.stderr

@@ -27,7 +27,7 @@ from gpusolver.bench.vortex import CLOUDS, run_vortex_benchmark
 from gpusolver.bench.vortex import COLUMNS as VORTEX_COLUMNS
 from gpusolver.errors import GpusolverError, SolverDivergedError, UsageError
 from gpusolver.parallel import TRANSPORTS, mpi_world, use_local_gpu
-from gpusolver.rank_watch import RankWatch
+from gpusolver.rank_watch import RANK_TIMEOUT, RankWatch
 from gpusolver.run import run_case
 from gpusolver.solvers.fv.face_kernels import STRATEGIES
 from gpusolver.solvers.vortex.biot_savart import METHODS
@@ -247,12 +247,13 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``gpusolver run`` (every rank of ``mpiexec``, each watched by a
     :class:`~gpusolver.rank_watch.RankWatch`: a rank that fails, dies or hangs stops
     them all)."""
-    case = load_case(args.case)
     comm = mpi_world()
     if comm is None:
-        return _run(args, case, None)
-    watch = RankWatch(comm, case.loop.rank_timeout)
+        return _run(args, load_case(args.case), None)
+    watch = RankWatch(comm, RANK_TIMEOUT)  # before anything that may fail on one rank
     try:
+        case = load_case(args.case)
+        watch.timeout = case.loop.rank_timeout
         code = _run(args, case, comm, watch.pulse)
     except BaseException as error:  # told to the other ranks, then handled by main
         code, kind, message = outcome(error)

@@ -39,6 +39,8 @@ from collections.abc import Callable
 
 from meshorder.atomic import process_running
 
+#: Seconds of silence after which a rank is called gone (``[run] rank_timeout``'s default).
+RANK_TIMEOUT = 60.0
 #: Seconds between two polls of the watch thread.
 POLL_SECONDS = 0.2
 #: Seconds between two heartbeats.

@@ -19,6 +19,7 @@ from gpusolver.io.vtu import COMPRESSORS
 from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
 from gpusolver.physics.gas import LIFT_AXES, VISCOSITY_LAWS, Gas
+from gpusolver.rank_watch import RANK_TIMEOUT
 
 EQUATIONS = ("euler", "navier-stokes")
 
@@ -79,7 +80,7 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
                                   help="stop once the RMS density residual has fallen by this "
                                        "factor from the first step's"),
         "restart": Key(str, help="checkpoint.npz to continue from (history is appended)"),
-        "rank_timeout": Key(NUMBER, default=60.0, positive=True,
+        "rank_timeout": Key(NUMBER, default=RANK_TIMEOUT, positive=True,
                             help="several ranks: seconds of silence of a rank (or of a "
                                  "step interval past twice the longest so far) after "
                                  "which every rank stops"),
@@ -142,7 +143,7 @@ class LoopSettings:
     checkpoint_every: int
     history_every: int = 1
     residual_reduction: float | None = None
-    rank_timeout: float = 60.0
+    rank_timeout: float = RANK_TIMEOUT
 
 
 @dataclass(frozen=True)
