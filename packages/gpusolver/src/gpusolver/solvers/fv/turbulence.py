@@ -123,16 +123,16 @@ class TurbulenceFV:
         neighbour[ni:] = 0.5 * (inside + ghost)
         return left, right, neighbour
 
-    def _flux(self, left, right, gradient, mass_flux, diffusivity):
+    def _flux(self, left, right, gradient, mass_flux, diffusivity, sigma: float = 1.0):
         """Each face's flux of a scalar: first-order upwind advection by ``mass_flux``
-        minus the diffusion ``diffusivity`` (per cell, the mean of a face's cells) times
-        its corrected normal gradient; and the faces' two-point diffusion coefficients
-        (per unit length, times area) for the implicit step."""
+        minus the diffusion ``diffusivity / sigma`` (``diffusivity`` per cell, the mean
+        of a face's cells) times its corrected normal gradient; and the faces' two-point
+        diffusion coefficients (per unit length, times area) for the implicit step."""
         d = self.d
         g, ni = d.geometry, d.n_interior
         face = diffusivity[g.left]
         face[:ni] = 0.5 * (face[:ni] + diffusivity[g.right[:ni]])
-        coefficient = face * g.area
+        coefficient = face / sigma * g.area
         grad_left = gradient[:, g.left]
         grad_right = grad_left.copy()
         grad_right[:, :ni] = gradient[:, g.right[:ni]]
@@ -232,7 +232,7 @@ class SpalartAllmarasFV(TurbulenceFV):
         grad_nt = d.gradient(left[None], neighbour[None])[0]  # (dim, n_cells)
         # diffusion: rho (nu + nt fn) / sigma
         flux, coefficient = self._flux(left, right, grad_nt, mass_flux,
-                                       w[0] * sa.diffusivity(nu, nt) / sa.SIGMA)
+                                       w[0] * sa.diffusivity(nu, nt), sa.SIGMA)
         residual = d.accumulator.combine(-flux, flux)
         # sources: production - destruction, cb2, and the density-gradient term
         vorticity = _vorticity(grad_w[1:1 + g.dim])
