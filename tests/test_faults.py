@@ -121,3 +121,16 @@ def test_a_plan_interrupted_at_any_moment_is_whole_or_the_old_one(tmp_path, afte
         with np.load(plan) as data:  # a whole plan replaced it (a signal after the rename
             assert "cell_order" in data.files  # stops the command, not the plan)
     assert _no_temporaries(tmp_path)
+
+
+def test_a_child_process_hands_back_its_error_and_its_death():
+    """What :func:`meshorder.termination.in_child_process` does when the call fails in
+    the child (the same exception here) or the child dies without an answer."""
+    import os
+
+    from meshorder.termination import in_child_process
+
+    with pytest.raises(ValueError, match="invalid literal"):
+        in_child_process(int, "not a number")
+    with pytest.raises(RuntimeError, match=r"_exit ended without an answer \(exit code 3\)"):
+        in_child_process(os._exit, 3)

@@ -139,6 +139,9 @@ def test_the_cli_refines_and_refuses_its_input_as_output(tmp_path, capsys):
     assert capsys.readouterr().out.startswith(f"{out}: 220896 cells (27612 refined 1 time)")
     assert main(["refine", str(out), str(out)]) == 2
     assert "is the input mesh" in capsys.readouterr().err
+    assert main(["refine", str(out), str(tmp_path / "fine.foo")]) == 2
+    assert "cannot write files with extension '.foo'" in capsys.readouterr().err
+    assert not (tmp_path / "fine.foo").exists()
 
 
 def test_a_case_refines_its_mesh_at_start(tmp_path):

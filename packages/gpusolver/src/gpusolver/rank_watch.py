@@ -161,7 +161,7 @@ class RankWatch:
             limit = (FIRST_INTERVAL * self.timeout if self._longest == 0.0
                      else self.timeout + 2.0 * self._longest)
             if now - self._interval_start > limit:
-                return (f"no step finished for {limit:.0f} s: a collective or the GPU does "
+                return (f"no step finished for {limit:.3g} s: a collective or the GPU does "
                         "not answer (set [run] rank_timeout to wait longer)")
         return None
 
