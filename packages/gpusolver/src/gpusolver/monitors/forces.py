@@ -71,6 +71,18 @@ def forces_from_momentum(momentum: dict[str, np.ndarray], normal_area: dict[str,
     return result
 
 
+def pressure_force(momentum: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """Each wall face's pressure force ``(dim, m)``: its momentum flux ``(dim, m)`` along its
+    unit ``normal``; the rest of the flux is friction.
+
+    Examples
+    --------
+    >>> pressure_force(np.array([[0.3], [2.0]]), np.array([[0.0], [1.0]])).tolist()
+    [[0.0], [2.0]]
+    """
+    return (momentum * normal).sum(axis=0) * normal
+
+
 def split_forces(total: dict[str, Forces], pressure: dict[str, Forces], gas: Gas,
                  reference_area: float) -> dict[str, tuple[Forces, Forces]]:
     """Per marker (and ``"total"``), the ``pressure`` forces and the friction forces: the
@@ -195,7 +207,7 @@ def skin_friction(flux: np.ndarray, host: FVGeometry, gas: Gas, marker: str, rho
     ni = host.n_interior
     momentum = flux[1:-1, first - ni:end - ni]
     normal, area = host.normal[:, first:end], host.area[first:end]
-    tangential = momentum - (momentum * normal).sum(axis=0) * normal
+    tangential = momentum - pressure_force(momentum, normal)
     cf = (tangential * gas.flow_direction[:, None]).sum(axis=0) / area / gas.dynamic_pressure
     tau = np.sqrt((tangential * tangential).sum(axis=0)) / area
     cell = host.left[first:end]

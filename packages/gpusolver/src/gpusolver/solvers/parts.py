@@ -22,6 +22,7 @@ from gpusolver.layout.parts import PartCells
 from gpusolver.monitors.forces import (
     Forces,
     forces_from_momentum,
+    pressure_force,
     split_forces,
     surface_pressure,
     wall_edges,
@@ -367,8 +368,8 @@ class Parts:
             host = self.backend.to_host(flux)[1:-1].astype(np.float64)
             for k, positions in enumerate(walls.values()):
                 faces = self.backend.to_host(positions)
-                normal = geometry.normal[:, ni + faces]
-                momentum[k] += (normal * (host[:, faces] * normal).sum(axis=0)).sum(axis=1)
+                momentum[k] += pressure_force(host[:, faces],
+                                              geometry.normal[:, ni + faces]).sum(axis=1)
         momentum = self.transport.sum(momentum)
         pressure = forces_from_momentum(dict(zip(self.wall_markers, momentum, strict=True)),
                                         self._wall_normal_area, self.gas, self.reference_area)
