@@ -277,17 +277,19 @@ def test_rans_on_cupy_arrays_gives_numpys_state(model):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("dim, corners", [(2, 2), (3, 3), (3, 4)])
-def test_the_wall_distance_kernel_gives_the_host_searchs_distances(backend, dim, corners):
+@pytest.mark.parametrize("n_faces", [150, 2500])
+def test_the_wall_distance_kernel_gives_the_host_searchs_distances(backend, dim, corners,
+                                                                   n_faces):
     """Random faces (quadrilaterals, some of them triangles by a NaN corner) and points
     near and far: the kernel (compiled for the CPU, or on the GPU) against the host's
-    exact search."""
+    exact search; 2,500 faces make three blocks of groups, the last ones partly full."""
     from gpusolver.backends import get_backend
     from gpusolver.layout.wall_distance import wall_distance
 
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     rng = np.random.default_rng(seed)
-    faces = rng.uniform(-1, 1, (150, corners, dim))
+    faces = rng.uniform(-1, 1, (n_faces, 1, dim)) + rng.uniform(-0.1, 0.1, (n_faces, corners, dim))
     if corners == 4:
         faces[::3, 3] = np.nan
     points = rng.uniform(-4, 4, (1500, dim)) * rng.uniform(0.01, 1, (1500, 1))

@@ -23,6 +23,8 @@ using std::fmax;
 using std::fmin;
 using std::isfinite;
 using std::isnan;
+using std::max;
+using std::min;
 using std::sqrt;
 
 template <typename T>

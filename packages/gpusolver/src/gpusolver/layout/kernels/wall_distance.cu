@@ -1,9 +1,7 @@
 // Exact distance from points to the nearest wall face (gpusolver/layout/wall_distance.py:
-// face_distance's arithmetic, per point over every face): one thread per point, the faces
-// read in the same order by every thread of a warp. A face is skipped when its bounding
-// sphere (centre, radius) lies farther than the point's best distance so far, which starts
-// at an upper bound given by the caller (the distance to one face). Segments in 2D,
-// triangles in 3D, quadrilaterals as two triangles (a NaN fourth corner: a triangle).
+// face_distance's arithmetic), one thread per point, over a two-level hierarchy of
+// bounding boxes of the faces (wall_distance_kernel below). Segments in 2D, triangles in
+// 3D, quadrilaterals as two triangles (a NaN fourth corner: a triangle).
 
 template <int DIM>
 __device__ __forceinline__ double segment_distance(const double p[3], const double* a,
@@ -55,20 +53,26 @@ __device__ double triangle_distance(const double p[3], const double* a, const do
                 segment_distance<3>(p, c, a));
 }
 
-// best: in, an upper bound of each point's distance; out, its distance. points (DIM, n)
-// structure of arrays; corners (n_faces, CORNERS, DIM); centre (n_faces, DIM).
-template <int DIM, int CORNERS>
-__global__ void __launch_bounds__(256) wall_distance_kernel(
-    int n_points, const double* __restrict__ points, int n_faces,
-    const double* __restrict__ corners, const double* __restrict__ centre,
-    const double* __restrict__ radius, double* __restrict__ best) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_points) return;
-    double p[3] = {0, 0, 0};
+template <int DIM>
+__device__ __forceinline__ double box_gap2(const double p[3], const double* box) {
+    // squared distance from p to the box (low corner box[0:DIM], high box[DIM:2 DIM])
+    double gap2 = 0;
 #pragma unroll
-    for (int d = 0; d < DIM; ++d) p[d] = points[d * n_points + i];
-    double nearest = best[i];
-    for (int f = 0; f < n_faces; ++f) {
+    for (int d = 0; d < DIM; ++d) {
+        const double gap = fmax(fmax(box[d] - p[d], p[d] - box[DIM + d]), 0.0);
+        gap2 += gap * gap;
+    }
+    return gap2;
+}
+
+// The faces first..last-1 that may be nearer than `nearest`: each face's bounding sphere
+// first, then its exact distance.
+template <int DIM, int CORNERS>
+__device__ double search_faces(const double p[3], int first, int last,
+                               const double* __restrict__ corners,
+                               const double* __restrict__ centre,
+                               const double* __restrict__ radius, double nearest) {
+    for (int f = first; f < last; ++f) {
         double gap2 = 0;
 #pragma unroll
         for (int d = 0; d < DIM; ++d) {
@@ -88,5 +92,56 @@ __global__ void __launch_bounds__(256) wall_distance_kernel(
         }
         nearest = fmin(nearest, distance);
     }
-    best[i] = nearest;
+    return nearest;
+}
+
+// The groups of one block whose boxes may hold a face nearer than `nearest`.
+template <int DIM, int CORNERS, int GROUP, int BLOCK_GROUPS>
+__device__ double search_block(const double p[3], int block, int n_faces, int n_groups,
+                               const double* __restrict__ corners,
+                               const double* __restrict__ centre,
+                               const double* __restrict__ radius,
+                               const double* __restrict__ group_box, double nearest) {
+    const int last_group = min(n_groups, (block + 1) * BLOCK_GROUPS);
+    for (int g = block * BLOCK_GROUPS; g < last_group; ++g) {
+        if (box_gap2<DIM>(p, group_box + g * 2 * DIM) >= nearest * nearest) continue;
+        nearest = search_faces<DIM, CORNERS>(p, g * GROUP, min(n_faces, (g + 1) * GROUP),
+                                             corners, centre, radius, nearest);
+    }
+    return nearest;
+}
+
+// One thread per point. The faces come in Morton order of their centroids, GROUP to a
+// group and BLOCK_GROUPS groups to a block, each group and block with its bounding box
+// (low, high corners: (n, 2, DIM)). A point searches the block whose box is nearest
+// first, which gives it a close upper bound, then every other block whose box lies
+// nearer than its best distance so far, and in a block only the groups whose boxes do.
+// points (DIM, n) structure of arrays; corners (n_faces, CORNERS, DIM); centre
+// (n_faces, DIM); distance out.
+template <int DIM, int CORNERS, int GROUP, int BLOCK_GROUPS>
+__global__ void __launch_bounds__(256) wall_distance_kernel(
+    int n_points, const double* __restrict__ points, int n_faces,
+    const double* __restrict__ corners, const double* __restrict__ centre,
+    const double* __restrict__ radius, int n_groups, const double* __restrict__ group_box,
+    int n_blocks, const double* __restrict__ block_box, double* __restrict__ distance) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_points) return;
+    double p[3] = {0, 0, 0};
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) p[d] = points[d * n_points + i];
+    int first = 0;
+    double first_gap2 = INFINITY;
+    for (int b = 0; b < n_blocks; ++b) {
+        const double gap2 = box_gap2<DIM>(p, block_box + b * 2 * DIM);
+        if (gap2 < first_gap2) first_gap2 = gap2, first = b;
+    }
+    double nearest = search_block<DIM, CORNERS, GROUP, BLOCK_GROUPS>(
+        p, first, n_faces, n_groups, corners, centre, radius, group_box, INFINITY);
+    for (int b = 0; b < n_blocks; ++b) {
+        if (b == first || box_gap2<DIM>(p, block_box + b * 2 * DIM) >= nearest * nearest)
+            continue;
+        nearest = search_block<DIM, CORNERS, GROUP, BLOCK_GROUPS>(
+            p, b, n_faces, n_groups, corners, centre, radius, group_box, nearest);
+    }
+    distance[i] = nearest;
 }
