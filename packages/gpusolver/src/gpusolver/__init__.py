@@ -21,7 +21,18 @@ def load_plan_for(mesh: Mesh, path: str) -> Plan:
     meshorder.PlanError
         If the file is not a valid plan or belongs to another mesh.
     """
-    plan = Plan.load(path)
+    return plan_for(mesh, Plan.load(path))
+
+
+def plan_for(mesh: Mesh, plan: Plan) -> Plan:
+    """``plan`` (loaded) checked against ``mesh`` and completed from it where its format
+    lacks the faces' nodes.
+
+    Raises
+    ------
+    meshorder.PlanError
+        If the plan belongs to another mesh.
+    """
     plan.check_mesh(mesh.digest(), mesh.source)
     if not plan.has_face_nodes():  # format 2 or older: the faces' nodes from the mesh
         topology = Topology(mesh)
@@ -30,4 +41,5 @@ def load_plan_for(mesh: Mesh, path: str) -> Plan:
     return plan
 
 
-__all__ = ["ConfigError", "GpusolverError", "SolverDivergedError", "__version__", "load_plan_for"]
+__all__ = ["ConfigError", "GpusolverError", "SolverDivergedError", "__version__", "load_plan_for",
+           "plan_for"]

@@ -166,6 +166,25 @@ def cupy_available() -> bool:
         return False
 
 
+def start_backend(name: str) -> None:
+    """Import CuPy and create the GPU's context where the backend ``name`` may use it, so
+    that a caller can spend that time (about 0.4 s) beside other work, in a thread.
+    Failures are left to :func:`get_backend`, which names them.
+
+    Examples
+    --------
+    >>> start_backend("numpy")  # nothing to start
+    """
+    if name not in ("auto", "cupy"):
+        return
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            cupy.empty(1)  # the context and the memory pool
+    except Exception:
+        return
+
+
 def get_backend(name: str = "auto") -> Backend:
     """The backend called ``name``; ``auto`` picks ``cupy`` when a GPU is usable.
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 from abc import abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gpusolver import load_plan_for
-from gpusolver.backends import cupy_available
+from gpusolver import plan_for
+from gpusolver.backends import cupy_available, start_backend
 from gpusolver.errors import ConfigError
 from gpusolver.io.case import Case, keys_unread, parse_case
 from gpusolver.io.checkpoint import Identity, Snapshot, digest_of
@@ -70,9 +71,8 @@ class MeshSystem(System):
         comm = mpi_world()
         if comm is not None:
             return cls(*cls._on_ranks(case, comm))
-        mesh = _read(case)
-        if case.plan_file:
-            plan = load_plan_for(mesh, str(case.plan_file))
+        mesh, plan = _read_with_plan(case)
+        if plan is not None:
             case = _with_markers(case, list(plan.boundary_ranges()))
         else:
             topology = Topology(mesh)  # the markers checked before the plan is made
@@ -271,6 +271,17 @@ class MeshSystem(System):
             files += [out / "forces.csv", *write_surface_pressure(out, solver),
                       *write_skin_friction(out, solver)]
         return files
+
+
+def _read_with_plan(case: Case) -> tuple[Mesh, Plan | None]:
+    """The case's mesh and its plan checked against it (None: the case names none), the
+    plan read and the backend started beside the mesh's reading (threads: both wait on
+    files and the GPU driver, not on Python)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pool.submit(start_backend, case.run["backend"])
+        loading = pool.submit(Plan.load, str(case.plan_file)) if case.plan_file else None
+        mesh = _read(case)
+        return mesh, None if loading is None else plan_for(mesh, loading.result())
 
 
 def _read(case: Case) -> Mesh:

@@ -129,14 +129,16 @@ __global__ void __launch_bounds__(256) wall_distance_kernel(
     double p[3] = {0, 0, 0};
 #pragma unroll
     for (int d = 0; d < DIM; ++d) p[d] = points[d * n_points + i];
+    // FAR: beyond any distance; its square overflows to infinity (NVRTC lacks INFINITY)
+    const double FAR = 1e300;
     int first = 0;
-    double first_gap2 = INFINITY;
+    double first_gap2 = FAR * FAR;
     for (int b = 0; b < n_blocks; ++b) {
         const double gap2 = box_gap2<DIM>(p, block_box + b * 2 * DIM);
         if (gap2 < first_gap2) first_gap2 = gap2, first = b;
     }
     double nearest = search_block<DIM, CORNERS, GROUP, BLOCK_GROUPS>(
-        p, first, n_faces, n_groups, corners, centre, radius, group_box, INFINITY);
+        p, first, n_faces, n_groups, corners, centre, radius, group_box, FAR);
     for (int b = 0; b < n_blocks; ++b) {
         if (b == first || box_gap2<DIM>(p, block_box + b * 2 * DIM) >= nearest * nearest)
             continue;

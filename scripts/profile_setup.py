@@ -1,0 +1,141 @@
+"""Where a whole ``gpusolver run`` spends its time: inclusive wall seconds of its phases.
+
+Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N]``. Runs the case in
+this process (output in a temporary folder) with timers around the functions that make
+up the set-up (reading, plan, backend, geometry, discretisations, multigrid levels,
+kernels), the loop and the outputs; each timer waits for the GPU before it stops, so
+asynchronous work is charged to the phase that queued it. Prints one line per phase
+(calls, seconds; nested phases are included in their callers) and the whole run, the
+imports included. Unlike cProfile it adds no cost per Python call.
+"""
+
+import time
+
+START = time.perf_counter()
+
+import argparse  # noqa: E402
+import functools  # noqa: E402
+import importlib  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from collections import defaultdict  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import gpusolver.cli  # noqa: E402,F401  (what `gpusolver run` imports)
+
+IMPORTED = time.perf_counter()
+
+#: ``module:qualified name`` of each timed function, outermost first.
+PHASES = [
+    "gpusolver.systems:load_case",
+    "gpusolver.run:build_system",
+    "gpusolver.solvers.mesh_system:_read_with_plan",
+    "meshorder.io.read:read_mesh",
+    "meshorder.plan:Plan.load",
+    "gpusolver:plan_for",
+    "gpusolver:load_plan_for",
+    "gpusolver.backends:get_backend",
+    "gpusolver.solvers.fv.solver:Solver.__init__",
+    "gpusolver.layout.geometry:build_geometry",
+    "gpusolver.layout.parts:whole_mesh_layout",
+    "gpusolver.parallel:halo_lists",
+    "gpusolver.solvers.fv.discretisation:Discretisation.__init__",
+    "gpusolver.layout.geometry:FVGeometry.to",
+    "gpusolver.solvers.fv.fused:FusedResidual.__init__",
+    "gpusolver.solvers.fv.solver:Solver._build_steps",
+    "gpusolver.solvers.fv.lusgs:LUSGS.__init__",
+    "gpusolver.solvers.fv.lusgs:FusedLUSGS.__init__",
+    "gpusolver.solvers.fv.multigrid:Multigrid.__init__",
+    "gpusolver.layout.agglomeration:coarse_geometry",
+    "gpusolver.solvers.fv.multigrid:MultigridKernels.__init__",
+    "gpusolver.solvers.fv.solver:Solver._uniform",
+    "gpusolver.solvers.parts:Parts._start_loads",
+    "gpusolver.solvers.mesh_system:MeshSystem.advance",
+    "gpusolver.io.checkpoint:save_checkpoint",
+    "gpusolver.solvers.mesh_system:MeshSystem.diagnose",
+    "gpusolver.solvers.mesh_system:MeshSystem.write_outputs",
+    "gpusolver.io.output:write_solution",
+    "gpusolver.io.output:write_surface_pressure",
+    "gpusolver.io.output:write_forces",
+]
+
+TOTALS: dict[str, list] = defaultdict(lambda: [0, 0.0])
+
+
+def _synchronise() -> None:
+    """Wait for the GPU, once CuPy is imported (a thread may still be importing it)."""
+    try:
+        cupy = sys.modules["cupy"]
+        if cupy.cuda.runtime.getDeviceCount():
+            cupy.cuda.Device().synchronize()
+    except (KeyError, AttributeError):
+        pass
+
+
+def _timed(name: str, function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _synchronise()
+            TOTALS[name][0] += 1
+            TOTALS[name][1] += time.perf_counter() - start
+    return wrapper
+
+
+def _install(phase: str) -> None:
+    """Wrap ``phase``'s function where it is defined and wherever it was imported (a
+    function this version of the code lacks is skipped)."""
+    module_name, qualified = phase.split(":")
+    owner = importlib.import_module(module_name)
+    *path, attribute = qualified.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    original = getattr(owner, attribute, None)
+    if original is None:
+        return
+    wrapped = _timed(qualified, original)
+    setattr(owner, attribute, wrapped)
+    if not path:  # a module-level function: also where it was imported by name
+        for module in list(sys.modules.values()):
+            if getattr(module, attribute, None) is original:
+                setattr(module, attribute, wrapped)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("case", type=Path)
+    parser.add_argument("--iterations", type=int, help="steps (default: the case's)")
+    args = parser.parse_args()
+    for phase in PHASES:
+        _install(phase)
+    from gpusolver.run import run_case
+    from gpusolver.systems import load_case
+
+    with tempfile.TemporaryDirectory() as out:
+        text = args.case.read_text()
+        text = re.sub(r"^directory\s*=.*$", f'directory = "{out}"', text, flags=re.M)
+        if args.iterations is not None:
+            text = re.sub(r"^(iterations|steps)\s*=.*$", rf"\1 = {args.iterations}", text,
+                          flags=re.M)
+        copy = args.case.with_name(f".profiled_{args.case.name}")
+        copy.write_text(text)
+        try:
+            result = run_case(load_case(copy), progress=False)
+        finally:
+            copy.unlink()
+    whole = time.perf_counter() - START
+    print(f"{args.case}: {result.system.iteration} steps; imports {IMPORTED - START:.2f} s; "
+          f"whole {whole:.2f} s")
+    for phase in PHASES:
+        name = phase.split(":")[1]
+        calls, seconds = TOTALS.get(name, (0, 0.0))
+        if calls:
+            print(f"  {name:40s} {calls:5d} calls {seconds:8.3f} s")
+
+
+if __name__ == "__main__":
+    main()
