@@ -292,8 +292,9 @@ w = whole.primitive()
 w *= 1.0 + 0.05 * np.random.default_rng(int(sys.argv[2])).uniform(-1, 1, w.shape)
 whole.set_primitive(w)
 integrator, fused = sys.argv[4].removesuffix("-fused"), sys.argv[4].endswith("-fused")
+integrator, multigrid = integrator.removesuffix("-mg"), 2 if integrator.endswith("-mg") else 0
 steps = dict(integrator=integrator, cfl=0.8 if integrator == "rk4" else 20.0,
-             cfl_max=None if integrator == "rk4" else 1e3)
+             cfl_max=None if integrator == "rk4" else 1e3, multigrid=multigrid)
 if integrator == "lusgs":  # the reference: the same parts in one process
     start = whole.conserved()
     whole = Solver([plan.part(p) for p in range(comm.size)], gas, boundaries, scheme=scheme,
@@ -319,13 +320,15 @@ if comm.rank == 0:
 @pytest.mark.parametrize("ranks, integrator, mesh", [
     (2, "rk4", "naca0012_tri.msh"), (2, "lusgs", "naca0012_tri.msh"),
     (4, "rk4", "naca0012_tri.msh"), (4, "lusgs", "naca0012_tri.msh"),
+    (3, "lusgs-mg", "naca0012_tri.msh"),
     (2, "rk4", "su2/mesh_NACA0012_inv.su2"),  # SU2's own test mesh
     pytest.param(2, "rk4-fused", "naca0012_tri.msh",
                  marks=pytest.mark.skipif(compiler() is None, reason="no C++ compiler"))])
 def test_mpi_ranks_give_the_one_rank_answer(tmp_path, shared_meshes, ranks, integrator, mesh):
     """RK4: the single-mesh solver's answer (also with the fused kernels, compiled for
     the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same
-    parts in one process (the coupling across parts is lagged)."""
+    parts in one process (the coupling across parts is lagged), also with two coarse
+    levels exchanged across the ranks."""
     import subprocess
     import sys
 
@@ -593,7 +596,6 @@ def test_strided_faces_inside_a_part_repeat_fewer_adds_in_a_warp():
 @pytest.mark.parametrize("extra, message", [
     ("", "the plan has 3 part(s) but the run has 2 ranks"),
     ("local_time_step = false", "runs on several parts take explicit or LU-SGS local steps"),
-    ("multigrid = 2", "multigrid runs on one part so far"),
     ('transport = "nccl"', "transport = 'nccl' exchanges GPU states"),
 ])
 def test_gpusolver_run_on_ranks_refuses_what_it_cannot_do(tmp_path, extra, message):

@@ -25,6 +25,7 @@ fused solvers record whole steps with their exchanges.
 from __future__ import annotations
 
 import atexit
+import copy
 import functools
 import os
 from collections.abc import Callable
@@ -77,6 +78,46 @@ def halo_lists(layouts: dict, send: dict[tuple[int, int], np.ndarray]) -> dict[i
         halos[p] = Halo(receive, {q: layout.local_of(cells)
                                   for (r, q), cells in send.items() if r == p})
     return halos
+
+
+def coarse_halo(halo: Halo, own_coarse: np.ndarray, halo_coarse: np.ndarray,
+                n_cells: int) -> tuple[np.ndarray, Halo]:
+    """A coarse level of a mesh part whose own cells were agglomerated apart from every
+    other part's: the coarse cell of each of its ``n_cells`` cells and the level's
+    :class:`Halo`.
+
+    ``own_coarse`` numbers the coarse cell of each own cell (the part's first cells);
+    ``halo_coarse[k]`` is the owner's number of the coarse cell of halo cell
+    ``n_own + k`` (exchanged). The halo's coarse cells are the owners' coarse cells that
+    hold a halo cell, numbered after the part's own, neighbour by neighbour and by the
+    owner's number; each side lists them in that order, so the owner sends the coarse
+    cells of the cells it sends, in its numbers' order.
+
+    Examples
+    --------
+    A part of three own cells (two coarse cells) holds two cells of part 0 in its halo,
+    which lie in part 0's coarse cells 2 and 4; part 0 needs its cells 0 and 1:
+
+    >>> halo = Halo({0: np.array([4, 3])}, {0: np.array([0, 1])})
+    >>> cells, coarse = coarse_halo(halo, np.array([0, 0, 1]), np.array([2.0, 4.0]), 5)
+    >>> cells.tolist(), coarse.receive[0].tolist(), coarse.send[0].tolist()
+    ([0, 0, 1, 2, 3], [2, 3], [0])
+    """
+    n_own = len(own_coarse)
+    owners = np.asarray(halo_coarse).astype(np.int64)
+    cells = np.empty(n_cells, dtype=np.int64)
+    cells[:n_own] = own_coarse
+    first = int(own_coarse.max()) + 1 if n_own else 0
+    receive = {}
+    for q in sorted(halo.receive):
+        positions = halo.receive[q]
+        theirs = owners[positions - n_own]
+        unique = np.unique(theirs)
+        cells[positions] = first + np.searchsorted(unique, theirs)
+        receive[q] = first + np.arange(len(unique))
+        first += len(unique)
+    send = {q: np.unique(own_coarse[positions]) for q, positions in halo.send.items()}
+    return cells, Halo(receive, send)
 
 
 class Packing:
@@ -207,6 +248,10 @@ class Loopback:
             for q, positions in halo.receive.items():
                 states[p][..., positions] = states[q][..., self.halos[q].send[p]]
 
+    def sibling(self, halos: dict[int, Halo]) -> Loopback:
+        """A transport of the same parts for other halo lists (a coarse level's)."""
+        return Loopback(halos)
+
     def sum(self, array: np.ndarray) -> np.ndarray:
         """The sum over all parts: here, the array itself."""
         return array
@@ -259,6 +304,14 @@ class _Ranks:
         self._packing: Packing | None = None
         self._streams: _Streams | None = None
         self._requests: list = []
+
+    def sibling(self, halos: dict[int, Halo]):
+        """A transport of the same kind over the same ranks (and communicator) for other
+        halo lists (a coarse level's); its exchanges must not overlap this one's."""
+        twin = copy.copy(self)
+        twin.halo = halos[self.comm.rank]
+        twin._packing, twin._streams, twin._requests = None, None, []
+        return twin
 
     def everyone(self, item) -> list:
         """Every rank's ``item``, in rank order, on every rank."""

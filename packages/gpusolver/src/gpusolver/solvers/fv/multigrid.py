@@ -26,11 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusolver.backends.cuda import grid, real_type
-from gpusolver.backends.graphs import StepGraphs
+from gpusolver.backends.graphs import StepGraphs, graphs_for_exchanges
 from gpusolver.errors import ConfigError
 from gpusolver.integrators.relaxation import MAX_UPDATE, relaxed_update
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import FVGeometry
+from gpusolver.parallel import Halo, coarse_halo
 from gpusolver.solvers.fv.discretisation import Discretisation
 from gpusolver.solvers.fv.fused import (
     FROZEN,
@@ -39,8 +40,8 @@ from gpusolver.solvers.fv.fused import (
     VENKATAKRISHNAN,
     limiter_input,
 )
-from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
-from meshorder.agglomeration import hierarchy
+from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS, own_levels
+from meshorder.agglomeration import MIN_COARSE_CELLS, agglomerate, coarse_graph, hierarchy
 from meshorder.hyperplanes import colour_sweeps
 from meshorder.topology import CSR
 
@@ -50,7 +51,8 @@ CYCLES = {"v": 1, "w": 2}
 
 @dataclass
 class CoarseLevel:
-    """One coarse level: its first-order system, its LU-SGS step and the cell map.
+    """One coarse level of one mesh part: its first-order system, its LU-SGS step and
+    the cell map.
 
     Attributes
     ----------
@@ -64,6 +66,9 @@ class CoarseLevel:
         Coarse cell (of this level) of each cell of the level above, on the backend.
     finer_volume : array
         Volumes of the cells of the level above.
+    n_own : int or None
+        A mesh part's level: its cells ``[0, n_own)`` are its own and swept, the rest
+        (its halo) hold its neighbours' coarse cells, exchanged (None: the whole mesh).
     """
 
     host: FVGeometry
@@ -72,33 +77,63 @@ class CoarseLevel:
     steps: FusedLUSGS | None
     coarse: object
     finer_volume: object
+    n_own: int | None = None
+
+
+@dataclass(frozen=True)
+class PartHalos:
+    """The mesh parts of this process, for coarse levels across parts.
+
+    Attributes
+    ----------
+    n_own : list of int
+        Each local part's own cells (its first cells; the rest are its halo).
+    halos : dict of int to Halo
+        The local parts' exchange lists (part -> :class:`~gpusolver.parallel.Halo`),
+        in the order of ``n_own``.
+    transport : object
+        The transport of the parts' states (:mod:`gpusolver.parallel`).
+    """
+
+    n_own: list[int]
+    halos: dict[int, Halo]
+    transport: object
 
 
 class Multigrid:
-    """FAS coarse-level corrections of the states of one fine discretisation.
+    """FAS coarse-level corrections of the states of the mesh, or of its parts.
+
+    On the whole mesh the levels are the plan's (or made here). On parts, each part
+    agglomerates its own cells apart from the other parts' (faces between its own cells
+    only), and the coarse cells of its halo are its neighbours' own coarse cells: every
+    level exchanges its halo like the mesh (after the restriction and after each step),
+    so the parts together smooth one coarse level whose cells do not cross a part's
+    edge, as a whole mesh agglomerated within the parts would.
 
     Parameters
     ----------
-    fine : Discretisation
-        The mesh's system (any order).
-    host : FVGeometry
-        Its geometry as NumPy arrays.
+    fines : list of Discretisation
+        The system of each local part (the whole mesh: one; any order).
+    hosts : list of FVGeometry
+        Their geometries as NumPy arrays.
     levels : int
-        Most coarse levels (fewer when the mesh runs out of cells, see
+        Most coarse levels (fewer when the mesh, or a part, runs out of cells, see
         :func:`meshorder.agglomeration.hierarchy`).
     cycle : str
         ``v`` or ``w`` (:data:`CYCLES`).
     colours : bool
         Coarse LU-SGS sweeps by cell colours (else hyperplanes).
     coarse_cells : list of numpy.ndarray, optional
-        The levels' cell maps (:meth:`meshorder.plan.Plan.coarse_levels`, the first
-        ``levels`` of them are used); made here when not given.
+        The whole mesh: the levels' cell maps (:meth:`meshorder.plan.Plan.coarse_levels`,
+        the first ``levels`` of them are used); made here when not given.
     coarse_colours : list of numpy.ndarray, optional
         With ``colours``: the cell colours of the levels of ``coarse_cells``
         (:meth:`meshorder.plan.Plan.coarse_colours`); coloured here when not given.
     max_update : float or None
         The relaxation of the coarse levels' updates
         (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
+    parts : PartHalos, optional
+        Mesh parts (``coarse_cells`` ignored).
 
     Raises
     ------
@@ -107,84 +142,134 @@ class Multigrid:
         operators not yet right) or an unknown cycle.
     """
 
-    def __init__(self, fine: Discretisation, host: FVGeometry, levels: int, cycle: str = "v",
-                 colours: bool = False, coarse_cells: list[np.ndarray] | None = None,
+    def __init__(self, fines: list[Discretisation], hosts: list[FVGeometry], levels: int,
+                 cycle: str = "v", colours: bool = False,
+                 coarse_cells: list[np.ndarray] | None = None,
                  coarse_colours: list[np.ndarray] | None = None,
-                 max_update: float | None = MAX_UPDATE):
+                 max_update: float | None = MAX_UPDATE, parts: PartHalos | None = None):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
-        names = list(host.markers)
-        specs = {name: b.spec for name, b in zip(names, fine.boundaries, strict=True)}
-        periodic = [name for name, spec in specs.items() if spec.condition.name == "periodic"]
+        specs = [{name: b.spec for name, b in zip(host.markers, x.boundaries, strict=True)}
+                 for x, host in zip(fines, hosts, strict=True)]
+        periodic = sorted({name for part in specs for name, spec in part.items()
+                           if spec.condition.name == "periodic"})
         if periodic:
             raise ConfigError(f"multigrid does not agglomerate periodic boundaries yet "
                               f"({', '.join(periodic)}); set multigrid = 0")
+        fine = fines[0]
         if fine.viscous:  # tried: a laminar cylinder diverged with it (docs/validation.md)
             raise ConfigError("multigrid runs the Euler equations so far; set multigrid = 0 "
                               "for navier-stokes")
-        self.fine, self.passes, self.max_update = fine, CYCLES[cycle], max_update
+        self.fines, self.passes, self.max_update = fines, CYCLES[cycle], max_update
         backend = fine.backend
-        if not coarse_cells:
-            coarse_colours = None  # the colours of given levels only
-            ni = host.n_interior
-            coarse_cells = hierarchy(CSR.from_pairs(host.left[:ni], host.right[:ni],
-                                                    host.n_cells), levels)
+        if parts is not None:
+            maps, owns, self.transports = _part_levels(hosts, parts, levels, backend)
+            coarse_colours = None
+        else:
+            if not coarse_cells:
+                coarse_colours = None  # the colours of given levels only
+                ni = hosts[0].n_interior
+                coarse_cells = hierarchy(CSR.from_pairs(hosts[0].left[:ni], hosts[0].right[:ni],
+                                                        hosts[0].n_cells), levels)
+            maps = [list(coarse_cells[:levels])]
+            owns = [[None] * len(maps[0])]
+            #: Per coarse level, the transport of its states (None: nothing to exchange).
+            self.transports = [None] * len(maps[0])
         strategy = "atomic" if fine.accumulator_name == "colour" else fine.accumulator_name
         scheme = fine.scheme.first_order()
-        kernels = "fused" if fine.fused is not None else "arrays"
-        self.levels: list[CoarseLevel] = []
-        finer = host
-        for k, coarse in enumerate(coarse_cells[:levels]):
-            geometry = coarse_geometry(finer, coarse)
-            d = Discretisation(geometry, fine.gas, scheme, specs, strategy, backend,
-                               fine.dtype, kernels)
-            sweeps = (colour_sweeps(coarse_colours[k]) if colours and coarse_colours
-                      else None)
-            lusgs = LUSGS(d, geometry, colours=colours, levels=sweeps)
-            steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True, max_update=max_update)
-                     if lusgs.kernels is not None else None)
-            self.levels.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),
-                                           backend.asarray(finer.volume, fine.dtype)))
-            finer = geometry
-        fused = fine.fused is not None and all(level.steps for level in self.levels)
-        #: The cycle in kernels, recorded as one CUDA graph (None: array code).
+        kernels = "fused" if all(x.fused is not None for x in fines) else "arrays"
+        #: Per local part, its coarse levels (finest first).
+        self.parts: list[list[CoarseLevel]] = []
+        for x, host, part_specs, part_maps, part_owns in zip(fines, hosts, specs, maps, owns,
+                                                             strict=True):
+            finer, mine = host, []
+            for k, (coarse, n_own) in enumerate(zip(part_maps, part_owns, strict=True)):
+                geometry = coarse_geometry(finer, coarse)
+                d = Discretisation(geometry, x.gas, scheme, part_specs, strategy, backend,
+                                   x.dtype, kernels)
+                if n_own is not None:  # a part: its own coarse cells only
+                    sweeps = own_levels(geometry, n_own, colours)
+                    if d.fused is not None:
+                        d.fused.n_active = n_own
+                else:
+                    sweeps = (colour_sweeps(coarse_colours[k]) if colours and coarse_colours
+                              else None)
+                lusgs = LUSGS(d, geometry, colours=colours, levels=sweeps)
+                steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True,
+                                    max_update=max_update)
+                         if lusgs.kernels is not None else None)
+                mine.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),
+                                        backend.asarray(finer.volume, x.dtype), n_own))
+                finer = geometry
+            self.parts.append(mine)
+        fused = kernels == "fused" and all(level.steps for mine in self.parts for level in mine)
+        #: The cycle in kernels, recorded as one CUDA graph where the transport allows
+        #: (None: array code).
         self.kernels = MultigridKernels(self) if fused and self.levels else None
 
     @property
+    def fine(self) -> Discretisation:
+        """The first local part's system (the whole mesh's)."""
+        return self.fines[0]
+
+    @property
+    def levels(self) -> list[CoarseLevel]:
+        """The first local part's coarse levels (the whole mesh's)."""
+        return self.parts[0]
+
+    @property
     def n_cells(self) -> list[int]:
-        """Cells of each coarse level."""
+        """Cells of each coarse level (of the first local part)."""
         return [level.discretisation.geometry.n_cells for level in self.levels]
 
-    def correct(self, u, cfl: float):
-        """``u`` (a state of the fine system) corrected from the coarse levels.
+    def correct(self, states: list, cfl: float) -> list:
+        """``states`` (one of each local part's fine system; on parts, their halos
+        exchanged) corrected from the coarse levels.
 
         ``cfl``: the CFL number of the coarse LU-SGS steps (local time steps).
         """
-        for level in self.levels:
-            level.discretisation.circulation = self.fine.circulation
+        for x, mine in zip(self.fines, self.parts, strict=True):
+            for level in mine:
+                level.discretisation.circulation = x.circulation
         if not self.levels:
-            return u
+            return states
         if self.kernels is not None:
-            return self.kernels.correct(u, cfl)
-        residual = self.fine.residual(u)
-        return self._prolong(self.levels[0], u, self._coarse_change(0, u, residual, cfl))
+            return self.kernels.correct(states, cfl)
+        residuals = [x.residual(u) for x, u in zip(self.fines, states, strict=True)]
+        changes = self._coarse_change(0, states, residuals, cfl)
+        return [self._prolong(mine[0], u, change)
+                for mine, u, change in zip(self.parts, states, changes, strict=True)]
 
     # ------------------------------------------------------------------ cycle
-    def _coarse_change(self, k: int, u, residual, cfl: float):
-        """The change of level ``k``'s state (from the restriction of ``u``, whose
-        residual plus forcing is ``residual``) by its steps and the levels below."""
-        level = self.levels[k]
-        d = level.discretisation
-        start = self._restrict(level, u * level.finer_volume) / d.geometry.volume
-        forcing = self._restrict(level, residual) - d.residual(start)
-        state = start
+    def _coarse_change(self, k: int, states: list, residuals: list, cfl: float) -> list:
+        """The change of level ``k``'s state of each part (from the restriction of its
+        ``states``, whose residuals plus forcing are ``residuals``) by its steps and the
+        levels below."""
+        levels = [mine[k] for mine in self.parts]
+        starts = [self._restrict(level, u * level.finer_volume)
+                  / level.discretisation.geometry.volume
+                  for level, u in zip(levels, states, strict=True)]
+        self._exchange(k, starts)
+        forcings = [self._restrict(level, r) - level.discretisation.residual(start)
+                    for level, r, start in zip(levels, residuals, starts, strict=True)]
+        current = starts
         for _ in range(self.passes):
-            state = self._smooth(level, state, forcing, cfl)
+            current = [self._smooth(level, u, forcing, cfl)
+                       for level, u, forcing in zip(levels, current, forcings, strict=True)]
+            self._exchange(k, current)
             if k + 1 < len(self.levels):
-                below = self.levels[k + 1]
-                change = self._coarse_change(k + 1, state, d.residual(state) + forcing, cfl)
-                state = self._prolong(below, state, change)
-        return state - start
+                below = [mine[k + 1] for mine in self.parts]
+                driven = [level.discretisation.residual(u) + forcing for level, u, forcing
+                          in zip(levels, current, forcings, strict=True)]
+                changes = self._coarse_change(k + 1, current, driven, cfl)
+                current = [self._prolong(level, u, change)
+                           for level, u, change in zip(below, current, changes, strict=True)]
+        return [u - start for u, start in zip(current, starts, strict=True)]
+
+    def _exchange(self, k: int, states: list) -> None:
+        """Fill the halo of level ``k``'s states of the parts from their owners."""
+        if self.transports[k] is not None:
+            self.transports[k].exchange(states)
 
     def _restrict(self, level: CoarseLevel, values):
         """Sums of ``values`` ``(n_vars, n_finer)`` over each coarse cell of ``level``."""
@@ -215,100 +300,181 @@ class Multigrid:
         return u if bool(d.gas.invalid(new).any()) else new
 
 
+def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
+                 ) -> tuple[list[list[np.ndarray]], list[list[int]], list]:
+    """The coarse levels of mesh parts (see :class:`Multigrid`): per local part, each
+    level's cell map and own coarse cells; per level, the transport of its states. As on
+    the whole mesh, the levels stop where the parts together would have fewer than
+    :data:`~meshorder.agglomeration.MIN_COARSE_CELLS` coarse cells."""
+    transport, halos = parts.transport, parts.halos
+    n_own, n_cells = list(parts.n_own), [host.n_cells for host in hosts]
+    graphs = []
+    for host, own in zip(hosts, n_own, strict=True):
+        left, right = host.left[:host.n_interior], host.right[:host.n_interior]
+        inside = (left < own) & (right < own)
+        graphs.append(CSR.from_pairs(left[inside], right[inside], own))
+    maps, owns, transports = [[] for _ in hosts], [[] for _ in hosts], []
+    for _ in range(levels):
+        own_maps = [agglomerate(graph) for graph in graphs]
+        mine = sum(int(m.max()) + 1 for m in own_maps)
+        if transport.sum(np.array([mine]))[0] < MIN_COARSE_CELLS:  # as on the whole mesh
+            break
+        numbers = [backend.asarray(np.concatenate([m, np.full(total - own, -1)])[None], np.float64)
+                   for m, total, own in zip(own_maps, n_cells, n_own, strict=True)]
+        # each halo cell learns its owner's coarse cell (buffers of their own: one row)
+        transport.sibling(halos).exchange(numbers)
+        coarse_halos = {}
+        for i, (p, m) in enumerate(zip(halos, own_maps, strict=True)):
+            cells, coarse_halos[p] = coarse_halo(
+                halos[p], m, backend.to_host(numbers[i])[0, n_own[i]:], n_cells[i])
+            maps[i].append(cells)
+            owns[i].append(int(m.max()) + 1)
+            n_cells[i] = int(cells.max()) + 1
+        n_own = [mine[-1] for mine in owns]
+        halos, transport = coarse_halos, transport.sibling(coarse_halos)
+        transports.append(transport)
+        graphs = [coarse_graph(graph, m) for graph, m in zip(graphs, own_maps, strict=True)]
+    return maps, owns, transports
+
+
 #: Threads per block of the transfer kernels (``kernels/multigrid.cu``).
 BLOCK = 256
+
+
+@dataclass
+class _PartBuffers:
+    """One local part's buffers of the kernels' cycle: the fine state in and out, its
+    residual and limiter, and per coarse level its sums, states and cell map."""
+
+    u_in: object
+    u_out: object
+    residual: object
+    phi: object
+    levels: list[dict]
 
 
 class MultigridKernels:
     """:meth:`Multigrid.correct` in kernels: the fine residual, the transfers
     (``kernels/multigrid.cu``) and every coarse level's residual and LU-SGS step, all in
-    buffers of their own, recorded as one CUDA graph per limiter mode and replayed.
+    buffers of their own, recorded as one CUDA graph per limiter mode and replayed (on
+    parts, where the transport's exchange can be recorded: NCCL's).
 
     Parameters
     ----------
     multigrid : Multigrid
-        Its fine discretisation and coarse levels run fused kernels.
+        Its fine discretisations and coarse levels run fused kernels.
     """
 
     def __init__(self, multigrid: Multigrid):
         self.multigrid = mg = multigrid
         f = mg.fine.fused
         self.backend, self.xp, dtype = f.backend, f.xp, f.dtype
-        xp, shape = self.xp, (f.n_vars, f.n_cells)
-        self.u_in, self.u_out, self.residual = (xp.empty(shape, dtype) for _ in range(3))
-        self.phi = xp.ones(shape, dtype)  # the fine limiter, when computed
-        self.buffers = []
-        for level in mg.levels:
-            n = (f.n_vars, level.discretisation.geometry.n_cells)
-            self.buffers.append({name: xp.empty(n, dtype)
-                                 for name in ("u_sum", "r_sum", "start", "state", "residual")}
-                                | {"coarse": self.backend.asarray(level.coarse, np.int32)})
+        xp = self.xp
+        self.parts = []
+        for x, mine in zip(mg.fines, mg.parts, strict=True):
+            shape = (x.fused.n_vars, x.fused.n_cells)
+            levels = [{name: xp.empty((x.fused.n_vars, level.discretisation.geometry.n_cells),
+                                      dtype)
+                       for name in ("u_sum", "r_sum", "start", "state", "residual")}
+                      | {"coarse": self.backend.asarray(level.coarse, np.int32)}
+                      for level in mine]
+            self.parts.append(_PartBuffers(*(xp.empty(shape, dtype) for _ in range(3)),
+                                           xp.ones(shape, dtype),  # the limiter, if computed
+                                           levels))
         real, dim = real_type(dtype), mg.fine.geometry.dim
         names = (f"restrict_kernel<{real}, {dim}>", f"prolong_kernel<{real}, {dim}>",
                  f"select_kernel<{real}>")
         compiled = self.backend.kernels(__package__, "kernels/multigrid.cu", names)
         self.restrict, self.prolong, self.select = (compiled[name] for name in names)
         self.gamma = dtype.type(mg.fine.gas.gamma)
-        self.graphs = StepGraphs(self.backend)
+        transport = mg.transports[0]
+        self.graphs = (StepGraphs(self.backend) if transport is None
+                       else graphs_for_exchanges(self.backend, transport))
 
-    def correct(self, u, cfl: float):
-        """``u`` corrected from the coarse levels (a buffer of this object, rewritten by
-        the next call)."""
+    @property
+    def buffers(self) -> list[dict]:
+        """The first local part's coarse levels' buffers (the whole mesh's)."""
+        return self.parts[0].levels
+
+    def correct(self, states: list, cfl: float) -> list:
+        """``states`` corrected from the coarse levels (buffers of this object, rewritten
+        by the next call)."""
         mg = self.multigrid
-        phi, mode = limiter_input(mg.fine)
-        phi = self.phi if phi is None else phi
+        inputs = [limiter_input(x) for x in mg.fines]
+        phis = [part.phi if phi is None else phi
+                for part, (phi, _) in zip(self.parts, inputs, strict=True)]
+        modes = [mode for _, mode in inputs]
         with self.graphs.stream:
-            self.u_in[...] = u
-            for level in mg.levels:
-                level.steps.cfl.fill(cfl)
-                level.discretisation.fused.update_far_field()
-        mg.fine.fused.update_far_field()
-        self.graphs.run((id(phi), mode), lambda: self._launches(phi, mode))
+            for part, u in zip(self.parts, states, strict=True):
+                part.u_in[...] = u
+            for mine in mg.parts:
+                for level in mine:
+                    level.steps.cfl.fill(cfl)
+                    level.discretisation.fused.update_far_field()
+        for x in mg.fines:
+            x.fused.update_far_field()
+        key = tuple((id(phi), mode) for phi, mode in zip(phis, modes, strict=True))
+        self.graphs.run(key, lambda: self._launches(phis, modes))
         self.backend.synchronize()  # the next step reads u_out on another stream
-        if mg.fine.fused.limited and mode != FROZEN:
-            mg.fine.limiter_values = phi
-        return self.u_out
+        for x, phi, mode in zip(mg.fines, phis, modes, strict=True):
+            if x.fused.limited and mode != FROZEN:
+                x.limiter_values = phi
+        return [part.u_out for part in self.parts]
 
-    def _launches(self, phi, mode: int) -> None:
-        f = self.multigrid.fine.fused
-        source = f.face_pass(self.u_in, phi, mode, NULL, speed=False)
-        f.update(source, residual_out=self.residual)
-        self._level(0, self.u_in, self.residual)
-        b = self.buffers[0]
-        self._transfer(self.prolong, f.n_cells, b, self.u_in, b["state"], b["start"],
-                       self.u_out)
+    def _launches(self, phis: list, modes: list) -> None:
+        for x, part, phi, mode in zip(self.multigrid.fines, self.parts, phis, modes,
+                                      strict=True):
+            source = x.fused.face_pass(part.u_in, phi, mode, NULL, speed=False)
+            x.fused.update(source, residual_out=part.residual)
+        self._level(0, [part.u_in for part in self.parts],
+                    [part.residual for part in self.parts])
+        for part in self.parts:
+            b = part.levels[0]
+            self._transfer(self.prolong, part.u_in.shape[1], b, part.u_in, b["state"],
+                           b["start"], part.u_out)
 
-    def _level(self, k: int, u, residual) -> None:
-        """Level ``k``'s state in its ``state`` buffer: restriction of ``u`` (whose
-        residual plus forcing is ``residual``), steps and corrections from below."""
+    def _level(self, k: int, states: list, residuals: list) -> None:
+        """Level ``k``'s state of each part in its ``state`` buffer: restriction of its
+        ``states`` (whose residuals plus forcing are ``residuals``), steps and
+        corrections from below."""
         mg, xp = self.multigrid, self.xp
-        level, b = mg.levels[k], self.buffers[k]
-        f, steps = level.discretisation.fused, level.steps
-        b["u_sum"].fill(0)
-        b["r_sum"].fill(0)
-        self._transfer(self.restrict, u.shape[1], b, level.finer_volume, u, residual,
-                       b["u_sum"], b["r_sum"])
-        xp.divide(b["u_sum"], f.volume, out=b["start"])
-        f.update(f.face_pass(b["start"], NULL, VENKATAKRISHNAN, NULL, speed=False),
-                 residual_out=b["residual"])
-        xp.subtract(b["r_sum"], b["residual"], out=steps.forcing)
-        current = b["start"]
+        levels = [mine[k] for mine in mg.parts]
+        buffers = [part.levels[k] for part in self.parts]
+        for level, b, u, residual in zip(levels, buffers, states, residuals, strict=True):
+            b["u_sum"].fill(0)
+            b["r_sum"].fill(0)
+            self._transfer(self.restrict, u.shape[1], b, level.finer_volume, u, residual,
+                           b["u_sum"], b["r_sum"])
+            xp.divide(b["u_sum"], level.discretisation.fused.volume, out=b["start"])
+        mg._exchange(k, [b["start"] for b in buffers])
+        for level, b in zip(levels, buffers, strict=True):
+            f = level.discretisation.fused
+            f.update(f.face_pass(b["start"], NULL, VENKATAKRISHNAN, NULL, speed=False),
+                     residual_out=b["residual"])
+            xp.subtract(b["r_sum"], b["residual"], out=level.steps.forcing)
+        current = [b["start"] for b in buffers]
         for _ in range(mg.passes):
-            first, new = steps.states
-            first[...] = current
-            steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
-            self.select(grid(first.size, BLOCK), (BLOCK,),
-                        (np.int32(first.size), steps.bad_cell, np.int32(NO_BAD_CELL), new,
-                         first, b["state"]))
-            current = b["state"]
+            for level, b, u in zip(levels, buffers, current, strict=True):
+                steps = level.steps
+                first, new = steps.states
+                first[...] = u
+                steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
+                self.select(grid(first.size, BLOCK), (BLOCK,),
+                            (np.int32(first.size), steps.bad_cell, np.int32(NO_BAD_CELL), new,
+                             first, b["state"]))
+            current = [b["state"] for b in buffers]
+            mg._exchange(k, current)
             if k + 1 < len(mg.levels):
-                f.update(f.face_pass(current, NULL, VENKATAKRISHNAN, NULL, speed=False),
-                         residual_out=b["residual"])
-                b["residual"] += steps.forcing
-                self._level(k + 1, current, b["residual"])
-                below = self.buffers[k + 1]
-                self._transfer(self.prolong, current.shape[1], below, current,
-                               below["state"], below["start"], current)
+                for level, b in zip(levels, buffers, strict=True):
+                    f = level.discretisation.fused
+                    f.update(f.face_pass(b["state"], NULL, VENKATAKRISHNAN, NULL, speed=False),
+                             residual_out=b["residual"])
+                    b["residual"] += level.steps.forcing
+                self._level(k + 1, current, [b["residual"] for b in buffers])
+                for part, u in zip(self.parts, current, strict=True):
+                    below = part.levels[k + 1]
+                    self._transfer(self.prolong, u.shape[1], below, u, below["state"],
+                                   below["start"], u)
 
     def _transfer(self, kernel, n_fine: int, b: dict, *arrays) -> None:
         """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level."""

@@ -13,8 +13,10 @@ every part in one process with the ``loopback`` transport, one per MPI rank with
 Explicit Runge-Kutta steps give the one-part answer at every step. LU-SGS steps sweep
 each part's own cells with the halo's change taken as zero: Gauss-Seidel inside a part,
 block Jacobi between parts (the coupling the LU-SGS papers use across GPUs); the steady
-state is the same, the steps to it differ a little from one part's. Multigrid,
-Newton-Krylov, periodic boundaries and vortex far fields run on one part so far.
+state is the same, the steps to it differ a little from one part's. Multigrid on parts
+agglomerates each part's own cells apart and exchanges every coarse level's halo
+(:class:`~gpusolver.solvers.fv.multigrid.Multigrid`). Newton-Krylov, periodic boundaries
+and vortex far fields run on one part so far.
 
 On the cupy backend steps run in fused kernels: explicit ones recorded as CUDA graphs
 with their exchanges (:mod:`gpusolver.solvers.fv.fused_parts`), LU-SGS ones as one graph
@@ -50,7 +52,7 @@ from gpusolver.solvers.fv.fused import FusedResidual, limiter_input
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, SWEEPS, FusedLUSGS, own_levels
-from gpusolver.solvers.fv.multigrid import Multigrid
+from gpusolver.solvers.fv.multigrid import Multigrid, PartHalos
 from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
 from gpusolver.solvers.parts import Parts, PerPart, shared
 from meshorder import Mesh
@@ -358,11 +360,17 @@ class Solver(Parts):
             if stepping.integrator != "lusgs" or not stepping.local_time_step:
                 raise ConfigError("multigrid corrects LU-SGS steps: set time_integrator = "
                                   "'lusgs' with local_time_step = true, or multigrid = 0")
-            self.multigrid = Multigrid(d[0], self.host, stepping.multigrid,
-                                       stepping.multigrid_cycle, self._colour_sweeps,
-                                       coarse_cells=self.plan.coarse_levels(),
-                                       coarse_colours=self.plan.coarse_colours(),
-                                       max_update=stepping.max_update)
+            whole = self.mesh is not None  # the plan's levels; parts agglomerate theirs
+            parts = (None if whole else
+                     PartHalos([layout.n_own for layout in self.layouts], self.halos,
+                               self.transport))
+            self.multigrid = Multigrid(d, [layout.geometry for layout in self.layouts],
+                                       stepping.multigrid, stepping.multigrid_cycle,
+                                       self._colour_sweeps,
+                                       coarse_cells=self.plan.coarse_levels() if whole else None,
+                                       coarse_colours=(self.plan.coarse_colours() if whole
+                                                       else None),
+                                       max_update=stepping.max_update, parts=parts)
 
     def _turbulence(self, model: str, specs: dict) -> list[TurbulenceFV] | None:
         """The model of each local part, the wall distance from every part's walls (the
@@ -545,7 +553,9 @@ class Solver(Parts):
         else:
             norms = self._explicit_step(dt)
         if self.multigrid is not None and not given:
-            self.u = self.multigrid.correct(self.u, self.cfl)
+            if self.mesh is None:  # the fine residual reads the halo's new states
+                self.transport.exchange(self.states)
+            self.states = self.multigrid.correct(self.states, self.cfl)
         if self._vortex_far_field:
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
             self.circulation = circulation_of_lift(self.gas, lift)
@@ -823,8 +833,6 @@ def check_parts(stepping: Stepping, boundaries: dict) -> None:
         raise ConfigError(f"runs on several parts take explicit or LU-SGS local steps; "
                           f"time_integrator must be one of {', '.join(TABLEAUX)} or lusgs "
                           f"(not {stepping.integrator!r}), with local_time_step = true")
-    if stepping.multigrid:
-        raise ConfigError("multigrid runs on one part so far; set multigrid = 0")
     if any(spec.condition.name == "periodic" or spec.params.get("vortex")
            for spec in boundaries.values()):
         raise ConfigError("periodic boundaries and vortex far fields are not supported "
