@@ -173,7 +173,7 @@ def _attach_host_kernels(solver) -> None:
                 coarse.fused.n_active = level.n_own
             level.lusgs = LUSGS(coarse, level.host, kernels=True, levels=level.lusgs.levels)
             level.steps = FusedLUSGS(coarse.fused, level.lusgs.kernels, forcing=True)
-    solver.multigrid.kernels = MultigridKernels(solver.multigrid)
+    solver.multigrid.kernels = MultigridKernels(solver.multigrid, solver.multigrid.transports[0])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -300,3 +300,20 @@ def test_fused_multigrid_on_parts_matches_numpy(backend):
         np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
     np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,
                                atol=1e-13)
+
+
+def test_multigrid_on_parts_frees_its_recorded_cycles_before_its_transports():
+    """Its coarse levels' transports share the parts' NCCL communicator, which is
+    destroyed only after every CUDA graph that recorded its operations: the recorded
+    cycle goes first (attributes go in the order set), and a new transport rebuilds the
+    levels on it."""
+    from gpusolver.parallel import Loopback
+
+    solver = _airfoil_parts(2, 2)
+    names = list(vars(solver.multigrid))
+    assert names.index("kernels") < names.index("transports")
+    old = solver.multigrid
+    solver.use_transport(Loopback)
+    assert solver.multigrid is not old
+    assert all(transport is not None and transport is not before for transport, before
+               in zip(solver.multigrid.transports, old.transports, strict=True))

@@ -163,7 +163,7 @@ class Multigrid:
         self.fines, self.passes, self.max_update = fines, CYCLES[cycle], max_update
         backend = fine.backend
         if parts is not None:
-            maps, owns, self.transports = _part_levels(hosts, parts, levels, backend)
+            maps, owns, transports = _part_levels(hosts, parts, levels, backend)
             coarse_colours = None
         else:
             if not coarse_cells:
@@ -173,8 +173,7 @@ class Multigrid:
                                                         hosts[0].n_cells), levels)
             maps = [list(coarse_cells[:levels])]
             owns = [[None] * len(maps[0])]
-            #: Per coarse level, the transport of its states (None: nothing to exchange).
-            self.transports = [None] * len(maps[0])
+            transports = [None] * len(maps[0])
         strategy = "atomic" if fine.accumulator_name == "colour" else fine.accumulator_name
         scheme = fine.scheme.first_order()
         kernels = "fused" if all(x.fused is not None for x in fines) else "arrays"
@@ -205,7 +204,13 @@ class Multigrid:
         fused = kernels == "fused" and all(level.steps for mine in self.parts for level in mine)
         #: The cycle in kernels, recorded as one CUDA graph where the transport allows
         #: (None: array code).
-        self.kernels = MultigridKernels(self) if fused and self.levels else None
+        self.kernels = (MultigridKernels(self, transports[0]) if fused and self.levels
+                        else None)
+        #: Per coarse level, the transport of its states (None: nothing to exchange). Set
+        #: after :attr:`kernels`: a NCCL communicator is destroyed only after every graph
+        #: that recorded its operations (:func:`~gpusolver.backends.graphs.graphs_for_exchanges`),
+        #: and these transports share the parts'.
+        self.transports = transports
 
     @property
     def fine(self) -> Discretisation:
@@ -363,9 +368,12 @@ class MultigridKernels:
     ----------
     multigrid : Multigrid
         Its fine discretisations and coarse levels run fused kernels.
+    transport : object or None
+        The transport of its first coarse level (None: the whole mesh, nothing to
+        exchange): the cycle is recorded where its exchanges can be.
     """
 
-    def __init__(self, multigrid: Multigrid):
+    def __init__(self, multigrid: Multigrid, transport=None):
         self.multigrid = mg = multigrid
         f = mg.fine.fused
         self.backend, self.xp, dtype = f.backend, f.xp, f.dtype
@@ -387,7 +395,6 @@ class MultigridKernels:
         compiled = self.backend.kernels(__package__, "kernels/multigrid.cu", names)
         self.restrict, self.prolong, self.select = (compiled[name] for name in names)
         self.gamma = dtype.type(mg.fine.gas.gamma)
-        transport = mg.transports[0]
         self.graphs = (StepGraphs(self.backend) if transport is None
                        else graphs_for_exchanges(self.backend, transport))
 

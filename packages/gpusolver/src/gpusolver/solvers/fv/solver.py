@@ -402,6 +402,14 @@ class Solver(Parts):
             return None
         return own_levels(layout.geometry, layout.n_own, self._colour_sweeps)
 
+    def use_transport(self, transport) -> None:
+        """As :meth:`Parts.use_transport`; multigrid on parts is rebuilt on it (its coarse
+        levels exchange through siblings of the transport)."""
+        super().use_transport(transport)
+        if self.multigrid is not None and self.mesh is None:
+            self.multigrid = None  # its recorded cycles go before the old transport
+            self._build_steps()
+
     def fuse(self) -> None:
         """Take steps in the fused kernels (on the numpy backend compiled for the CPU: how
         the tests check the GPU path without a GPU); each part's update kernel advances
