@@ -1,5 +1,5 @@
-"""Implicit steps that keep going: per-cell relaxed updates and the CFL number's
-back-off when the residual rises or stalls."""
+"""Steps that keep going: per-cell relaxed updates (implicit steps, and the stages of
+steady explicit ones) and the CFL number's back-off when the residual rises or stalls."""
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from gpusolver.solvers.fv.solver import RISE, STALL_BACK_OFF
 from meshorder.testing import grid_mesh
 
 from .fv_cases import perturbed_solver
+from .kernel_backends import BACKENDS
 
 GAS = Gas(dim=2, mach=0.6)
 
@@ -102,3 +103,39 @@ def test_a_stalled_residual_halves_the_cfl_number_towards_the_first():
     assert solver.cfl == pytest.approx(15.625)  # halved from 1000 while twice the first
     notes = solver.take_notes()
     assert len(notes) == 6 and f"found no new lowest in {STALL_BACK_OFF} steps" in notes[0]
+
+
+def _overshooting_rk4(**stepping):
+    """RK4 far beyond its stability limit from a rough state: some stages would leave
+    cells of negative density or pressure."""
+    return perturbed_solver(grid_mesh(12, 12, "triangle"), amplitude=0.6, seed=3,
+                            stepping=Stepping("rk4", cfl=8.0, **stepping))
+
+
+def test_a_steady_explicit_step_too_large_for_a_cell_is_relaxed_not_a_divergence():
+    from gpusolver.errors import SolverDivergedError
+
+    solver = _overshooting_rk4()
+    solver.step()
+    assert solver.relaxed_cells > 0
+    assert not solver.gas.invalid(solver.u).any()
+    timed = _overshooting_rk4(local_time_step=False)  # time-accurate: nothing is scaled
+    with pytest.raises(SolverDivergedError, match="non-positive density or pressure"):
+        timed.step()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_explicit_stages_are_relaxed_alike_in_kernels_and_array_code(backend):
+    """The stage update kernel scales back the same cells as the array code, by the same
+    factors (compiled for the CPU, and on the GPU)."""
+    reference = _overshooting_rk4()
+    fused = perturbed_solver(grid_mesh(12, 12, "triangle"), amplitude=0.6, seed=3,
+                             stepping=Stepping("rk4", cfl=8.0),
+                             backend="cupy" if backend == "cupy" else "numpy")
+    if backend == "host":
+        fused.fuse()
+    assert fused.fused_steps is not None and reference.fused_steps is None
+    np.testing.assert_allclose(fused.step(), reference.step(), rtol=1e-12)
+    assert fused.relaxed_cells == reference.relaxed_cells > 0
+    np.testing.assert_allclose(fused.conserved(), reference.conserved(), rtol=1e-12,
+                               atol=1e-14)

@@ -9,3 +9,4 @@ enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2, RATCHET = 3 };
 enum Accumulation { STORE = 0, ATOMIC = 1, PLAIN = 2 };
 
 constexpr double ENTROPY_FIX = 0.1;
+constexpr int RELAX_HALVINGS = 3;

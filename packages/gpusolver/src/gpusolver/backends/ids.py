@@ -76,8 +76,10 @@ class Accumulation(IntEnum):
 #: Every shared enum, in the header's order.
 ENUMS: tuple[type[IntEnum], ...] = (Condition, Flux, Gradient, Limiter, Accumulation)
 
-#: Shared constants: Harten's entropy fix of the Roe flux, as a fraction of the sound speed.
-CONSTANTS: dict[str, float] = {"ENTROPY_FIX": 0.1}
+#: Shared constants: Harten's entropy fix of the Roe flux, as a fraction of the sound
+#: speed; the halvings of a relaxed update whose new density or pressure is not positive
+#: before the cell keeps its state (:mod:`gpusolver.integrators.relaxation`).
+CONSTANTS: dict[str, float | int] = {"ENTROPY_FIX": 0.1, "RELAX_HALVINGS": 3}
 
 #: The header's file name; a quoted ``#include`` of a path ending so gets the generated text.
 HEADER = "ids.cuh"
@@ -93,7 +95,8 @@ def cuda_header() -> str:
         members = ", ".join(f"{member.name} = {int(member)}" for member in enum)
         lines.append(f"enum {enum.__name__} {{ {members} }};")
     lines.append("")
-    lines += [f"constexpr double {name} = {value!r};" for name, value in CONSTANTS.items()]
+    lines += [f"constexpr {'int' if isinstance(value, int) else 'double'} {name} = {value!r};"
+              for name, value in CONSTANTS.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -45,8 +45,12 @@ TABLEAUX: dict[str, tuple[Stage, ...]] = {
 }
 
 
-def runge_kutta(stages: tuple[Stage, ...], u, rate: Callable, dt):
+def runge_kutta(stages: tuple[Stage, ...], u, rate: Callable, dt,
+                admissible: Callable | None = None):
     """Advance ``u`` by one step of the method ``stages``; return ``(u_new, rate(u))``.
+
+    ``admissible(u, state)``, when given, replaces each stage's state (a steady step
+    keeps its states physical: :func:`~gpusolver.integrators.relaxation.positive_stage`).
 
     Examples
     --------
@@ -66,7 +70,7 @@ def runge_kutta(stages: tuple[Stage, ...], u, rate: Callable, dt):
             following = following + stage.current * current
         if stage.from_sum:
             following = following + stage.from_sum * dt * total
-        current = following
+        current = following if admissible is None else admissible(u, following)
     return current, first
 
 

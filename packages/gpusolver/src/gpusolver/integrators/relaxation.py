@@ -13,7 +13,12 @@ own factor ``alpha`` instead (the update limiting of SU2 and FUN3D):
 Where no cell needs it (``alpha = 1`` everywhere: near convergence always), the step is
 the plain one, so a converged answer does not depend on it. A non-finite change stays
 non-finite and is reported as a divergence. ``kernels/lusgs.cu`` does the same in the
-backward sweep.
+backward sweep (``kernels/relaxation.cuh``).
+
+Explicit steps to a steady state (local time steps) keep each stage physical the same
+way (:func:`positive_stage`, and the stage update of ``kernels/residual.cu``): a stage's
+change from the step's start is halved where it would leave a non-positive density or
+pressure, with no bound on its size otherwise. Time-accurate steps are not touched.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from gpusolver.backends import array_module
+from gpusolver.backends.ids import CONSTANTS
 from gpusolver.physics.gas import Gas
 
 #: Halvings of a cell's relaxed update whose new density or pressure is not positive,
-#: before the cell keeps its state (``RELAX_HALVINGS`` in ``kernels/lusgs.cu``).
-HALVINGS = 3
+#: before the cell keeps its state (``RELAX_HALVINGS`` of the kernels).
+HALVINGS = CONSTANTS["RELAX_HALVINGS"]
 
 #: ``[run] max_update``: the largest change of a cell's density and total energy in one
 #: implicit step, as a fraction of their values.
@@ -61,6 +67,30 @@ def relaxed_update(gas: Gas, u, du, limit: float | None = MAX_UPDATE) -> tuple[o
         alpha = xp.where(failing, 0.5 * alpha if halving < HALVINGS else 0.0, alpha)
         new = u + alpha * du
     return new, int(xp.count_nonzero(alpha < 1))
+
+
+def positive_stage(gas: Gas, start, state) -> tuple[object, int]:
+    """``state`` (an explicit stage's) with the change from ``start`` of each cell whose
+    density or pressure is not positive scaled back as :func:`relaxed_update` does
+    (positivity only), and the number of such cells; the other cells keep their state
+    bit for bit (a step that needs nothing is the plain one).
+
+    Examples
+    --------
+    >>> from gpusolver.physics.gas import Gas
+    >>> gas = Gas(dim=2, mach=0.5)
+    >>> start = gas.to_conserved(np.repeat(gas.free_stream[:, None], 2, axis=1))
+    >>> state = start.copy()
+    >>> state[0, 1] = -start[0, 1]          # a negative density in cell 1
+    >>> new, relaxed = positive_stage(gas, start, state)
+    >>> relaxed, float(new[0, 1] / start[0, 1]), bool(np.all(new[:, 0] == state[:, 0]))
+    (1, 0.5, True)
+    """
+    failing = _not_positive(gas, state)
+    if not bool(failing.any()):
+        return state, 0
+    new, _ = relaxed_update(gas, start, state - start, None)
+    return array_module(state).where(failing[None], new, state), int(failing.sum())
 
 
 def _not_positive(gas: Gas, u):

@@ -270,7 +270,7 @@ class FusedResidual:
                    + [np.int32(x) for x in (first, local_dt, dt_stride)])
         diagonal, omega, implicit_factor = implicit if implicit is not None else (NULL, 0, 0)
         pointers = [arrays.get(name, NULL) for name in ("dt", "u0", "u", "total", "u_out",
-                                                        "squares", "bad_cell")]
+                                                        "squares", "bad_cell", "relaxed")]
         real = self.dtype.type
         self._kernels["update"](
             self._blocks(self.n_active), (BLOCK,),
@@ -357,7 +357,7 @@ class FusedSteps:
         self.phi = xp.ones(shape, dtype)
         # what a step reports, read back in one transfer (:meth:`report`): the sums of the
         # squared rates per variable, then (in the last eight bytes) the first bad cell
-        # and the number of cells whose implicit update was relaxed
+        # and the number of cells whose update was relaxed
         self._report = xp.zeros(fused.n_vars + 1, np.float64)
         self.squares = self._report[:fused.n_vars]
         self.bad_cell, self.relaxed = (self._report[fused.n_vars:].view(np.int32)[k:k + 1]
@@ -365,7 +365,7 @@ class FusedSteps:
         self.reset_report()
         self.boundary_flux = xp.empty((fused.n_vars, fused.n_faces - fused.n_interior), dtype)
         self.graphs = StepGraphs(fused.backend, graphs)
-        #: Cells whose update the last implicit step relaxed.
+        #: Cells whose update the last step relaxed (explicit steps: in each stage).
         self.relaxed_cells = 0
 
     def reset_report(self) -> None:
@@ -376,7 +376,7 @@ class FusedSteps:
 
     def report(self) -> tuple[np.ndarray, int, int]:
         """The last step's sums of the squared rates per variable, its first bad cell
-        (:data:`NO_BAD_CELL`: none) and its number of relaxed cells (implicit steps), in
+        (:data:`NO_BAD_CELL`: none) and its number of relaxed cells, in
         one transfer on the current stream (call it on the stream that ran the step)."""
         report = self.fused.backend.to_host(self._report)
         bad, relaxed = report[-1:].view(np.int32)
@@ -465,5 +465,6 @@ class FusedRungeKutta(FusedSteps):
                           stage=(rk, first, first and local, 1 if local else 0),
                           cfl=self.cfl, dt=self.dt, u0=u0, u=current, total=self.total,
                           u_out=target, squares=self.squares if first else NULL,
-                          bad_cell=self.bad_cell if last else NULL)
+                          bad_cell=self.bad_cell if last else NULL,
+                          relaxed=self.relaxed if local else NULL)
         return target

@@ -35,7 +35,7 @@ from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.cfl import backing_off, ramped_cfl
 from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, NewtonKrylov
-from gpusolver.integrators.relaxation import MAX_UPDATE, relaxed_update
+from gpusolver.integrators.relaxation import MAX_UPDATE, positive_stage, relaxed_update
 from gpusolver.layout.geometry import FVGeometry, build_geometry, colour_interior
 from gpusolver.layout.parts import PartLayout, layout_of_part, whole_mesh_layout
 from gpusolver.layout.strategies import STRATEGIES as ALL_STRATEGIES
@@ -573,7 +573,9 @@ class Solver(Parts):
         return norms
 
     def _explicit_step(self, dt) -> np.ndarray:
-        """One explicit Runge-Kutta step of every part in array code."""
+        """One explicit Runge-Kutta step of every part in array code (steady steps keep
+        each stage's own cells physical: :func:`positive_stage`)."""
+        steady = dt is None and self.stepping.local_time_step
         dt = self._time_steps() if dt is None else PerPart([dt] * len(self.states))
 
         def rate(states: PerPart) -> PerPart:
@@ -581,9 +583,23 @@ class Solver(Parts):
             return PerPart(d.residual(state) / d.geometry.volume
                            for d, state in zip(self.discretisations, states, strict=True))
 
+        relaxed = []
+
+        def admissible(starts: PerPart, states: PerPart) -> PerPart:
+            out = []
+            for start, state, layout in zip(starts, states, self.layouts, strict=True):
+                own, count = positive_stage(self.gas, start[:, :layout.n_own],
+                                            state[:, :layout.n_own])
+                relaxed.append(count)
+                state[:, :layout.n_own] = own
+                out.append(state)
+            return PerPart(out)
+
         rate, boundary = keeping_first(rate, lambda: [d.boundary_flux
                                                       for d in self.discretisations])
-        states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt)
+        states, first_rates = runge_kutta(self.stages, PerPart(self.states), rate, dt,
+                                          admissible if steady else None)
+        self.relaxed_cells = sum(relaxed)
         bad = self._first_bad(states)
         self.states = list(states)
         return self._finish(self._own_squares(first_rates), boundary[0], bad_cells=bad)
@@ -595,8 +611,10 @@ class Solver(Parts):
         limiters = [limiter_input(d) for d in self.discretisations]
         states = self.fused_steps(self.states, self.cfl, dt, limiters)
         with self.fused_steps.graphs.stream:  # read back behind the step on its stream
-            reports = [steps.report()[:2] for steps in self.fused_steps.parts]
-        norms = self._finish_reported(reports, [d.boundary_flux for d in self.discretisations])
+            reports = [steps.report() for steps in self.fused_steps.parts]
+        self.relaxed_cells = sum(relaxed for *_, relaxed in reports)
+        norms = self._finish_reported([report[:2] for report in reports],
+                                      [d.boundary_flux for d in self.discretisations])
         self.states = states
         return norms
 

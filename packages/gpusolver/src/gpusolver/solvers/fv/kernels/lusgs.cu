@@ -25,6 +25,8 @@
 // Jacobian product is linear in it). A level is latency-bound (few cells, each a chain
 // of dependent loads), so every load a thread needs is one step from its position.
 
+#include "../../../integrators/kernels/relaxation.cuh"
+
 template <typename real, int DIM>
 __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells, int j,
                                          const real* du, const real n[DIM], real gamma,
@@ -48,10 +50,6 @@ __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells
     for (int d = 0; d < DIM; ++d) out[1 + d] = du[1 + d] * un + rho * velocity[d] * d_un + d_p * n[d];
     out[P] = (du[P] + d_p) * un + (energy + p) * d_un;
 }
-
-// Halvings of a relaxed update whose new density or pressure is not positive before the
-// cell keeps its state (gpusolver.integrators.relaxation.HALVINGS).
-constexpr int RELAX_HALVINGS = 3;
 
 // The largest fraction alpha <= 1 of the change du of cell c that moves its density and
 // total energy by at most `limit` of their values (1 where the change is not finite, so
@@ -108,24 +106,12 @@ __global__ void __launch_bounds__(256) sweep_kernel(
         out[v * n_cells + c] = value[v];
     }
     if (!BACKWARD || u_new == nullptr) return;
-    real start[NV], alpha = relaxation<real, NV>(u, n_cells, c, value, limit);
+    real start[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) start[v] = u[v * n_cells + c];
-    bool bad = false;
-    for (int halving = 0; halving <= RELAX_HALVINGS; ++halving) {
-        real next[NV], kinetic = 0;
-        bad = false;
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-            next[v] = start[v] + alpha * value[v];
-            bad |= !isfinite(next[v]);
-        }
-#pragma unroll
-        for (int d = 0; d < DIM; ++d) kinetic += next[1 + d] * next[1 + d];
-        const real p = (gamma - real(1)) * (next[NV - 1] - real(0.5) * kinetic / next[0]);
-        if (bad || (next[0] > 0 && p > 0)) break;
-        alpha = halving < RELAX_HALVINGS ? real(0.5) * alpha : real(0);
-    }
+    bool bad;
+    const real alpha = positive_fraction<real, DIM>(
+        start, value, relaxation<real, NV>(u, n_cells, c, value, limit), gamma, bad);
 #pragma unroll
     for (int v = 0; v < NV; ++v) u_new[v * n_cells + c] = start[v] + alpha * value[v];
     if (bad) atomicMin(bad_cell, c);

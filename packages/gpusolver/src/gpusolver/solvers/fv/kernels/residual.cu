@@ -18,7 +18,9 @@
 //                   its halo is not updated): sums its face slots (gather), and writes
 //                   the residual, the RMS sums of the rate, the local time step and
 //                   the LU-SGS diagonal, or performs one Runge-Kutta stage with the
-//                   divergence check fused in.
+//                   divergence check fused in (and, for steady steps, the stage's
+//                   change from the step's start scaled back where it would leave a
+//                   non-positive density or pressure, such cells counted).
 //
 // Layout: Structure-of-Arrays in the plan's order, variable-major (W[v * n + i]);
 // gradients [(v * DIM + d) * n_cells + c]; the slot table is [k * n_cells + c],
@@ -28,6 +30,7 @@
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/boundary.cuh"
 #include "../../../physics/kernels/viscous.cuh"
+#include "../../../integrators/kernels/relaxation.cuh"
 
 // enum Gradient (JST_DIFFERENCES: the JST scheme's cell pass instead of gradients),
 // enum Limiter and enum Accumulation (of face fluxes) come from ids.cuh.
@@ -598,7 +601,7 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
                             const real* __restrict__ u0, const real* __restrict__ u,
                             real* __restrict__ sum, real* __restrict__ u_out,
                             double* __restrict__ squares, int* __restrict__ bad_cell,
-                            real gamma, int n_active) {
+                            int* __restrict__ relaxed, real gamma, int n_active) {
     constexpr int NV = Vars<DIM>::N;
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     const bool active = c < n_active;
@@ -677,6 +680,20 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
         out[v] = value;
         bad |= !isfinite(value);
     }
+    if (relaxed != nullptr && !bad) {  // steady steps: the change from u0 kept physical
+        real start[NV], change[NV];
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            start[v] = u0[v * n_cells + c];
+            change[v] = out[v] - start[v];
+        }
+        const real alpha = positive_fraction<real, DIM>(start, change, real(1), gamma, bad);
+        if (alpha < real(1)) {
+#pragma unroll
+            for (int v = 0; v < NV; ++v) out[v] = start[v] + alpha * change[v];
+            atomicAdd(relaxed, 1);
+        }
+    }
     if (bad_cell != nullptr) {
         real kinetic = 0;
 #pragma unroll
@@ -730,11 +747,11 @@ __global__ void __launch_bounds__(256) update_kernel(
     double sum_weight, double from_sum, int first, int local_dt, int dt_stride,
     const double* cfl, const real* speed, real viscous_factor, real* diagonal, real omega,
     real implicit_viscous_factor, real* dt, const real* u0, const real* u, real* sum,
-    real* u_out, double* squares, int* bad_cell, real gamma, int n_active) {
+    real* u_out, double* squares, int* bad_cell, int* relaxed, real gamma, int n_active) {
     const Stage stage{base, current, rate, sum_weight, from_sum, first, local_dt, dt_stride};
     const Implicit<real> implicit{diagonal, omega, implicit_viscous_factor};
     cell_update<real, DIM, SOURCE>(n_cells, n_faces, slots, width, source, volume,
                                    residual_out, stage, cfl, speed, viscous_factor, implicit,
-                                   dt, u0, u, sum, u_out, squares, bad_cell, gamma,
-                                   n_active);
+                                   dt, u0, u, sum, u_out, squares, bad_cell, relaxed,
+                                   gamma, n_active);
 }
