@@ -2,14 +2,15 @@
 converges.
 
 Usage: ``python scripts/corpus.py [--meshes NAME,...] [--iterations N] [--json out.json]
-[--backend auto]``. Each mesh of :data:`CORPUS` (read from ``../shared/meshes``) runs as
-``python -m gpusolver run`` with the [scheme] and [run] sections of
-``cases/naca0012_transonic.toml`` (the project's recommended steady settings; no per-mesh
-tuning) at its own condition, to six orders or ``--iterations`` steps. Per mesh it prints
-and records the cells, the orders the density residual fell, the steps, the whole run's
-seconds, CL, CD and the run's notes (CFL back-offs, limiter freezes, where an
-unconverged residual sits). ``tests/gpusolver/test_corpus.py`` runs the 2-D ones for a
-few steps in CI.
+[--backend auto] [--settings CASE.toml]``. Each mesh of :data:`CORPUS` (read from
+``../shared/meshes``) runs as ``python -m gpusolver run`` with the [scheme] and [run]
+sections of ``cases/naca0012_transonic.toml`` (the project's recommended steady settings;
+no per-mesh tuning; ``--settings``: another case's) at its own condition, to six orders
+or ``--iterations`` steps. Per mesh it prints and records the cells, the orders the
+density residual fell, the steps, the whole run's seconds, CL, CD and the run's notes
+(CFL back-offs, limiter freezes, where an unconverged residual sits). The generated
+meshes are made first by :data:`GENERATED`'s commands. ``tests/gpusolver/test_corpus.py``
+runs the 2-D ones for a few steps in CI.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Entry:
     origin: str
     boundaries: dict
     physics: dict = field(default_factory=dict)
+    dim: int = 2
 
 
 CORPUS = [
@@ -59,13 +61,32 @@ CORPUS = [
            "curve_400": "farfield", "curve_*": "slip-wall"}, {"mach": 0.3, "aoa_deg": 4.0}),
     Entry("gmsh-naca12-wing", "gmsh/gmsh_naca12_3d_cl0.3.msh", "gmsh's benchmarks/3d/naca12.geo",
           {"surface_??": "slip-wall", "surface_110[01]": "symmetry",
-           "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}),
+           "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}, dim=3),
+    # made where they run (by GENERATED's commands), into ../shared/meshes/generated
+    Entry("generated-wing-prisms", "generated/wing_prisms.msh",
+          "meshorder generate wing --cells 250000 (its 5 prism layers)",
+          {"wing": "slip-wall", "symmetry": "symmetry", "farfield": "farfield"},
+          {"mach": 0.8, "aoa_deg": 2.0}, dim=3),
+    Entry("generated-oneram6-far1000", "generated/oneram6_far1000.msh",
+          "meshorder generate oneram6 --cells 500000 --far 1000",
+          {"wing": "slip-wall", "symmetry": "symmetry", "farfield": "farfield"},
+          {"mach": 0.8395, "aoa_deg": 3.06}, dim=3),
 ]
 
+#: The commands that make the generated meshes of :data:`CORPUS` (``meshorder`` on the
+#: PATH, or ``python -m meshorder``).
+GENERATED = {
+    "generated/wing_prisms.msh": "meshorder generate wing {out} --cells 250000 --threads 16",
+    "generated/oneram6_far1000.msh":
+        "meshorder generate oneram6 {out} --cells 500000 --far 1000 --threads 16",
+}
 
-def case_text(entry: Entry, iterations: int, backend: str, out: Path) -> str:
-    """The case file of ``entry``: the shipped steady settings, its mesh and condition."""
-    with open(SETTINGS, "rb") as f:
+
+def case_text(entry: Entry, iterations: int, backend: str, out: Path,
+              settings_file: Path = SETTINGS) -> str:
+    """The case file of ``entry``: the steady settings of ``settings_file``, its mesh and
+    condition."""
+    with open(settings_file, "rb") as f:
         settings = tomllib.load(f)
     run = settings["run"] | {"backend": backend, "iterations": iterations,
                              "residual_reduction": 10.0 ** -ORDERS}
@@ -80,12 +101,13 @@ def case_text(entry: Entry, iterations: int, backend: str, out: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_entry(entry: Entry, iterations: int, backend: str) -> dict:
+def run_entry(entry: Entry, iterations: int, backend: str,
+              settings_file: Path = SETTINGS) -> dict:
     """One run of ``entry`` (see the module docstring)."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out"
         case = Path(folder) / "case.toml"
-        case.write_text(case_text(entry, iterations, backend, out))
+        case.write_text(case_text(entry, iterations, backend, out, settings_file))
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"],
                               capture_output=True, text=True)
@@ -125,6 +147,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--settings", type=Path, default=SETTINGS,
+                        help="the case whose [scheme] and [run] every mesh runs with")
     args = parser.parse_args()
     wanted = args.meshes.split(",")
     unknown = sorted(set(wanted) - {e.name for e in CORPUS})
@@ -134,7 +158,7 @@ def main() -> None:
     rows = []
     for entry in CORPUS:
         if entry.name in wanted:
-            rows.append(run_entry(entry, args.iterations, args.backend))
+            rows.append(run_entry(entry, args.iterations, args.backend, args.settings))
             print(json.dumps(rows[-1]), flush=True)
     print(markdown(rows))
     if args.json:

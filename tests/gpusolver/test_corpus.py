@@ -18,7 +18,7 @@ corpus = importlib.util.module_from_spec(spec)
 sys.modules["corpus"] = corpus  # its dataclasses look their module up
 spec.loader.exec_module(corpus)
 
-TWO_D = [entry for entry in corpus.CORPUS if "3d" not in entry.path]
+TWO_D = [entry for entry in corpus.CORPUS if entry.dim == 2]
 
 
 @pytest.mark.skipif(not corpus.MESHES.is_dir(), reason="../shared/meshes is not here")

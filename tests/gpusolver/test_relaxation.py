@@ -139,3 +139,20 @@ def test_explicit_stages_are_relaxed_alike_in_kernels_and_array_code(backend):
     assert fused.relaxed_cells == reference.relaxed_cells > 0
     np.testing.assert_allclose(fused.conserved(), reference.conserved(), rtol=1e-12,
                                atol=1e-14)
+
+
+def test_a_scheme_without_a_limiter_freezes_nothing_and_says_nothing():
+    """JST (as first order) has no limiter: a stalled residual below ``freeze_limiter``
+    neither freezes one nor notes it at every step."""
+    from gpusolver.solvers.fv import Scheme
+    from gpusolver.solvers.fv.solver import STALL_STEPS
+
+    solver = perturbed_solver(grid_mesh(6, 6, "triangle"), scheme=Scheme("jst"),
+                              stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4,
+                                                freeze_limiter=1e-2))
+    solver.step()
+    solver.first_residual = 1.0
+    for _ in range(3 * STALL_STEPS):
+        solver._adapt(1e-3)
+    assert not [note for note in solver.take_notes() if "limiter" in note]
+    assert solver.discretisations[0].limiter_ceiling is None

@@ -701,8 +701,9 @@ class Solver(Parts):
                 self._back_off(density_residual, cfl_max)
                 self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall,
                                       min(cfl_max, self._cfl_ceiling))
-        if stepping.freeze_limiter is None or frozen_from is not None:
-            return  # nothing (more) to freeze
+        if (stepping.freeze_limiter is None or frozen_from is not None
+                or self.discretisations[0].limiter_values is None):
+            return  # nothing (more) to freeze, or no limiter (JST, first order)
         if density_residual < 0.9 * self._best_residual:
             self._best_residual, self._since_best = density_residual, 0
         else:
