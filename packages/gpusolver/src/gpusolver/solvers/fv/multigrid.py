@@ -117,7 +117,7 @@ class Multigrid:
     hosts : list of FVGeometry
         Their geometries as NumPy arrays.
     levels : int
-        Most coarse levels (fewer when the mesh, or a part, runs out of cells, see
+        Most coarse levels (fewer when the mesh, or the parts together, run out of cells, see
         :func:`meshorder.agglomeration.hierarchy`).
     cycle : str
         ``v`` or ``w`` (:data:`CYCLES`).
