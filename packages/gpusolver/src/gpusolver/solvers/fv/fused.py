@@ -33,7 +33,7 @@ from gpusolver.layout.geometry import FVGeometry
 from gpusolver.layout.slots import face_slots
 from gpusolver.physics.boundary import CONDITION_CODES, kernel_condition
 from gpusolver.physics.fluxes import FLUX_CODES
-from gpusolver.physics.gas import SUTHERLAND_K
+from gpusolver.physics.gas import PRANDTL_TURBULENT, SUTHERLAND_K
 
 GRADIENT_CODES = {"least-squares": Gradient.LEAST_SQUARES, "green-gauss": Gradient.GREEN_GAUSS}
 #: The gradient kernel's JST cell pass instead.
@@ -157,10 +157,14 @@ class FusedResidual:
                                  else gradient_shape if self.order == 2 else 1, self.dtype)
         self.raw_gradient = xp.empty(gradient_shape, self.dtype) if self.viscous else NULL
         gas = d.gas
-        self.viscosity = ((self.raw_gradient, asarray(d.tangent), asarray(d.inverse_length))
-                          if self.viscous else (NULL, NULL, NULL))
-        self.viscosity += tuple(self.dtype.type(x) for x in (
-            gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl))
+        self._viscous_arrays = ((self.raw_gradient, asarray(d.tangent),
+                                 asarray(d.inverse_length)) if self.viscous
+                                else (NULL, NULL, NULL))
+        self._viscous_laws = tuple(self.dtype.type(x) for x in (
+            gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl, PRANDTL_TURBULENT))
+        #: Each face's eddy viscosity, the discretisation's copied in before a residual
+        #: (None: laminar; made at the first residual of a turbulent flow).
+        self.eddy = None
         self.jst_coefficients = (self.dtype.type(scheme.jst_k2), self.dtype.type(scheme.jst_k4))
         #: Face wave speeds times area: convective, then (viscous flow) viscous.
         self.speed = xp.empty((2 if self.viscous else 1) * self.n_faces, self.dtype)
@@ -206,18 +210,28 @@ class FusedResidual:
         for local, outside in self._vortex:
             self.bc_value[:, local] = outside.primitive(self.d.circulation)
 
-    def face_pass(self, u, phi, mode: int, boundary_flux, speed: bool):
+    @property
+    def viscosity(self) -> tuple:
+        """The flux kernel's viscous arguments: the unlimited gradients, the faces'
+        centroid-to-centroid directions and inverse lengths, the eddy viscosity (NULL:
+        laminar) and the laws' constants."""
+        gradient, tangent, inverse_length = self._viscous_arrays
+        return (gradient, tangent, inverse_length, NULL if self.eddy is None else self.eddy,
+                *self._viscous_laws)
+
+    def face_pass(self, u, phi, mode: int, boundary_flux, speed: bool, mass_flux=NULL):
         """Gradients (order 2) and face fluxes of ``u``; returns where they accumulate.
 
         ``phi`` receives the limiter values, or holds the frozen ones or the ceiling of
         the new ones (``mode``: see :func:`limiter_input`); ``boundary_flux``
         ``(n_vars, n_boundary)`` receives the boundary faces' fluxes (or NULL); ``speed``:
-        also store each face's wave speeds times area in :attr:`speed`.
+        also store each face's wave speeds times area in :attr:`speed`; ``mass_flux``
+        ``(n_faces,)`` receives each face's mass flux times area (or NULL).
         """
         self.gradients(u, phi, mode, 0, self.n_cells)
         self.clear()
         for first, last, accumulation in self.ranges:
-            self.fluxes(u, boundary_flux, speed, first, last, accumulation)
+            self.fluxes(u, boundary_flux, speed, first, last, accumulation, mass_flux)
         return self.accumulated
 
     def gradients(self, u, phi, mode: int, first: int, last: int) -> None:
@@ -242,7 +256,7 @@ class FusedResidual:
             self.accumulated.fill(0)
 
     def fluxes(self, u, boundary_flux, speed: bool, first: int, last: int,
-               accumulation: int | None = None) -> None:
+               accumulation: int | None = None, mass_flux=NULL) -> None:
         """The fluxes of faces ``[first, last)`` into :attr:`accumulated` (see
         :meth:`face_pass`); ``accumulation``: by default the strategy's (plain updates
         need a range of one face colour)."""
@@ -253,7 +267,8 @@ class FusedResidual:
             self._blocks(last - first), (BLOCK,),
             (u, self.gradient, self.epsilon2, np.int32(self.n_cells), *self.faces,
              *self.viscosity, np.int32(first), np.int32(last), self.accumulated,
-             boundary_flux, self.speed if speed else NULL, self.gamma, *self.jst_coefficients))
+             boundary_flux, mass_flux, self.speed if speed else NULL, self.gamma,
+             *self.jst_coefficients))
 
     def update(self, source, residual_out=None, stage=None, implicit=None, **arrays) -> None:
         """Launch the cell kernel: residual into ``residual_out`` and/or one RK stage.
@@ -310,7 +325,8 @@ class FusedResidual:
         """``R(u)``: net flux into every cell, ``(n_vars, n_cells)``.
 
         Sets the discretisation's ``boundary_flux`` and ``limiter_values`` as its array
-        code does (fresh arrays, so that callers may keep them).
+        code does (fresh arrays, so that callers may keep them); with a turbulence model's
+        eddy viscosity (``d.eddy_viscosity``), reads it and sets ``mass_flux`` too.
         """
         xp, d = self.xp, self.d
         u = self.backend.asarray(u)  # kernels index C-ordered arrays
@@ -319,10 +335,18 @@ class FusedResidual:
         phi = (xp.empty((self.n_vars, self.n_cells), self.dtype) if phi is None
                else self.backend.asarray(phi))
         boundary_flux = xp.empty((self.n_vars, self.n_faces - self.n_interior), self.dtype)
-        source = self.face_pass(u, phi, mode, boundary_flux, speed=False)
+        mass_flux = NULL
+        if d.eddy_viscosity is not None:
+            if self.eddy is None:
+                self.eddy = xp.empty(self.n_faces, self.dtype)
+            self.eddy[...] = d.eddy_viscosity
+            mass_flux = xp.empty(self.n_faces, self.dtype)
+        source = self.face_pass(u, phi, mode, boundary_flux, speed=False, mass_flux=mass_flux)
         out = xp.empty((self.n_vars, self.n_cells), self.dtype)
         self.update(source, residual_out=out)
         d.boundary_flux = boundary_flux
+        if d.eddy_viscosity is not None:
+            d.mass_flux = mass_flux
         if self.limited:
             d.limiter_values = phi
         return out

@@ -285,8 +285,6 @@ class Solver(Parts):
         self.transport = (transport or Loopback)(self.halos)
         self.dtype = np.dtype(PRECISIONS[precision])
         self.overlap = overlap
-        if turbulence != "none":  # the fused kernels have no eddy viscosity yet
-            kernels = "arrays"
         self.discretisations = [
             Discretisation(layout.geometry, gas, scheme or Scheme(),
                            specs if self.mesh is not None else  # a part: its markers
@@ -323,9 +321,11 @@ class Solver(Parts):
         self._start_loads()
 
     def _build_steps(self) -> None:
-        """The step drivers of the discretisations as they are (fused or array code)."""
+        """The step drivers of the discretisations as they are (fused or array code; with
+        a turbulence model the steps are array code around the fused residual, whose
+        mass fluxes the model reads)."""
         stepping, d = self.stepping, self.discretisations
-        fused = all(x.fused is not None for x in d)
+        fused = all(x.fused is not None for x in d) and self.turbulence is None
         for x, layout in zip(d, self.layouts, strict=True):
             if x.fused is not None:  # the update kernel advances the own cells only
                 x.fused.n_active = layout.n_own
@@ -341,8 +341,8 @@ class Solver(Parts):
                             if fused and self.stages is not None else None)
         #: Whole LU-SGS steps of each local part in the fused kernels (None: array code).
         self.fused_implicit = None
-        if stepping.integrator == "lusgs" and all(sweeps.kernels is not None
-                                                  for sweeps in self.part_sweeps):
+        if stepping.integrator == "lusgs" and fused and all(sweeps.kernels is not None
+                                                            for sweeps in self.part_sweeps):
             self.fused_implicit = [FusedLUSGS(x.fused, s.kernels, max_update=stepping.max_update)
                                    for x, s in zip(d, self.part_sweeps, strict=True)]
         self.newton = None

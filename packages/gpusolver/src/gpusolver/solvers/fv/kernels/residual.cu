@@ -311,15 +311,18 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
 }
 
 // ---------------------------------------------------------------- viscous flux
-// Laminar viscous flux (discretisation.viscous_flux): face gradients are the mean of the
-// two cells' (unlimited) gradients with the jump along the centroid-to-centroid
-// direction corrected; Sutherland's law at the mean face temperature.
+// Viscous flux (discretisation.viscous_flux): face gradients are the mean of the two
+// cells' (unlimited) gradients with the jump along the centroid-to-centroid direction
+// corrected; Sutherland's law at the mean face temperature, plus each face's eddy
+// viscosity where a turbulence model gives one (Gas.viscous_flux's mu_t: the stress takes
+// mu + mu_t, the heat flux mu / Pr + mu_t / Pr_t).
 template <typename real>
 struct Viscosity {
     const real* gradient;        // unlimited cell gradients (as the limited ones)
     const real* tangent;         // [d * n_faces + f] unit centroid-to-centroid direction
     const real* inverse_length;  // 1 / centroid distance (twice the wall distance on walls)
-    real mu_ref, sutherland, prandtl;
+    const real* eddy;            // [f] eddy viscosity (null: laminar)
+    real mu_ref, sutherland, prandtl, prandtl_turbulent;
 };
 
 template <typename real, int DIM>
@@ -344,7 +347,7 @@ __device__ __forceinline__ void corrected_gradient(const real a[DIM], const real
 template <typename real, int DIM>
 __device__ void viscous_flux(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N],
                              const real gl[Vars<DIM>::N][DIM], const real gr[Vars<DIM>::N][DIM],
-                             const real n[DIM], const real t[DIM], real inv_len,
+                             const real n[DIM], const real t[DIM], real inv_len, int f,
                              const Viscosity<real>& V, real gamma, real out[Vars<DIM>::N]) {
     constexpr int P = DIM + 1;
     real grad_u[DIM][DIM], tl[DIM], tr[DIM], grad_t[DIM];
@@ -359,8 +362,14 @@ __device__ void viscous_flux(const real wl[Vars<DIM>::N], const real wr[Vars<DIM
     }
     const real temperature_l = gamma * wl[P] / wl[0], temperature_r = gamma * wr[P] / wr[0];
     corrected_gradient<real, DIM>(tl, tr, temperature_l, temperature_r, t, inv_len, grad_t);
-    const real mu = sutherland_viscosity(real(0.5) * (temperature_l + temperature_r), V.mu_ref,
-                                         V.sutherland);
+    real mu = sutherland_viscosity(real(0.5) * (temperature_l + temperature_r), V.mu_ref,
+                                   V.sutherland);
+    real heat_mu = mu;
+    if (V.eddy != nullptr) {
+        const real mu_t = V.eddy[f];
+        heat_mu = mu + mu_t * V.prandtl / V.prandtl_turbulent;
+        mu = mu + mu_t;
+    }
     real divergence = 0;
 #pragma unroll
     for (int i = 0; i < DIM; ++i) divergence += grad_u[i][i];
@@ -378,7 +387,7 @@ __device__ void viscous_flux(const real wl[Vars<DIM>::N], const real wr[Vars<DIM
         energy += real(0.5) * (wl[1 + i] + wr[1 + i]) * out[1 + i];
         heat += grad_t[i] * n[i];
     }
-    out[P] = energy + mu / ((gamma - real(1)) * V.prandtl) * heat;
+    out[P] = energy + heat_mu / ((gamma - real(1)) * V.prandtl) * heat;
 }
 
 template <typename real, int DIM>
@@ -453,8 +462,8 @@ template <typename real, int DIM, int FLUX, int ORDER, int ACC, bool VISCOUS, bo
 __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ gradient,
                           const real* __restrict__ epsilon2, int n_cells, Faces<real> F,
                           Viscosity<real> V, int first, int last, real* __restrict__ out,
-                          real* __restrict__ boundary_flux, real* __restrict__ speed,
-                          real gamma, real k2, real k4) {
+                          real* __restrict__ boundary_flux, real* __restrict__ mass_flux,
+                          real* __restrict__ speed, real gamma, real k2, real k4) {
     constexpr int NV = Vars<DIM>::N;
     const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= last) return;
@@ -508,13 +517,14 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
 #pragma unroll
         for (int d = 0; d < DIM; ++d) t[d] = V.tangent[d * F.n_faces + f];
         inv_len = V.inverse_length[f];
-        viscous_flux<real, DIM>(cell_l, cell_r, gl, gr, n, t, inv_len, V, gamma, viscous);
+        viscous_flux<real, DIM>(cell_l, cell_r, gl, gr, n, t, inv_len, f, V, gamma, viscous);
 #pragma unroll
         for (int v = 0; v < NV; ++v) flux[v] -= viscous[v];
     }
     const real a = F.area[f];
 #pragma unroll
     for (int v = 0; v < NV; ++v) flux[v] *= a;
+    if (mass_flux != nullptr) mass_flux[f] = flux[0];
     if (speed != nullptr) {  // wave speeds of the mean cell state (the cell's own on the boundary)
         real mean[NV];
 #pragma unroll
@@ -522,8 +532,9 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
         speed[f] = (fabs(normal_velocity<real, DIM>(mean, n))
                     + sound_speed(mean[0], mean[DIM + 1], gamma)) * a;
         if (VISCOUS) {
-            const real mu = sutherland_viscosity(gamma * mean[DIM + 1] / mean[0], V.mu_ref,
-                                                 V.sutherland);
+            real mu = sutherland_viscosity(gamma * mean[DIM + 1] / mean[0], V.mu_ref,
+                                           V.sutherland);
+            if (V.eddy != nullptr) mu = mu + V.eddy[f];
             const real diffusivity = fmax(real(4.0 / 3.0), gamma / V.prandtl) * mu / mean[0];
             speed[F.n_faces + f] = diffusivity * inv_len * a;
         }
@@ -728,16 +739,16 @@ __global__ void __launch_bounds__(256) flux_kernel(
     const real* normal, const real* area, const real* offset_left, const real* offset_right,
     const int* bc_code, const real* bc_value, const int* bc_partner, int n_faces,
     int n_interior, const real* raw_gradient, const real* tangent,
-    const real* inverse_length, real mu_ref, real sutherland, real prandtl,
-    int first, int last, real* out, real* boundary_flux, real* speed, real gamma, real k2,
-    real k4) {
+    const real* inverse_length, const real* eddy, real mu_ref, real sutherland, real prandtl,
+    real prandtl_turbulent, int first, int last, real* out, real* boundary_flux,
+    real* mass_flux, real* speed, real gamma, real k2, real k4) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
-    const Viscosity<real> V{raw_gradient, tangent, inverse_length, mu_ref, sutherland,
-                            prandtl};
+    const Viscosity<real> V{raw_gradient, tangent, inverse_length, eddy, mu_ref, sutherland,
+                            prandtl, prandtl_turbulent};
     face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS, FACE_LIMITER>(
-        U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, speed, gamma, k2,
-        k4);
+        U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, mass_flux,
+        speed, gamma, k2, k4);
 }
 
 template <typename real, int DIM, int SOURCE>
