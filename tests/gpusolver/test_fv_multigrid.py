@@ -10,7 +10,7 @@ from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from gpusolver.solvers.fv.fused import FusedResidual
-from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
+from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, FusedLUSGS
 from gpusolver.solvers.fv.multigrid import MultigridKernels
 from meshorder import Topology, read_mesh
 from meshorder.agglomeration import agglomerate
@@ -317,3 +317,12 @@ def test_multigrid_on_parts_frees_its_recorded_cycles_before_its_transports():
     assert solver.multigrid is not old
     assert all(transport is not None and transport is not before for transport, before
                in zip(solver.multigrid.transports, old.transports, strict=True))
+
+
+def test_the_coarse_levels_take_the_lusgs_over_relaxation():
+    solver = _multigrid_solver(2, sweeps="colours")
+    assert [level.lusgs.omega for level in solver.multigrid.levels] == [OMEGA, OMEGA]
+    stepping = Stepping("lusgs", cfl=20.0, multigrid=2, lusgs_omega=3.0)
+    solver = perturbed_solver(grid_mesh(40, 40, "triangle"), stepping=stepping)
+    assert solver.lusgs.omega == 3.0
+    assert [level.lusgs.omega for level in solver.multigrid.levels] == [3.0, 3.0]

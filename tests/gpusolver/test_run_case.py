@@ -236,6 +236,23 @@ def test_max_update_zero_bounds_nothing_and_a_negative_one_is_refused(tmp_path):
         stepping(-0.1)
 
 
+def test_lusgs_omega_reaches_the_lusgs_steps_and_below_one_is_refused(tmp_path):
+    """The LU-SGS steps take ``[run] lusgs_omega`` (the coarse levels': test_fv_multigrid)."""
+    from gpusolver.run import build_system
+    from gpusolver.solvers.fv.case import stepping_of
+
+    def case_with(value):
+        case = write_case(tmp_path, integrator="lusgs")
+        case.write_text(case.read_text().replace(
+            "cfl = 1.0", f"cfl = 1.0\nlusgs_omega = {value}"))
+        return load_case(case)
+
+    assert build_system(case_with(3)).solver.lusgs.omega == 3.0
+    assert stepping_of(case_with(1)).lusgs_omega == 1.0
+    with pytest.raises(ConfigError, match="lusgs_omega must be at least 1"):
+        stepping_of(case_with(0.5))
+
+
 def test_an_empty_boundaries_section_is_answered_with_the_meshs_markers(tmp_path):
     case = write_case(tmp_path)
     text = case.read_text()

@@ -62,6 +62,12 @@ RUN_KEYS: dict[str, Key] = {
                            "in one step, as a fraction (larger ones are scaled back per "
                            "cell, as are updates to a non-positive density or pressure); "
                            "0: positivity only"),
+    "lusgs_omega": Key(NUMBER, default=Stepping.lusgs_omega, positive=True,
+                       help="lusgs (and multigrid's coarse steps, newton-krylov's lusgs "
+                            "preconditioner): over-relaxation of the spectral radius in "
+                            "the implicit operator, at least 1; larger damps more (3 keeps "
+                            "JST converging on stretched cells, at twice the steps on "
+                            "regular meshes)"),
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
                                "flow's up to this"),
@@ -97,11 +103,25 @@ def stepping_of(case: Case) -> Stepping:
                     _float_or_none(run["cfl_max"]), _float_or_none(run["freeze_limiter"]),
                     run["preconditioner"], run["krylov_vectors"], run["sweeps"],
                     run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
-                    float(run["turbulence_cfl"]), _max_update(run["max_update"]))
+                    float(run["turbulence_cfl"]), _max_update(run["max_update"]),
+                    _omega(run["lusgs_omega"]))
 
 
 def _float_or_none(value) -> float | None:
     return None if value is None else float(value)
+
+
+def _omega(value) -> float:
+    """``[run] lusgs_omega``, at least 1.
+
+    Raises
+    ------
+    ConfigError
+        Below 1 (the implicit operator would not be diagonally dominant).
+    """
+    if value < 1:
+        raise ConfigError(f"lusgs_omega must be at least 1, not {value}")
+    return float(value)
 
 
 def _max_update(value) -> float | None:
@@ -121,6 +141,12 @@ def _implicit(case: Case) -> bool:
     return case.run["time_integrator"] in IMPLICIT
 
 
+def _lusgs(case: Case) -> bool:
+    run = case.run
+    return run["time_integrator"] == "lusgs" or (
+        run["time_integrator"] == "newton-krylov" and run["preconditioner"] == "lusgs")
+
+
 def _limited(case: Case) -> bool:
     return case.scheme["flux"] != JST and case.scheme["order"] == 2
 
@@ -132,6 +158,7 @@ _READ_BY = {
     ("run", "cfl_frozen"): ("an implicit time_integrator", _implicit),
     ("run", "sweeps"): ("an implicit time_integrator", _implicit),
     ("run", "max_update"): ("an implicit time_integrator", _implicit),
+    ("run", "lusgs_omega"): ("LU-SGS steps or preconditioner", _lusgs),
     ("run", "multigrid"): ("time_integrator = 'lusgs'",
                            lambda c: c.run["time_integrator"] == "lusgs"),
     ("run", "multigrid_cycle"): ("multigrid > 0", lambda c: c.run["multigrid"] > 0),

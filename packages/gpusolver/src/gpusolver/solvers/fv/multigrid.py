@@ -40,7 +40,7 @@ from gpusolver.solvers.fv.fused import (
     VENKATAKRISHNAN,
     limiter_input,
 )
-from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS, own_levels
+from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, FusedLUSGS, own_levels
 from meshorder.agglomeration import MIN_COARSE_CELLS, agglomerate, coarse_graph, hierarchy
 from meshorder.hyperplanes import colour_sweeps
 from meshorder.topology import CSR
@@ -134,6 +134,8 @@ class Multigrid:
         (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
     parts : PartHalos, optional
         Mesh parts (``coarse_cells`` ignored).
+    omega : float
+        The coarse LU-SGS steps' over-relaxation (:class:`~gpusolver.solvers.fv.lusgs.LUSGS`).
 
     Raises
     ------
@@ -146,7 +148,8 @@ class Multigrid:
                  cycle: str = "v", colours: bool = False,
                  coarse_cells: list[np.ndarray] | None = None,
                  coarse_colours: list[np.ndarray] | None = None,
-                 max_update: float | None = MAX_UPDATE, parts: PartHalos | None = None):
+                 max_update: float | None = MAX_UPDATE, parts: PartHalos | None = None,
+                 omega: float = OMEGA):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
         specs = [{name: b.spec for name, b in zip(host.markers, x.boundaries, strict=True)}
@@ -193,7 +196,7 @@ class Multigrid:
                 else:
                     sweeps = (colour_sweeps(coarse_colours[k]) if colours and coarse_colours
                               else None)
-                lusgs = LUSGS(d, geometry, colours=colours, levels=sweeps)
+                lusgs = LUSGS(d, geometry, omega, colours=colours, levels=sweeps)
                 steps = (FusedLUSGS(d.fused, lusgs.kernels, forcing=True,
                                     max_update=max_update)
                          if lusgs.kernels is not None else None)
