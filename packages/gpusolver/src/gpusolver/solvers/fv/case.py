@@ -65,9 +65,9 @@ RUN_KEYS: dict[str, Key] = {
     "lusgs_omega": Key(NUMBER, default=Stepping.lusgs_omega, positive=True,
                        help="lusgs (and multigrid's coarse steps, newton-krylov's lusgs "
                             "preconditioner): over-relaxation of the spectral radius in "
-                            "the implicit operator, at least 1; larger damps more (3 keeps "
-                            "JST converging on stretched cells, at twice the steps on "
-                            "regular meshes)"),
+                            "the implicit operator, at least 1; larger damps more (3 helped "
+                            "JST on a stretched C-grid and cost twice the steps on a "
+                            "regular mesh)"),
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
                                "flow's up to this"),
