@@ -236,7 +236,8 @@ class Solver(Parts):
         (:func:`~gpusolver.layout.parts.layout_of_part`).
     turbulence : str
         ``none`` (laminar or inviscid) or a RANS model of :data:`TURBULENCE_MODELS`
-        (Navier-Stokes only; array code so far).
+        (Navier-Stokes only; its steps in array code around the mean flow's residual,
+        which runs in the fused kernels where the discretisation has them).
 
     Examples
     --------
