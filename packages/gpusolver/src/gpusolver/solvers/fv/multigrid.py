@@ -401,11 +401,6 @@ class MultigridKernels:
         self.graphs = (StepGraphs(self.backend) if transport is None
                        else graphs_for_exchanges(self.backend, transport))
 
-    @property
-    def buffers(self) -> list[dict]:
-        """The first local part's coarse levels' buffers (the whole mesh's)."""
-        return self.parts[0].levels
-
     def correct(self, states: list, cfl: float) -> list:
         """``states`` corrected from the coarse levels (buffers of this object, rewritten
         by the next call)."""
