@@ -70,6 +70,47 @@ def test_newton_krylov_second_order_reaches_ten_orders_with_the_cfl_ramp():
     assert solver.cfl > 1e3
 
 
+@pytest.mark.parametrize("every", [1, 5])
+def test_a_kept_factorisation_reaches_ten_orders_with_fewer_factorisations(every):
+    solver = perturbed_solver(wedge_mesh(16, 10, 8.0), gas=Gas(dim=2, mach=0.6),
+                              boundaries=WALLED, amplitude=0.02, seed=4,
+                              stepping=Stepping("newton-krylov", cfl=10.0, cfl_max=1e6,
+                                                freeze_limiter=1e-3,
+                                                preconditioner_every=every))
+    history = []
+    for _ in range(60):
+        history.append(solver.step()[0])
+        if history[-1] < 1e-10 * history[0]:
+            break
+    assert history[-1] < 1e-10 * history[0], history
+    refreshes = solver.newton.refreshes
+    if every == 1:
+        assert refreshes == len(history)
+    else:  # made anew while the CFL ramp doubles the time step, then every fifth step
+        assert refreshes < 0.6 * len(history), (refreshes, len(history))
+
+
+def test_a_kept_preconditioner_is_made_anew_when_the_time_step_changes():
+    from gpusolver.integrators.newton_krylov import NewtonKrylov
+
+    class Counting:
+        made = 0
+
+        def operator(self, u, dt, speeds):
+            Counting.made += 1
+            return lambda rhs: rhs
+
+    solver = perturbed_solver(grid_mesh(4, 3, "triangle"), seed=3)
+    newton = NewtonKrylov(solver.discretisation, Counting(), refresh_every=3)
+    u = solver.u
+    residual = solver.discretisation.residual(u)
+    for dt in (1.0, 1.5, 1.9, 1.9, 4.0, 1.0):  # kept x2, due (3 served), x2 ratio, x2 ratio
+        newton(u, residual, np.full(u.shape[1], dt))
+    assert Counting.made == 4
+    with pytest.raises(ValueError, match="at least one step"):
+        NewtonKrylov(solver.discretisation, Counting(), refresh_every=0)
+
+
 def test_lusgs_preconditioned_newton_krylov_beats_plain_lusgs():
     def run(stepping):
         solver = perturbed_solver(grid_mesh(10, 8, "triangle"), boundaries=WALLED, seed=5,

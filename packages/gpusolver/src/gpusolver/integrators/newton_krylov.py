@@ -14,6 +14,12 @@ one backward LU-SGS sweep (:class:`gpusolver.solvers.fv.lusgs.LUSGSOperator`: ma
 any size, but a weak preconditioner at large CFL numbers). As the CFL
 number grows the steps become Newton steps of the steady problem, which is what
 brings transonic cases down many orders where LU-SGS alone stalls.
+
+A factorisation may serve several steps (``refresh_every``): in between, the Krylov
+solves are preconditioned by the operator of an earlier state, which FGMRES corrects
+with a few more vectors. It is made anew once it has served its steps, and whenever the
+mean time step has changed by more than :data:`REFRESH_RATIO` since (the CFL ramp's
+first steps, a back-off).
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ DEFAULT_KRYLOV_VECTORS = 12
 
 #: The linear solve stops when its residual has fallen by this factor.
 DEFAULT_LINEAR_TOLERANCE = 0.05
+
+#: A kept preconditioner is made anew when the mean time step has grown or shrunk by
+#: more than this factor since it was made.
+REFRESH_RATIO = 2.0
 
 
 def fgmres(matvec: Callable, precondition: Callable, rhs, tolerance: float,
@@ -102,13 +112,35 @@ class NewtonKrylov:
         Krylov vectors per step.
     tolerance : float
         Relative linear residual at which a step's solve stops.
+    refresh_every : int
+        Steps one preconditioner serves at most (see the module docstring); 1 makes it
+        anew at every step.
     """
 
     def __init__(self, discretisation, preconditioner,
                  max_vectors: int = DEFAULT_KRYLOV_VECTORS,
-                 tolerance: float = DEFAULT_LINEAR_TOLERANCE):
+                 tolerance: float = DEFAULT_LINEAR_TOLERANCE, refresh_every: int = 1):
+        if refresh_every < 1:
+            raise ValueError(f"a preconditioner serves at least one step, not {refresh_every}")
         self.discretisation, self.preconditioner = discretisation, preconditioner
         self.max_vectors, self.tolerance = max_vectors, tolerance
+        self.refresh_every = refresh_every
+        #: Preconditioners made since the start (each a factorisation, for ``lu``).
+        self.refreshes = 0
+        self._kept: tuple[Callable, float] | None = None  # operator, its mean time step
+        self._served = 0
+
+    def _operator(self, u, dt, speeds) -> Callable:
+        """The step's preconditioner: the kept one, or a new one when it is due."""
+        xp = self.discretisation.backend.xp
+        scale = float(xp.mean(xp.asarray(dt)))
+        if (self._kept is None or self._served >= self.refresh_every
+                or not 1.0 / REFRESH_RATIO <= scale / self._kept[1] <= REFRESH_RATIO):
+            self._kept = (self.preconditioner.operator(u, dt, speeds), scale)
+            self._served = 0
+            self.refreshes += 1
+        self._served += 1
+        return self._kept[0]
 
     def __call__(self, u, residual, dt, speeds=None):
         """The change ``dU`` of one step from ``u``, whose residual is ``residual``.
@@ -128,7 +160,7 @@ class NewtonKrylov:
             return shift * v - (d.residual(u + step * v) - residual) / step
 
         try:
-            return fgmres(matvec, self.preconditioner.operator(u, dt, speeds), residual,
-                          self.tolerance, self.max_vectors, xp)
+            return fgmres(matvec, self._operator(u, dt, speeds), residual, self.tolerance,
+                          self.max_vectors, xp)
         finally:
             d.frozen_limiter, d.boundary_flux, d.mass_flux = kept

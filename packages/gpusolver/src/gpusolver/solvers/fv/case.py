@@ -77,6 +77,10 @@ RUN_KEYS: dict[str, Key] = {
                           help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
     "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
                           help="newton-krylov: most GMRES vectors per step"),
+    "preconditioner_every": Key(int, default=Stepping.preconditioner_every, positive=True,
+                                help="newton-krylov: steps one preconditioner (lu: one "
+                                     "factorisation) serves at most; sooner anew when the "
+                                     "time step has changed by more than a factor of 2"),
 }
 
 #: Section -> key -> :class:`Key` of a finite-volume case.
@@ -104,7 +108,7 @@ def stepping_of(case: Case) -> Stepping:
                     run["preconditioner"], run["krylov_vectors"], run["sweeps"],
                     run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
                     float(run["turbulence_cfl"]), _max_update(run["max_update"]),
-                    _omega(run["lusgs_omega"]))
+                    _omega(run["lusgs_omega"]), run["preconditioner_every"])
 
 
 def _float_or_none(value) -> float | None:
@@ -166,6 +170,8 @@ _READ_BY = {
                                 lambda c: c.run["time_integrator"] == "newton-krylov"),
     ("run", "krylov_vectors"): ("time_integrator = 'newton-krylov'",
                                 lambda c: c.run["time_integrator"] == "newton-krylov"),
+    ("run", "preconditioner_every"): ("time_integrator = 'newton-krylov'",
+                                      lambda c: c.run["time_integrator"] == "newton-krylov"),
     ("scheme", "jst_k2"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
     ("scheme", "jst_k4"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
     ("scheme", "limiter"): ("a Riemann flux at order = 2", _limited),

@@ -87,6 +87,10 @@ class Stepping:
         ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
     krylov_vectors : int
         Newton-Krylov only: most Krylov vectors per step.
+    preconditioner_every : int
+        Newton-Krylov only: steps one preconditioner (for ``lu`` a factorisation) serves
+        at most; it is made anew sooner when the mean time step has changed by more than
+        a factor of 2 since (:class:`~gpusolver.integrators.newton_krylov.NewtonKrylov`).
     sweeps : str
         LU-SGS levels (:data:`~gpusolver.solvers.fv.lusgs.SWEEPS`): ``hyperplanes``
         (the sequential sweep in plan order) or ``colours`` (multicolour sweeps: a few
@@ -133,6 +137,7 @@ class Stepping:
     turbulence_cfl: float = 100.0
     max_update: float | None = MAX_UPDATE
     lusgs_omega: float = OMEGA
+    preconditioner_every: int = 1
 
 
 #: RANS model name -> its finite-volume discretisation.
@@ -359,7 +364,8 @@ class Solver(Parts):
                 raise ConfigError(f"unknown preconditioner {stepping.preconditioner!r}; "
                                   f"valid: {', '.join(PRECONDITIONERS)}")
             self.newton = NewtonKrylov(d[0], PRECONDITIONERS[stepping.preconditioner](
-                self.part_sweeps[0]), max_vectors=stepping.krylov_vectors)
+                self.part_sweeps[0]), max_vectors=stepping.krylov_vectors,
+                refresh_every=stepping.preconditioner_every)
         self.multigrid = None
         if stepping.multigrid < 0:
             raise ConfigError(f"multigrid must be a number of coarse levels (0: none), not "
