@@ -187,6 +187,45 @@ def test_parts_give_the_one_part_answer_in_3d():
     np.testing.assert_allclose(parts.conserved(), whole.conserved(), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("levels", [1, 2])
+def test_parts_refined_on_their_own_give_the_refined_mesh_answer(levels):
+    """Each part of a coarse plan refined alone (as each rank does with ``[mesh] refine``)
+    computes what the whole refined mesh does, cell for cell (the children of each coarse
+    cell numbered together: meshorder.part_refine)."""
+    from meshorder.part_refine import refine_part
+    from meshorder.refine import refine_tracked
+
+    coarse = box_mesh(4, 3, 3)
+    parts = [refine_part(part, levels) for part in every_part(
+        make_plan(coarse, PlanOptions(partitions=3)))]
+    refined = refine_tracked(coarse, levels)
+    gas, scheme = Gas(dim=3, mach=1.4, aoa_deg=2.0), Scheme("roe", 2, "least-squares",
+                                                            "venkatakrishnan")
+    whole = Solver(refined.mesh, gas, BOX, scheme=scheme, stepping=Stepping("rk4", cfl=0.8))
+    on_fine = on_parts(parts, gas, BOX, scheme=scheme, cfl=0.8)
+    assert on_fine.n_cells == whole.n_cells == coarse.n_cells * 8 ** levels
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    w = whole.primitive()
+    w *= 1.0 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, w.shape)
+    whole.set_primitive(w)
+    file_cell = refined.cell_parent * 8 ** levels + refined.cell_child
+
+    def in_part_order(state):
+        out = np.empty_like(state)
+        out[:, file_cell] = state
+        return out
+
+    on_fine.set_conserved(in_part_order(whole.conserved()))
+    for _ in range(3):
+        np.testing.assert_allclose(on_fine.step(), whole.step(), rtol=1e-12)
+    np.testing.assert_allclose(on_fine.conserved(), in_part_order(whole.conserved()),
+                               rtol=1e-12, atol=1e-14)
+    # a small force from the cancelling pressures of many faces: round-off of their sum
+    np.testing.assert_allclose(on_fine.wall_forces()["ymin"].force,
+                               whole.wall_forces()["ymin"].force, rtol=1e-11, atol=1e-13)
+
+
 def test_lusgs_on_one_part_is_the_single_mesh_lusgs():
     """One part's own levels are the whole mesh's: its step equals the solver's."""
     mesh = grid_mesh(9, 7, "triangle")
@@ -459,6 +498,61 @@ def test_gpusolver_run_on_two_ranks_equals_one_rank_and_restarts_on_one(tmp_path
     np.testing.assert_allclose(both[:, 3:], one[:, 3:], rtol=2e-8)  # 9 digits in the file
     states = [np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in ("one", "rest")]
     np.testing.assert_allclose(states[1], states[0], rtol=1e-12, atol=1e-14)
+
+
+def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tmp_path):
+    """``[mesh] refine = 1`` with a two-part plan on two ranks: each rank refines its own
+    part; the history equals one rank's on the mesh `meshorder refine` writes, and the
+    checkpoint's states are its own (the children of each coarse cell numbered
+    together: meshorder.part_refine)."""
+    from meshorder.cli import main as meshorder_main
+    from meshorder.io.write import write_mesh
+    from meshorder.refine import refine_tracked
+    from meshorder.testing import box_mesh
+
+    coarse = box_mesh(5, 4, 3)
+    write_mesh(coarse, tmp_path / "box.msh")
+    assert meshorder_main(["refine", str(tmp_path / "box.msh"), str(tmp_path / "fine.msh"),
+                           "--quiet"]) == 0
+    _plan_in_parts(tmp_path, tmp_path / "box.msh")
+    # no far field parallel to the stream (the angle of attack tilts it towards z): there
+    # the characteristic condition switches between inflow and outflow at a normal
+    # velocity of 0, which turns round-off into differences of 1e-5 in a step
+    box = ('[boundaries]\nxmin = "supersonic-inflow"\nxmax = "supersonic-outflow"\n'
+           'ymin = "slip-wall"\nymax = "symmetry"\nzmin = "symmetry"\nzmax = "farfield"\n')
+    runs = {}
+    for name, ranks, mesh, extra in (("fine", 1, "fine.msh", ""),
+                                     ("parts", 2, "box.msh", 'refine = 1\nplan = "plan.npz"\n')):
+        text = CASE.format(mesh=tmp_path / mesh, iterations=3, restart="", out=name,
+                           run='backend = "numpy"').replace('plan = "plan.npz"\n', extra)
+        text = text.replace("mach = 0.6", "mach = 1.4").split("[boundaries]")[0] + box \
+            + "[run]" + text.split("[run]")[1]
+        case = tmp_path / f"{name}.toml"
+        case.write_text(text)
+        runs[name] = _run_case_file(case, ranks)
+    history = {name: np.loadtxt(tmp_path / name / "history.csv", delimiter=",", skiprows=1,
+                                ndmin=2) for name in runs}
+    np.testing.assert_allclose(history["parts"][:, 3:], history["fine"][:, 3:], rtol=2e-8)
+    assert runs["parts"].splitlines()[0] == "2 ranks"
+    refined = refine_tracked(coarse, 1)
+    states = {name: np.load(tmp_path / name / "checkpoint.npz")["conserved"] for name in runs}
+    in_file_order = np.empty_like(states["fine"])
+    in_file_order[:, refined.cell_parent * 8 + refined.cell_child] = states["fine"]
+    np.testing.assert_allclose(states["parts"], in_file_order, rtol=1e-12, atol=1e-14)
+
+
+def _run_case_file(case: Path, ranks: int) -> str:
+    """``gpusolver run case --quiet`` on ``ranks`` ranks; its printed lines."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"]
+    if ranks > 1:
+        command = [_mpiexec(), "-n", str(ranks), *command]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                               cwd=case.parent)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return completed.stdout
 
 
 def test_sigterm_stops_every_rank_at_the_same_step(tmp_path):

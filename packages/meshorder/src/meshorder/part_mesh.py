@@ -115,7 +115,14 @@ def part_mesh(mesh: Mesh, topology: Topology, cell_order: np.ndarray, split: Par
     new -> old cell order is ``cell_order``)."""
     first, end = split.offsets[part], split.offsets[part + 1]
     plan_cells = np.concatenate([np.arange(first, end), split.halo(part)])
-    file_cells = np.asarray(cell_order)[plan_cells]
+    return cell_subset(mesh, topology, plan_cells, np.asarray(cell_order)[plan_cells], part)
+
+
+def cell_subset(mesh: Mesh, topology: Topology, plan_cells: np.ndarray,
+                file_cells: np.ndarray, part: int) -> PartMesh:
+    """The cells ``file_cells`` of ``mesh`` (whose plan numbers are ``plan_cells``) as the
+    mesh of ``part``: their points, the facets that bound them and their mid-edge nodes;
+    cells by block, each block in the order given."""
     block_offsets = mesh.block_offsets()
     block = np.searchsorted(block_offsets, file_cells, side="right") - 1
     by_block = np.argsort(block, kind="stable")

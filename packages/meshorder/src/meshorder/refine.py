@@ -20,6 +20,7 @@ Second-order meshes are refused.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -139,6 +140,30 @@ CHILDREN = {
 }
 
 
+@dataclass(frozen=True)
+class Refinement:
+    """A refined mesh and where each of its cells and facets came from.
+
+    Attributes
+    ----------
+    mesh : Mesh
+        The refined mesh.
+    cell_parent, facet_parent : numpy.ndarray
+        Per cell (facet) of ``mesh``: the cell (facet) of the coarse mesh it lies in.
+    cell_child, facet_child : numpy.ndarray
+        Per cell (facet): its place among its coarse cell's (facet's) descendants, the
+        same for every copy of that coarse cell whatever else the mesh holds (level by
+        level, ``child = child_before * n_children + k`` with ``k`` its place in its
+        parent's split, :data:`CHILDREN`).
+    """
+
+    mesh: Mesh
+    cell_parent: np.ndarray
+    cell_child: np.ndarray
+    facet_parent: np.ndarray
+    facet_child: np.ndarray
+
+
 def refine(mesh: Mesh, levels: int = 1) -> Mesh:
     """``mesh`` refined ``levels`` times (see the module docstring).
 
@@ -154,16 +179,42 @@ def refine(mesh: Mesh, levels: int = 1) -> Mesh:
     >>> fine.n_cells, [len(b) for b in fine.facets]
     (96, [40])
     """
+    return refine_tracked(mesh, levels).mesh
+
+
+def refine_tracked(mesh: Mesh, levels: int = 1) -> Refinement:
+    """``mesh`` refined ``levels`` times, with each new cell's and facet's coarse parent
+    and place among its descendants (:class:`Refinement`).
+
+    Raises
+    ------
+    MeshorderError
+        For a second-order mesh, or ``levels`` below 0.
+
+    Examples
+    --------
+    >>> from meshorder.testing import grid_mesh
+    >>> refined = refine_tracked(grid_mesh(2, 1), 2)  # 2 squares into 16 each
+    >>> np.bincount(refined.cell_parent).tolist(), sorted(set(refined.cell_child.tolist())) \
+    ...     == list(range(16))
+    ([16, 16], True)
+    """
     if levels < 0:
         raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
-    if levels == 0:
-        return mesh
-    if len(mesh.mid_edge_nodes):
+    if levels and len(mesh.mid_edge_nodes):
         raise MeshorderError(f"{mesh.source}: refine takes meshes of linear cells; this "
                              "one is second order")
+    cells, facets = np.arange(mesh.n_cells), np.arange(sum(len(b) for b in mesh.facets))
+    refined = Refinement(mesh, cells, np.zeros_like(cells), facets, np.zeros_like(facets))
     for _ in range(levels):
-        mesh = _refined_once(mesh)
-    return mesh
+        fine, (cell_parent, cell_k, n_cell_k), (facet_parent, facet_k, n_facet_k) = \
+            _refined_once(refined.mesh)
+        refined = Refinement(
+            fine, refined.cell_parent[cell_parent],
+            refined.cell_child[cell_parent] * n_cell_k + cell_k,
+            refined.facet_parent[facet_parent],
+            refined.facet_child[facet_parent] * n_facet_k + facet_k)
+    return refined
 
 
 def _references(children: list) -> tuple[list, list, bool]:
@@ -180,7 +231,10 @@ def _references(children: list) -> tuple[list, list, bool]:
     return edges, quads, centre
 
 
-def _refined_once(mesh: Mesh) -> Mesh:
+def _refined_once(mesh: Mesh) -> tuple[Mesh, tuple, tuple]:
+    """``mesh`` refined once, and for its cells and for its facets: each one's parent,
+    its place ``k`` in its parent's split, and the largest number of children of a
+    parent (so that ``child * that + k`` numbers descendants uniquely)."""
     points = mesh.points
     blocks = [(b.type, b.nodes, None) for b in mesh.cells]
     blocks += [(b.type, b.nodes, m) for b, m in zip(mesh.facets, mesh.facet_markers,
@@ -210,8 +264,11 @@ def _refined_once(mesh: Mesh) -> Mesh:
     edge_at = quad_at = 0
     centre_at = first_centre
     out: dict[tuple[str, bool], list] = {}
-    for (kind, nodes, markers), (templates, edges, quads, centre) in zip(blocks, plans,
-                                                                        strict=True):
+    # each block's first cell (facet) among the mesh's cells (facets)
+    starts = np.concatenate([np.cumsum([0, *(len(b) for b in mesh.cells)])[:-1],
+                             np.cumsum([0, *(len(b) for b in mesh.facets)])[:-1]])
+    for (kind, nodes, markers), (templates, edges, quads, centre), start in zip(
+            blocks, plans, starts, strict=True):
         n, corners = nodes.shape
         table = [nodes]
         column = {i: i for i in range(corners)}
@@ -235,12 +292,13 @@ def _refined_once(mesh: Mesh) -> Mesh:
             out.setdefault((child_type, markers is not None), [])
         for variant, children in enumerate(templates):
             rows = np.flatnonzero(choice == variant)
-            for child_type, refs in children:
+            for k, (child_type, refs) in enumerate(children):
                 cols = [column[r] if isinstance(r, tuple) else r for r in refs]
                 out[(child_type, markers is not None)].append(
-                    (table[rows][:, cols], None if markers is None else markers[rows]))
+                    (table[rows][:, cols], None if markers is None else markers[rows],
+                     start + rows, np.full(len(rows), k)))
     new_points = np.concatenate(new_points)
-    raw = []
+    raw, lineage = [], {False: ([], []), True: ([], [])}
     for (child_type, is_facet), parts in out.items():
         nodes = np.concatenate([p[0] for p in parts])
         marks = np.concatenate([p[1] for p in parts]) if is_facet else None
@@ -248,7 +306,19 @@ def _refined_once(mesh: Mesh) -> Mesh:
             inverted = signed_measures(new_points, CellBlock(child_type, nodes)) < 0
             nodes[inverted] = nodes[inverted][:, list(CELL_TYPES[child_type].flip)]
         raw.append((child_type, nodes, marks))
-    return Mesh.from_blocks(new_points, raw, dict(mesh.marker_names), source=mesh.source)
+        lineage[is_facet][0].extend(p[2] for p in parts)
+        lineage[is_facet][1].extend(p[3] for p in parts)
+    fine = Mesh.from_blocks(new_points, raw, dict(mesh.marker_names), source=mesh.source)
+    widths = {is_facet: max((len(t[0]) for (kind, _, m), (t, *_) in zip(blocks, plans,
+                                                                        strict=True)
+                             if (m is not None) == is_facet), default=1)
+              for is_facet in (False, True)}
+    return fine, *((_joined(lineage[f][0]), _joined(lineage[f][1]), widths[f])
+                   for f in (False, True))
+
+
+def _joined(pieces: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
 
 
 def _shortest_diagonal(points: np.ndarray, table: np.ndarray, column: dict) -> np.ndarray:

@@ -36,7 +36,8 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
                           "per metre and in square metres)"),
         "refine": Key(int, (0, 1, 2, 3, 4), 0,
                       help="refine the mesh uniformly this many times at start (`meshorder "
-                           "refine`: 8 cells per 3-D cell a level; not with a plan)"),
+                           "refine`: 8 cells per 3-D cell a level); with a partitioned plan "
+                           "on several ranks each rank refines its own part"),
     },
     "physics": {
         "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
@@ -231,10 +232,6 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
     if physics["gamma"] <= 1:
         raise ConfigError(f"{source}: [physics] gamma must be above 1 (1.4 for air), found "
                           f"{physics['gamma']!r}")
-    if sections["mesh"]["refine"] and sections["mesh"]["plan"] is not None:
-        raise ConfigError(f"{source}: [mesh] refine makes another mesh than the plan's; "
-                          "refine it with `meshorder refine` and make its plan, or drop "
-                          "the plan")
     if physics["equations"] == "navier-stokes" and physics["reynolds"] is None:
         raise ConfigError(f"{source}: [physics] reynolds is required for navier-stokes")
     raw_boundaries = data.get("boundaries", {})  # empty: the mesh's markers are named

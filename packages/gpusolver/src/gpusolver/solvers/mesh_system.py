@@ -36,6 +36,8 @@ from gpusolver.physics.boundary import resolve_markers
 from gpusolver.solvers.base import StepReport, System
 from gpusolver.solvers.parts import Parts
 from meshorder import Mesh, Topology, read_mesh
+from meshorder.errors import MeshorderError
+from meshorder.part_refine import refine_part
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart, read_plan_part
 from meshorder.refine import refine
@@ -66,11 +68,18 @@ class MeshSystem(System):
 
         Under ``mpiexec`` with several ranks, one part per rank: with the case's plan
         (which must have that many parts) each rank reads only its part of the plan and
-        never the mesh; without a plan, each rank reads the mesh and makes one.
+        never the mesh, and refines that part alone as ``[mesh] refine`` says
+        (:func:`meshorder.part_refine.refine_part`); without a plan, each rank reads the
+        mesh, refines it and makes one.
         """
         comm = mpi_world()
         if comm is not None:
             return cls(*cls._on_ranks(case, comm))
+        if case.mesh_refine and case.plan_file:
+            raise ConfigError(f"{case.path}: [mesh] refine with a plan refines each rank's "
+                              "part of it: run on as many ranks as the plan has parts "
+                              "(mpiexec -n N), or refine the mesh with `meshorder refine` "
+                              "and plan that")
         mesh, plan = _read_with_plan(case)
         if plan is not None:
             case = _with_markers(case, list(plan.boundary_ranges()))
@@ -91,6 +100,10 @@ class MeshSystem(System):
                 raise ConfigError(f"the plan has {part.n_parts} part(s) but the run has "
                                   f"{comm.size} ranks; make it with `meshorder reorder "
                                   f"--partitions {comm.size}`")
+            try:
+                part = refine_part(part, case.mesh_refine)
+            except MeshorderError as error:
+                raise ConfigError(f"{case.path}: [mesh] refine: {error}") from None
             part = dataclasses.replace(part, mesh=dataclasses.replace(
                 part.mesh, mesh=part.mesh.mesh.scaled(case.mesh_scale)))
         else:

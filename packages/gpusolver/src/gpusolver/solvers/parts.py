@@ -67,6 +67,13 @@ class PerPart(list):
     __rmul__ = __mul__
 
 
+def halo_sends(parts: list) -> dict[tuple[int, int], np.ndarray]:
+    """The halo lists of the local ``parts`` (:class:`meshorder.plan.PlanPart`) in one
+    dict: a coarse plan's parts each hold all of them, a part refined on its rank
+    (:func:`meshorder.part_refine.refine_part`) only its own."""
+    return {pair: cells for part in parts for pair, cells in part.send.items()}
+
+
 class Parts:
     """Mixin of a solver on parts.
 

@@ -41,7 +41,7 @@ from gpusolver.solvers.dg.discretisation import EXACT, DGDiscretisation
 from gpusolver.solvers.dg.fused import FusedDG, HaloSplit
 from gpusolver.solvers.dg.fused_parts import FusedDGPartsSteps
 from gpusolver.solvers.dg.layout import DGLayout
-from gpusolver.solvers.parts import Parts, PerPart, shared
+from gpusolver.solvers.parts import Parts, PerPart, halo_sends, shared
 from meshorder import Mesh
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart
@@ -132,7 +132,7 @@ class DGSolver(Parts):
             self.layouts = [layout for _, layout, _ in built]
             splits = [split for _, _, split in built]
             self.parts, self.local = mesh, [part.mesh.part for part in mesh]
-            send, self.n_cells = mesh[0].send, mesh[0].n_cells
+            send, self.n_cells = halo_sends(mesh), mesh[0].n_cells
         self._splits = splits
         self.gas, self.reference_area = gas, reference_area
         self.stages, self.local_time_step = TABLEAUX[integrator], local_time_step

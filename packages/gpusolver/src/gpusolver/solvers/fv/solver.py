@@ -54,7 +54,7 @@ from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, SWEEPS, FusedLUSGS, own_levels
 from gpusolver.solvers.fv.multigrid import Multigrid, PartHalos
 from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
-from gpusolver.solvers.parts import Parts, PerPart, shared
+from gpusolver.solvers.parts import Parts, PerPart, halo_sends, shared
 from meshorder import Mesh
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart
@@ -288,7 +288,7 @@ class Solver(Parts):
             check_parts(stepping, specs)
             strategy = "atomic"
             self.layouts = [layout_of_part(part, faces) for part in mesh]
-            self.local, self.parts, send = [part.mesh.part for part in mesh], mesh, mesh[0].send
+            self.local, self.parts, send = [part.mesh.part for part in mesh], mesh, halo_sends(mesh)
         #: The whole mesh and its plan (None on parts).
         self.mesh, self.plan = (mesh, plan) if isinstance(mesh, Mesh) else (None, None)
         self.gas, self.reference_area = gas, reference_area
