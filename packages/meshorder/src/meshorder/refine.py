@@ -195,9 +195,10 @@ def refine_tracked(mesh: Mesh, levels: int = 1) -> Refinement:
     --------
     >>> from meshorder.testing import grid_mesh
     >>> refined = refine_tracked(grid_mesh(2, 1), 2)  # 2 squares into 16 each
-    >>> np.bincount(refined.cell_parent).tolist(), sorted(set(refined.cell_child.tolist())) \
-    ...     == list(range(16))
-    ([16, 16], True)
+    >>> np.bincount(refined.cell_parent).tolist()
+    [16, 16]
+    >>> sorted(set(refined.cell_child.tolist())) == list(range(16))
+    True
     """
     if levels < 0:
         raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
@@ -251,13 +252,12 @@ def _refined_once(mesh: Mesh) -> tuple[Mesh, tuple, tuple]:
     edge_rows = np.concatenate([nodes[:, e].reshape(-1, 2) if e else np.zeros((0, 2), int)
                                 for (_, nodes, _), (_, e, _, _) in zip(blocks, plans,
                                                                         strict=True)])
-    edge_keys = np.sort(edge_rows, axis=1)
-    edge_unique, edge_ids = np.unique(edge_keys, axis=0, return_inverse=True)
+    n_points = len(points)
+    edge_unique, edge_ids = _unique_rows(np.sort(edge_rows, axis=1), n_points)
     quad_rows = np.concatenate([nodes[:, q].reshape(-1, 4) if q else np.zeros((0, 4), int)
                                 for (_, nodes, _), (_, _, q, _) in zip(blocks, plans,
                                                                         strict=True)])
-    quad_unique, quad_ids = np.unique(np.sort(quad_rows, axis=1), axis=0, return_inverse=True)
-    n_points = len(points)
+    quad_unique, quad_ids = _unique_rows(np.sort(quad_rows, axis=1), n_points)
     first_quad = n_points + len(edge_unique)
     first_centre = first_quad + len(quad_unique)
     new_points = [points, points[edge_unique].mean(axis=1), points[quad_unique].mean(axis=1)]
@@ -315,6 +315,22 @@ def _refined_once(mesh: Mesh) -> tuple[Mesh, tuple, tuple]:
               for is_facet in (False, True)}
     return fine, *((_joined(lineage[f][0]), _joined(lineage[f][1]), widths[f])
                    for f in (False, True))
+
+
+def _unique_rows(rows: np.ndarray, n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``rows`` (node numbers below ``n_points``, two or four per
+    row) in increasing order, and each row's place among them: ``np.unique(rows,
+    axis=0, return_inverse=True)``, with each pair of columns packed into one integer
+    (several times faster on millions of rows)."""
+    packed = [rows[:, k].astype(np.int64) * n_points + rows[:, k + 1]
+              for k in range(0, rows.shape[1], 2)]
+    order = np.lexsort(packed[::-1])
+    first = np.ones(len(rows), dtype=bool)
+    if len(rows):
+        first[1:] = np.any([np.diff(key[order]) != 0 for key in packed], axis=0)
+    ids = np.empty(len(rows), dtype=np.int64)
+    ids[order] = np.cumsum(first) - 1
+    return rows[order[first]], ids
 
 
 def _joined(pieces: list[np.ndarray]) -> np.ndarray:
