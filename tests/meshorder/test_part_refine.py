@@ -52,12 +52,19 @@ def _volumes(mesh) -> np.ndarray:
     return np.concatenate([signed_measures(mesh.points, block) for block in mesh.cells])
 
 
-def test_a_fine_part_holds_its_own_cells_and_two_layers_of_halo_only():
+def test_a_fine_part_holds_the_children_of_its_coarse_part_with_their_topology():
     from meshorder import Topology
 
-    part = refine_part(_parts(box_mesh(4, 4, 3), 2)[0], 1)
-    topology = Topology(part.mesh.mesh)
-    left, right = topology.face_cells[topology.interior].T
+    coarse = _parts(box_mesh(4, 4, 3), 2)[0]
+    part = refine_part(coarse, 1)
+    assert part.mesh.mesh.n_cells == 8 * coarse.mesh.mesh.n_cells
+    assert len(part.own()) == 8 * len(coarse.own())
+    kept = part.mesh.topology
+    np.testing.assert_array_equal(kept.face_cells, Topology(part.mesh.mesh).face_cells)
+    # its halo lists name cells within two faces of its own only
+    halo = np.concatenate([cells for (p, q), cells in part.send.items() if q == 0])
+    left, right = kept.face_cells[kept.interior].T
+    local = np.searchsorted(np.sort(part.mesh.cells), halo)
     own = np.zeros(part.mesh.mesh.n_cells, dtype=bool)
     own[part.own()] = True
     reached = own.copy()
@@ -65,7 +72,8 @@ def test_a_fine_part_holds_its_own_cells_and_two_layers_of_halo_only():
         step = reached.copy()
         step[right[reached[left]]] = step[left[reached[right]]] = True
         reached = step
-    assert reached.all() and not own.all()
+    by_number = np.argsort(part.mesh.cells)
+    assert reached[by_number[local]].all() and not reached.all()
 
 
 def test_two_dimensional_meshes_pyramids_and_negative_levels_are_refused():

@@ -13,7 +13,7 @@ the part's own cells first in plan order, then its halo cells in plan order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -48,6 +48,9 @@ class PartMesh:
         The number in the original mesh of every point of ``mesh``.
     facet_ids : numpy.ndarray
         The number in the original mesh of every facet of ``mesh``.
+    topology : Topology or None
+        The topology of ``mesh`` where it was built already (a part refined on its rank),
+        for the rank's layout to reuse; not stored.
     """
 
     part: int
@@ -56,6 +59,7 @@ class PartMesh:
     file_cells: np.ndarray
     point_ids: np.ndarray
     facet_ids: np.ndarray
+    topology: Topology | None = field(default=None, compare=False, repr=False)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Everything the part holds as named arrays (see :meth:`from_arrays`)."""
@@ -115,14 +119,7 @@ def part_mesh(mesh: Mesh, topology: Topology, cell_order: np.ndarray, split: Par
     new -> old cell order is ``cell_order``)."""
     first, end = split.offsets[part], split.offsets[part + 1]
     plan_cells = np.concatenate([np.arange(first, end), split.halo(part)])
-    return cell_subset(mesh, topology, plan_cells, np.asarray(cell_order)[plan_cells], part)
-
-
-def cell_subset(mesh: Mesh, topology: Topology, plan_cells: np.ndarray,
-                file_cells: np.ndarray, part: int) -> PartMesh:
-    """The cells ``file_cells`` of ``mesh`` (whose plan numbers are ``plan_cells``) as the
-    mesh of ``part``: their points, the facets that bound them and their mid-edge nodes;
-    cells by block, each block in the order given."""
+    file_cells = np.asarray(cell_order)[plan_cells]
     block_offsets = mesh.block_offsets()
     block = np.searchsorted(block_offsets, file_cells, side="right") - 1
     by_block = np.argsort(block, kind="stable")

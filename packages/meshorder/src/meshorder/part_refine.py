@@ -2,8 +2,9 @@
 
 A rank reads its part of a plan made for a coarse mesh (its own cells and their two-layer
 halo, :class:`meshorder.part_mesh.PartMesh`), refines it (:func:`meshorder.refine.refine`)
-and keeps its own cells' children and the children within two faces of them: the part of
-the fine mesh a rank computes, without any process holding the fine mesh.
+with its topology (which the rank's layout reuses): its own cells' children and the
+children of its coarse halo, of which the rank computes with the fine cells within two
+faces of its own; no process holds the fine mesh.
 
 Every rank numbers the fine cells alike with no exchange: every coarse cell of a 3-D
 mesh of tetrahedra, hexahedra and wedges splits into ``8^levels`` cells, so the child
@@ -28,7 +29,7 @@ import hashlib
 import numpy as np
 
 from .errors import MeshorderError
-from .part_mesh import PartMesh, cell_subset
+from .part_mesh import PartMesh
 from .plan import PlanPart
 from .refine import refine_tracked
 from .topology import Topology
@@ -80,19 +81,13 @@ def refine_part(part: PlanPart, levels: int) -> PlanPart:
         near_q = _within_two_faces(owner == q, pairs)
         send[(me, int(q))] = np.sort(plan_cells[own & near_q])
         send[(int(q), me)] = np.sort(plan_cells[halo & (owner == q)])
-    kept = np.concatenate([np.flatnonzero(own), np.flatnonzero(halo)])
-    kept = kept[np.argsort(plan_cells[kept] + np.where(own[kept], 0, offsets[-1]),
-                           kind="stable")]  # own cells first, each group in plan order
-    sub = cell_subset(fine, topology, plan_cells[kept], kept, me)
-    n_coarse_points = len(coarse.points)
-    point_ids = np.where(sub.point_ids < n_coarse_points,
-                         part.mesh.point_ids[np.minimum(sub.point_ids, n_coarse_points - 1)],
-                         -1)
-    facet_ids = (part.mesh.facet_ids[refined.facet_parent[sub.facet_ids]] * per_facet
-                 + refined.facet_child[sub.facet_ids])
-    file_cells = (part.mesh.file_cells[refined.cell_parent[sub.file_cells]] * per_cell
-                  + refined.cell_child[sub.file_cells])
-    mesh = PartMesh(me, sub.mesh, sub.cells, file_cells, point_ids, facet_ids)
+    n_points = len(coarse.points)
+    point_ids = np.concatenate([part.mesh.point_ids,
+                                np.full(len(fine.points) - n_points, -1, np.int64)])
+    facet_ids = (part.mesh.facet_ids[refined.facet_parent] * per_facet
+                 + refined.facet_child)
+    file_cells = part.mesh.file_cells[refined.cell_parent] * per_cell + refined.cell_child
+    mesh = PartMesh(me, fine, plan_cells, file_cells, point_ids, facet_ids, topology)
     return dataclasses.replace(part, mesh_digest=refined_digest(part.mesh_digest, levels),
                                offsets=offsets, send=send, mesh=mesh)
 

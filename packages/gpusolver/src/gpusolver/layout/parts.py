@@ -130,7 +130,7 @@ def layout_of_part(part: PlanPart, faces: str = DEFAULT_FACES) -> PartLayout:
     kind (:class:`PartLayout`) in meshorder's face order ``faces`` over the part mesh's
     cells (numbered in plan order)."""
     mesh = part.mesh
-    topology = Topology(mesh.mesh)
+    topology = mesh.topology if mesh.topology is not None else Topology(mesh.mesh)
     face_order = get_face_order(faces)(topology, np.arange(mesh.mesh.n_cells))
     host = native_geometry(mesh.mesh, topology, face_order)
     facets = file_facets(mesh, topology.face_facet[face_order[host.n_interior:]])
