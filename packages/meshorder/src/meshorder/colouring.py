@@ -87,7 +87,10 @@ def colour_cells(graph, seed: int = 0) -> Colouring:
     colour = np.full(n, -1, dtype=np.int64)
     used = np.zeros(n, dtype=np.uint64)  # bit c: a neighbour holds colour c
     while (uncoloured := colour < 0).any():
-        contested = uncoloured[rows] & uncoloured[cols] & (priority[cols] > priority[rows])
+        # only edges between two uncoloured vertices matter from here on
+        keep = uncoloured[rows] & uncoloured[cols]
+        rows, cols = rows[keep], cols[keep]
+        contested = priority[cols] > priority[rows]
         winners = uncoloured.copy()
         winners[rows[contested]] = False
         colour[winners] = _lowest_bit(~used[winners])
