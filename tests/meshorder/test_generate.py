@@ -119,6 +119,44 @@ def test_oneram6_has_the_agard_planform_a_symmetry_plane_and_its_far_field(tmp_p
                                                    + 0.8059 * 0.562 + 10 * 0.8059)
 
 
+def test_a_prism_layered_oneram6_has_its_first_layer_and_a_sharp_trailing_edge(tmp_path):
+    """RANS: 20 layers of prisms on the wing, the first 1e-5 root chords thick; in metres,
+    the span along y."""
+    from meshorder.cli import main
+
+    out = tmp_path / "m6.msh"
+    assert main(["generate", "oneram6", str(out), "--cells", "100000", "--prism-layers", "20",
+                 "--first-layer", "1e-5"]) == 0
+    mesh = read_mesh(out)
+    assert {b.type for b in mesh.cells} == {"tetra", "wedge"}
+    topo = Topology(mesh)
+    wall_cells = topo.boundary_cells(topo.marker_ids(["wing"]))
+    wedges = next(b for b in mesh.cells if b.type == "wedge")
+    assert len(wedges) == 20 * len(wall_cells)
+    heights = np.linalg.norm(mesh.points[wedges.nodes[:, 3:]] - mesh.points[wedges.nodes[:, :3]],
+                             axis=2).mean(axis=1) / 0.8059
+    first = np.sort(heights)[:len(wall_cells)]
+    assert np.median(first) == pytest.approx(1e-5, rel=1e-3)  # thinner only where it must
+    assert np.isclose(mesh.points[:, 1].min(), 0.0)
+    assert mesh.points[:, 1].max() == pytest.approx(1.1963 + 20 * 0.8059)
+    wing = next(k for k, name in mesh.marker_names.items() if name == "wing")
+    nodes = np.unique(np.concatenate([block.nodes[markers == wing].ravel() for block, markers
+                                      in zip(mesh.facets, mesh.facet_markers, strict=True)]))
+    root = mesh.points[nodes][mesh.points[nodes, 1] == 0.0]
+    trailing = root[np.argmax(root[:, 0])]
+    assert trailing[0] == pytest.approx(0.8059) and trailing[2] == pytest.approx(0.0, abs=1e-12)
+    # the two root nodes next to the trailing edge sit above and below it: a sharp edge
+    near = root[np.argsort(-root[:, 0])[1:3]]
+    assert near[:, 2].min() < 0 < near[:, 2].max()
+
+
+def test_prism_layers_thicker_than_the_wall_cells_or_a_layer_without_prisms_are_refused():
+    with pytest.raises(ValueError, match="thicker than half the wall cells"):
+        generate("oneram6", None, 100000, prism_layers=10, first_layer=0.01)
+    with pytest.raises(ValueError, match="give prism_layers too"):
+        generate("oneram6", None, 100000, first_layer=1e-5)
+
+
 def test_oneram6_refuses_a_far_field_inside_the_wing():
     with pytest.raises(ValueError, match="far must be positive"):
         generate("oneram6", None, 100000, far=0.0)

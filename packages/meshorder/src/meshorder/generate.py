@@ -44,6 +44,14 @@ ONERA_M6_GROWTH = 8.0
 #: into a limit cycle at its suction peak on two meshes of five.
 ONERA_M6_LEADING_EDGE_RATIO = 1 / 3
 ONERA_M6_LEADING_EDGE_SLOPE = 0.3
+#: First prism height (root chords) of a prism-layered ONERA M6: y+ about 1 at TMR's
+#: Reynolds number of 14.6 million per root chord (``1 / (Re sqrt(Cf / 2))`` with Cf
+#: 0.0025).
+ONERA_M6_FIRST_LAYER = 2e-6
+#: A prism-layered ONERA M6 (root chords, far = 20): tetrahedra times size**3 and wall
+#: triangles times size**2 (measured: 458,586 and 6,011 at size 0.0316; 45,103 and 1,364
+#: at 0.0691).
+ONERA_M6_PRISM_COUNTS = (14.7, 6.3)
 
 Generator = Callable[..., "Path | Mesh"]
 GEOMETRIES: Registry[Generator] = Registry("geometry")
@@ -365,17 +373,30 @@ def swept_wing(path: Path | None, cells: int, *, span: float = 3.0, sweep_deg: f
 
 
 @_register("oneram6")
-def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 1
-            ) -> Path | Mesh:
-    """The ONERA M6 half wing (:mod:`meshorder.onera_m6`) in a box, tetrahedra, in metres.
+def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 1,
+            prism_layers: int = 0, first_layer: float | None = None) -> Path | Mesh:
+    """The ONERA M6 half wing (:mod:`meshorder.onera_m6`) in a box, in metres.
 
     x chordwise, y spanwise from the symmetry plane ``y = 0`` (the root), z up; the far
     field ``far`` root chords from the wing on every other side. Cell size grows
     linearly with the distance from the wing, the whole field scaled so that the count
-    follows the target. Markers: ``wing``, ``symmetry``, ``farfield``.
+    follows the target. Tetrahedra only by default (Euler). With ``prism_layers`` (RANS):
+    that many layers of prisms on the wing, the first ``first_layer`` root chords thick
+    (default :data:`ONERA_M6_FIRST_LAYER`: y+ about 1 at TMR's Reynolds number of 14.6
+    million per root chord), growing geometrically to half the wall cells' size; the
+    trailing edge is sharp (the section's 0.14% closed), tetrahedra beyond the layers.
+    Markers: ``wing``, ``symmetry``, ``farfield``.
     """
     if far <= 0:
         raise ValueError(f"far must be positive, got {far}")
+    if prism_layers < 0:
+        raise ValueError(f"prism_layers must be 0 (none) or more, got {prism_layers}")
+    if first_layer is not None and not prism_layers:
+        raise ValueError("first_layer is the first prism's height: give prism_layers too")
+    if prism_layers:
+        return _oneram6_prism_layered(path, cells, far, threads, prism_layers,
+                                      ONERA_M6_FIRST_LAYER if first_layer is None
+                                      else first_layer)
     root, tip, tip_x = onera_m6.planform()
     with gmsh_session() as gmsh:
         _deterministic(gmsh, threads)
@@ -400,6 +421,28 @@ def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 
         return _write(gmsh, path)
 
 
+def _oneram6_prism_layered(path: Path | None, cells: int, far: float, threads: int,
+                           prism_layers: int, first_layer: float) -> Path | Mesh:
+    """:func:`oneram6` with prism layers: built in root chords with the span along z by
+    :func:`_prism_layered_wing`, then turned and scaled to metres."""
+    root, _, tip_x = onera_m6.planform()
+    planform = _Planform(onera_m6.SEMI_SPAN / root, tip_x / root, onera_m6.TAPER)
+    size = _wing_cell_size(cells, prism_layers, ONERA_M6_PRISM_COUNTS)
+    total = 0.5 * size
+    if first_layer * prism_layers >= total:
+        raise ValueError(f"{prism_layers} layers of {first_layer} root chords are thicker "
+                         f"than half the wall cells ({total:.3g} root chords at {cells} "
+                         "cells): fewer or thinner layers, or fewer cells")
+    heights = geometric_heights(first_layer, _growth(first_layer, total, prism_layers),
+                                prism_layers)
+    with gmsh_session() as gmsh:
+        _deterministic(gmsh, threads)
+        gmsh.option.setNumber("Mesh.Algorithm3D", 10 if threads > 1 else 1)
+        _prism_layered_wing(gmsh, planform, size, far, heights, onera_m6.onera_d())
+        gmsh.model.mesh.affineTransform([root * x for x in _SPAN_Z_TO_Y])
+        return _write(gmsh, path)
+
+
 def _oneram6_cell_size(cells: int) -> float:
     """Wall cell size (m) that gives about ``cells`` tetrahedra (far = 20 measured).
 
@@ -413,16 +456,21 @@ _SPAN_Z_TO_Y = [1.0, 0.0, 0.0, 0.0,  # rotation by -90 deg about x: (x, y, z) ->
                 0.0, -1.0, 0.0, 0.0]
 
 
-def _wing_cell_size(cells: int, prism_layers: int) -> float:
-    """Wall cell size that gives about ``cells`` cells; coarser walls break the 3D mesher."""
+def _wing_cell_size(cells: int, prism_layers: int, counts: tuple[float, float] = (17.0, 11.6)
+                    ) -> float:
+    """Wall cell size that gives about ``cells`` cells; coarser walls break the 3D mesher.
+
+    ``counts``: the tetrahedra times ``size**3`` and the wall triangles times ``size**2``
+    (the swept wing's by default, measured at size 0.0303: 627,794 tetrahedra, 17.5 /
+    size**3, 21.0 at 0.046; 12,640 wall triangles, 11.6 / size**2).
+    """
     if prism_layers == 0:  # measured: 302k tets at 0.04, N ~ size**-3
         return min(0.1, 0.04 * (3.02e5 / cells) ** (1 / 3))
-    # measured at size 0.0303: 627,794 tetrahedra (17.5 / size**3; 21.0 at 0.046) and
-    # 12,640 wall triangles (11.6 / size**2)
+    tetrahedra, triangles = counts
     lo, hi = 1e-4, 0.1
     for _ in range(60):  # bisection: the count falls as the size grows
         mid = 0.5 * (lo + hi)
-        count = 17.0 * mid**-3 + 11.6 * prism_layers * mid**-2
+        count = tetrahedra * mid**-3 + triangles * prism_layers * mid**-2
         lo, hi = (mid, hi) if count > cells else (lo, mid)
     return hi
 
@@ -440,11 +488,14 @@ class _Planform(NamedTuple):
                 np.array([1.0 + self.dx + far, far, self.span + far]))
 
 
-def _wing_solid(occ: object, planform: _Planform) -> list[tuple[int, int]]:
-    """The wing as an OpenCASCADE solid lofted from the root and tip sections."""
+def _wing_solid(occ: object, planform: _Planform, section: np.ndarray | None = None
+                ) -> list[tuple[int, int]]:
+    """The wing as an OpenCASCADE solid lofted from the root and tip sections (``section``:
+    the closed unit-chord section, NACA 0012 by default)."""
+    section = naca00xx(80) if section is None else section
     wires = []
     for z, scale, shift in ((0.0, 1.0, 0.0), (planform.span, planform.taper, planform.dx)):
-        xy = naca00xx(80) * scale + np.array([shift, 0.0])
+        xy = section * scale + np.array([shift, 0.0])
         pts = [occ.addPoint(x, y, z) for x, y in xy]
         wires.append(occ.addWire([occ.addSpline([*pts, pts[0]])]))
     return occ.addThruSections(wires, makeSolid=True, makeRuled=False)
@@ -526,16 +577,17 @@ def _name_wing_groups(gmsh: object, wall: list[int], symmetry: list[int], farfie
     gmsh.model.addPhysicalGroup(3, fluid, name="fluid")
 
 
-def _wall_triangles(gmsh: object, planform: _Planform, size: float
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The wing's wall (sides and tip, not the root) meshed at ``size``, facing outwards.
+def _wall_triangles(gmsh: object, planform: _Planform, size: float,
+                    section: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The wing's wall (sides and tip, not the root) meshed at ``size``, facing outwards
+    (``section``: as :func:`_wing_solid`).
 
     Returns the nodes (root nodes exactly at ``z = 0``) and triangles. gmsh orients
     each CAD face's triangles by that face's parametrisation, so faces are made
     consistent through shared edges and the whole closed surface is turned
     outwards by the sign of its enclosed volume.
     """
-    wing = _wing_solid(gmsh.model.occ, planform)
+    wing = _wing_solid(gmsh.model.occ, planform, section)
     gmsh.model.occ.synchronize()
     gmsh.option.setNumber("Mesh.MeshSizeMin", size)
     gmsh.option.setNumber("Mesh.MeshSizeMax", size)
@@ -588,8 +640,9 @@ def _consistently_oriented(faces: dict[int, np.ndarray]) -> dict[int, np.ndarray
 
 
 def _prism_layered_wing(gmsh: object, planform: _Planform, size: float, far: float,
-                        heights: np.ndarray) -> None:
-    """Prisms extruded from the wall, the rest of the box left to gmsh's tetrahedra.
+                        heights: np.ndarray, section: np.ndarray | None = None) -> None:
+    """Prisms extruded from the wall, the rest of the box left to gmsh's tetrahedra
+    (``section``: as :func:`_wing_solid`).
 
     The layer's top surface becomes a discrete surface whose root loop is a hole
     in the symmetry face of a built-in-kernel box; gmsh meshes the box faces, then
@@ -597,7 +650,7 @@ def _prism_layered_wing(gmsh: object, planform: _Planform, size: float, far: flo
     prisms' faces on the symmetry plane are added afterwards as discrete entities
     (gmsh would try to mesh them again otherwise).
     """
-    points, wall = _wall_triangles(gmsh, planform, size)
+    points, wall = _wall_triangles(gmsh, planform, size, section)
     on_root = points[:, 2] == 0.0
     layer = extrude(points, wall, heights, symmetry_axis=2)
     check_prisms(layer.points.reshape(-1, 3), layer.prisms)

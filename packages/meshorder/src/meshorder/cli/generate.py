@@ -14,9 +14,9 @@ from ..progress import activity
 from ..termination import in_child_process
 
 #: Options that only some geometries take: option -> those geometries.
-GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing",),
+GEOMETRY_OPTIONS = {"kind": ("couette",), "prism_layers": ("wing", "oneram6"),
                     "threads": ("box", "wing", "oneram6"), "far": ("oneram6",),
-                    "first_layer": ("cylinder",),
+                    "first_layer": ("cylinder", "oneram6"),
                     "order": ("couette", "naca0012-ogrid", "naca0012-tri", "cylinder", "flap")}
 
 
@@ -36,10 +36,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--far", type=positive_float, default=None, metavar="CHORDS",
                    help="oneram6 only: far field this many root chords out (default 20)")
     p.add_argument("--prism-layers", type=non_negative_int, default=None,
-                   help="wing only: prism layers on the wall (default 5; 0: tetrahedra only)")
-    p.add_argument("--first-layer", type=positive_float, default=None, metavar="RATIO",
-                   help="cylinder only: first cell height over the wall cells' length "
-                        "(default 0.1)")
+                   help="wing and oneram6: prism layers on the wall (wing: default 5; "
+                        "oneram6: default 0; 0: tetrahedra only)")
+    p.add_argument("--first-layer", type=positive_float, default=None, metavar="H",
+                   help="cylinder: first cell height over the wall cells' length (default "
+                        "0.1); oneram6 with --prism-layers: first prism height over the root "
+                        "chord (default 2e-6: y+ about 1 at Re 14.6 million)")
     p.add_argument("--order", type=int, choices=[1, 2], default=None,
                    help="2D only: 2 writes second-order elements (triangle6, quad9) whose "
                         "wall edges follow the geometry (default 1)")
