@@ -1,10 +1,10 @@
 """Uniform refinement of one part of a partitioned plan, by its own rank.
 
 A rank reads its part of a plan made for a coarse mesh (its own cells and their two-layer
-halo, :class:`meshorder.part_mesh.PartMesh`), refines it (:func:`meshorder.refine.refine`)
-with its topology (which the rank's layout reuses): its own cells' children and the
-children of its coarse halo, of which the rank computes with the fine cells within two
-faces of its own; no process holds the fine mesh.
+halo, :class:`meshorder.part_mesh.PartMesh`), refines all of it
+(:func:`meshorder.refine.refine_tracked`) and builds the fine part's topology, which the
+rank's layout reuses. The rank computes with its own cells' children and the fine cells
+within two faces of them; no process holds the fine mesh.
 
 Every rank numbers the fine cells alike with no exchange: every coarse cell of a 3-D
 mesh of tetrahedra, hexahedra and wedges splits into ``8^levels`` cells, so the child

@@ -309,10 +309,10 @@ def _refined_once(mesh: Mesh) -> tuple[Mesh, tuple, tuple]:
         lineage[is_facet][0].extend(p[2] for p in parts)
         lineage[is_facet][1].extend(p[3] for p in parts)
     fine = Mesh.from_blocks(new_points, raw, dict(mesh.marker_names), source=mesh.source)
-    widths = {is_facet: max((len(t[0]) for (kind, _, m), (t, *_) in zip(blocks, plans,
-                                                                        strict=True)
-                             if (m is not None) == is_facet), default=1)
-              for is_facet in (False, True)}
+    widths = {False: 1, True: 1}  # the most children of one cell, of one facet
+    for (_, _, markers), (templates, *_) in zip(blocks, plans, strict=True):
+        is_facet = markers is not None
+        widths[is_facet] = max(widths[is_facet], len(templates[0]))
     return fine, *((_joined(lineage[f][0]), _joined(lineage[f][1]), widths[f])
                    for f in (False, True))
 
