@@ -71,6 +71,9 @@ RUN_KEYS: dict[str, Key] = {
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
                                "flow's up to this"),
+    "turbulence_steps": Key(int, default=Stepping.turbulence_steps, positive=True,
+                            help="RANS: the turbulence model's implicit steps per step of "
+                                 "the mean flow"),
     "multigrid_cycle": Key(str, tuple(CYCLES), "v",
                            help="multigrid: v (each coarse level once) or w (twice)"),
     "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
@@ -108,7 +111,8 @@ def stepping_of(case: Case) -> Stepping:
                     run["preconditioner"], run["krylov_vectors"], run["sweeps"],
                     run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
                     float(run["turbulence_cfl"]), _max_update(run["max_update"]),
-                    _omega(run["lusgs_omega"]), run["preconditioner_every"])
+                    _omega(run["lusgs_omega"]), run["preconditioner_every"],
+                    run["turbulence_steps"])
 
 
 def _float_or_none(value) -> float | None:
@@ -180,6 +184,8 @@ _READ_BY = {
     ("run", "freeze_limiter"): ("a Riemann flux at order = 2", _limited),
     ("run", "turbulence_cfl"): ("[physics] turbulence", lambda c: c.physics["turbulence"]
                                 != "none"),
+    ("run", "turbulence_steps"): ("[physics] turbulence",
+                                  lambda c: c.physics["turbulence"] != "none"),
 }
 
 
