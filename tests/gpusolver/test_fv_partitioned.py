@@ -541,8 +541,9 @@ def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tm
     np.testing.assert_allclose(states["parts"], in_file_order, rtol=1e-12, atol=1e-14)
 
 
-def _run_case_file(case: Path, ranks: int) -> str:
-    """``gpusolver run case --quiet`` on ``ranks`` ranks; its printed lines."""
+def _run_case_file(case: Path, ranks: int, expect: int = 0) -> str:
+    """``gpusolver run case --quiet`` on ``ranks`` ranks, exiting with ``expect``; its
+    printed lines (with ``expect``, its error output too)."""
     import subprocess
     import sys
 
@@ -551,8 +552,21 @@ def _run_case_file(case: Path, ranks: int) -> str:
         command = [_mpiexec(), "-n", str(ranks), *command]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=300,
                                cwd=case.parent)
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    return completed.stdout
+    assert completed.returncode == expect, completed.stderr[-2000:]
+    return completed.stdout + (completed.stderr if expect else "")
+
+
+def test_ranks_refuse_to_refine_their_parts_of_a_2d_plan(tmp_path):
+    """A 2-D mesh is refined whole, not part by part: every rank says so, exit 1."""
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh", 2)
+    case = tmp_path / "refined.toml"
+    case.write_text(CASE.format(mesh=DATA / "naca0012_tri.msh", iterations=1, restart="",
+                                out="refined", run='backend = "numpy"').replace(
+        'plan = "plan.npz"\n', 'plan = "plan.npz"\nrefine = 1\n'))
+    printed = _run_case_file(case, 2, expect=1)
+    assert "[mesh] refine: " in printed and "refining each rank's part takes 3-D meshes" \
+        in printed
+    assert "Traceback" not in printed
 
 
 def test_sigterm_stops_every_rank_at_the_same_step(tmp_path):

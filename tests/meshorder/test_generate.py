@@ -155,6 +155,8 @@ def test_prism_layers_thicker_than_the_wall_cells_or_a_layer_without_prisms_are_
         generate("oneram6", None, 100000, prism_layers=10, first_layer=0.01)
     with pytest.raises(ValueError, match="give prism_layers too"):
         generate("oneram6", None, 100000, first_layer=1e-5)
+    with pytest.raises(ValueError, match="prism_layers must be 0 .none. or more, got -2"):
+        generate("oneram6", None, 100000, prism_layers=-2)
 
 
 def test_oneram6_refuses_a_far_field_inside_the_wing():
