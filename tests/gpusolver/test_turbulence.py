@@ -117,6 +117,28 @@ def test_more_turbulence_steps_per_step_bring_the_plate_down_faster():
 
 
 @needs_tmr
+def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch):
+    """Three nu_tilde sub-steps per step factorise their matrix once (the first's): two
+    steps, two factorisations; each sub-step still lowers the model's residual."""
+    from gpusolver.solvers.fv import turbulence
+
+    factorised = []
+    real = turbulence.ordered_lu
+    monkeypatch.setattr(turbulence, "ordered_lu",
+                        lambda *args: factorised.append(1) or real(*args))
+    solver, _ = _plate(2, turbulence_steps=3)
+    assert len(factorised) == 2
+    (model,) = solver.turbulence
+    before = model.residual_norms["nu_tilde"]
+    u, mass_flux = solver.states[0], solver.discretisations[0].mass_flux
+    with np.errstate(all="ignore"):  # as the solver's steps (SA's S-tilde clip divides)
+        model.step(u, mass_flux, 1e-3, factorise=False)
+        assert len(factorised) == 2
+        model.step(u, mass_flux, 1e-3, factorise=False)
+    assert model.residual_norms["nu_tilde"] < before
+
+
+@needs_tmr
 def test_sst_on_the_flat_plate_converges_near_tmrs_skin_friction():
     """SST-V, 35x25, 200 Newton-Krylov steps (7.5 s on the 2-core machine, 2026-11-27):
     the density residual 8 orders down, Cf(0.97) 0.0026756: within 1% of CFL3D's on
@@ -293,7 +315,10 @@ def test_the_3d_plate_one_cell_thick_follows_the_2d_plate():
 @pytest.mark.parametrize("model", ["sa-neg", "sst"])
 def test_rans_on_cupy_arrays_gives_numpys_state(model):
     """The models' array code on the GPU (LU-SGS mean flow, their implicit steps) against
-    the NumPy reference, 5 steps of the 35x25 plate, fp64."""
+    the NumPy reference, 5 steps of the 35x25 plate, fp64. The scalars are compared
+    against their field's largest value: SST's ``k`` falls to 1e-8 of it near the wall,
+    where the round-off of the mean flow's residual (the GPU's order of sums) reaches it
+    as 1e-16 (H100: 2.7e-9 of such a value, 7e-17 absolute: 3e-10 of the field's largest)."""
     pytest.importorskip("cupy")
     states = []
     for backend in ("numpy", "cupy"):
@@ -307,7 +332,8 @@ def test_rans_on_cupy_arrays_gives_numpys_state(model):
     (u0, m0), (u1, m1) = states
     np.testing.assert_allclose(u1, u0, rtol=1e-12, atol=1e-14)
     for name in m0:
-        np.testing.assert_allclose(m1[name], m0[name], rtol=1e-10, atol=1e-300)
+        np.testing.assert_allclose(m1[name], m0[name], rtol=1e-10,
+                                   atol=1e-9 * np.abs(m0[name]).max())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -29,6 +29,9 @@ from gpusolver.solvers.fv.discretisation import Discretisation
 from meshorder.orderings.metis import nested_dissection
 from meshorder.topology import CSR
 
+#: Partial pivoting only where a diagonal entry is below this fraction of its column.
+PIVOT_THRESHOLD = 0.1
+
 
 def _perturbation(u_side, k: int, dtype):
     """Finite-difference steps of variable ``k`` on one side of each face."""
@@ -116,14 +119,11 @@ class SparseLU:
     Fill-in grows quickly in 3D: meant for 2D and moderate meshes.
     """
 
-    #: Partial pivoting only where a diagonal entry is below this fraction of its column.
-    PIVOT_THRESHOLD = 0.1
-
     def __init__(self, discretisation: Discretisation):
         self.discretisation = d = discretisation
         left, right = (d.backend.to_host(a)[:d.n_interior] for a in (d.geometry.left,
                                                                      d.geometry.right))
-        cells = nested_dissection(CSR.from_pairs(left, right, d.geometry.n_cells))
+        cells = elimination_order(left, right, d.geometry.n_cells)
         n_vars = d.gas.n_vars
         #: Unknowns (cell-major) in elimination order, new -> old.
         self.order = (cells[:, None] * n_vars + np.arange(n_vars)).ravel()
@@ -133,14 +133,32 @@ class SparseLU:
         d = self.discretisation
         matrix = implicit_operator(d, u, dt, speeds)
         matrix = matrix.get() if d.backend.name == "cupy" else matrix
-        factors = scipy.sparse.linalg.splu(
-            matrix[self.order][:, self.order].tocsc(), permc_spec="NATURAL",
-            diag_pivot_thresh=self.PIVOT_THRESHOLD, options={"SymmetricMode": True})
-        shape, order = u.shape, self.order
+        solve_vector = ordered_lu(matrix, self.order)
+        shape = u.shape
 
         def solve(rhs):
             vector = d.backend.to_host(rhs).T.reshape(-1)
-            solution = np.empty_like(vector)
-            solution[order] = factors.solve(vector[order])
+            solution = solve_vector(vector)
             return d.backend.asarray(solution.reshape(shape[::-1]).T, dtype=rhs.dtype)
         return solve
+
+
+def elimination_order(left: np.ndarray, right: np.ndarray, n_cells: int) -> np.ndarray:
+    """Cells in METIS's nested-dissection order of the graph of interior faces
+    ``left``-``right`` (new -> old): the fill-reducing order of :func:`ordered_lu`."""
+    return nested_dissection(CSR.from_pairs(left, right, n_cells))
+
+
+def ordered_lu(matrix, order: np.ndarray):
+    """SuperLU's factorisation of the SciPy sparse ``matrix`` with its unknowns eliminated
+    in ``order`` (new -> old), pivoting only where a diagonal entry falls below
+    :data:`PIVOT_THRESHOLD` of its column; returns the solve of one host vector."""
+    factors = scipy.sparse.linalg.splu(
+        matrix[order][:, order].tocsc(), permc_spec="NATURAL",
+        diag_pivot_thresh=PIVOT_THRESHOLD, options={"SymmetricMode": True})
+
+    def solve(vector: np.ndarray) -> np.ndarray:
+        solution = np.empty_like(vector)
+        solution[order] = factors.solve(vector[order])
+        return solution
+    return solve

@@ -565,7 +565,8 @@ class Solver(Parts):
             for model, d, u, steps, layout in zip(self.turbulence, self.discretisations,
                                                   starts, cell_steps, self.layouts,
                                                   strict=True):
-                model.step(u, d.mass_flux, steps)
+                # one factorisation per step serves its sub-steps
+                model.step(u, d.mass_flux, steps, factorise=sub_step == 0)
                 if sub_step == 0:  # the norms of the step's start
                     squares += np.array([model.residual_norms[name] ** 2 for name in names]
                                         ) * layout.n_own

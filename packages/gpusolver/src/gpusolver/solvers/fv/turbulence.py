@@ -23,7 +23,8 @@ Every scalar ``phi`` (``nu_tilde``; ``k`` and ``omega``) is discretised alike, p
   supersonic inflows, the cell's value elsewhere (outflows, symmetry planes, slip walls);
 - the implicit step ``(rho V / dt + A) dphi = R``: ``A`` is the upwind advection and
   the two-point diffusion, plus the part of the source's derivative that damps (an
-  M-matrix: no new extrema), solved by a sparse direct factorisation (SciPy) on the host.
+  M-matrix: no new extrema), solved by a sparse direct factorisation (SciPy's SuperLU,
+  cells eliminated in nested-dissection order as the mean flow's) on the host.
 
 SA-neg's equation, its diffusion ``rho (nu + nt fn) / sigma``, ``cb2`` and density-gradient
 terms are TMR's; SST's ``k`` and ``omega`` diffuse with ``mu + sigma mu_t`` (``sigma``
@@ -34,10 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
+from gpusolver.solvers.fv.jacobian import elimination_order, ordered_lu
 
 #: Boundary faces by what their ghost holds: the cell's value, a no-slip wall's, or the
 #: free stream's where the mass flux enters.
@@ -79,6 +80,9 @@ class TurbulenceFV:
         self._host_kind = kind
         self._left = backend.to_host(g.left)
         self._right = backend.to_host(g.right[:ni])
+        self._order = elimination_order(self._left[:ni], self._right, g.n_cells)
+        #: Per scalar, the solve of its last factorised implicit matrix.
+        self._solves: dict = {}
         #: ``(len(names), n_cells)``: the scalars of every cell.
         self.values = self.xp.stack([self.xp.full(g.volume.shape, value, dtype=d.dtype)
                                      for value in self.free_stream])
@@ -156,9 +160,13 @@ class TurbulenceFV:
         grad_w = d.gradient(w_left, xp.concatenate([w[:, g.right[:ni]], boundary], axis=1))
         return w, grad_w, self.laminar_viscosity(w) / w[0]
 
-    def _change(self, residual, mass_flux, coefficient, damping, rho, dt):
-        """The implicit step's change of one scalar: ``(rho V / dt + A) dphi = R``
-        (see the module docstring), solved on the host."""
+    def _change(self, index: int, residual, mass_flux, coefficient, damping, rho, dt,
+                factorise: bool):
+        """The implicit step's change of scalar ``index``: ``(rho V / dt + A) dphi = R``
+        (see the module docstring), solved on the host; unless ``factorise``, by the
+        scalar's last factorisation (its matrix of an earlier sub-step)."""
+        if not factorise and index in self._solves:
+            return self._solve(index, residual)
         d = self.d
         g, ni, backend = d.geometry, d.n_interior, d.backend
         to_host = backend.to_host
@@ -180,9 +188,15 @@ class TurbulenceFV:
         rows = np.concatenate([np.arange(n), left[:ni], right])
         cols = np.concatenate([np.arange(n), right, left[:ni]])
         values = np.concatenate([diagonal, inward[:ni] - c[:ni], -out[:ni] - c[:ni]])
-        matrix = sp.csc_matrix((values, (rows, cols)), shape=(n, n))
-        change = spla.spsolve(matrix, to_host(residual).astype(np.float64))
-        return backend.asarray(change, d.dtype)
+        self._solves[index] = ordered_lu(sp.csr_matrix((values, (rows, cols)), shape=(n, n)),
+                                         self._order)
+        return self._solve(index, residual)
+
+    def _solve(self, index: int, residual):
+        """``dphi`` of scalar ``index`` from its last factorisation."""
+        backend = self.d.backend
+        change = self._solves[index](backend.to_host(residual).astype(np.float64))
+        return backend.asarray(change, self.d.dtype)
 
     def _norm(self, residual) -> float:
         """RMS of ``R / V``."""
@@ -245,12 +259,14 @@ class SpalartAllmarasFV(TurbulenceFV):
         damping = xp.maximum(-derivative, 0.0) * w[0] * g.volume
         return residual, coefficient, damping, w[0]
 
-    def step(self, u, mass_flux, dt) -> float:
+    def step(self, u, mass_flux, dt, factorise: bool = True) -> float:
         """One implicit step of ``nt`` at the mean flow ``u`` (its face mass fluxes
-        ``mass_flux``) with local time steps ``dt`` (per cell, or one); returns the RMS
-        of ``R / V`` before it."""
+        ``mass_flux``) with local time steps ``dt`` (per cell, or one), by a new
+        factorisation of its matrix unless ``factorise`` is false (then the last one's);
+        returns the RMS of ``R / V`` before it."""
         residual, coefficient, damping, rho = self.residual(u, mass_flux)
-        self.values[0] += self._change(residual, mass_flux, coefficient, damping, rho, dt)
+        self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho, dt,
+                                       factorise)
         self.residual_norms["nu_tilde"] = self._norm(residual)
         return self.residual_norms["nu_tilde"]
 
@@ -335,15 +351,15 @@ class MenterSSTFV(TurbulenceFV):
         damping = xp.stack([-k_derivative * g.volume, -w_derivative * g.volume])
         return residual, (k_coefficient, w_coefficient), damping, rho
 
-    def step(self, u, mass_flux, dt) -> float:
+    def step(self, u, mass_flux, dt, factorise: bool = True) -> float:
         """One implicit step of ``k`` and one of ``omega`` at the mean flow ``u`` (its
-        face mass fluxes ``mass_flux``) with local time steps ``dt``; each falls by at
-        most :attr:`MAX_FALL` of its value. Returns the RMS of ``k``'s ``R / V`` before
-        it."""
+        face mass fluxes ``mass_flux``) with local time steps ``dt``, by new
+        factorisations unless ``factorise`` is false; each falls by at most
+        :attr:`MAX_FALL` of its value. Returns the RMS of ``k``'s ``R / V`` before it."""
         residual, coefficients, damping, rho = self.residual(u, mass_flux)
         for i, name in enumerate(self.names):
-            change = self._change(residual[i], mass_flux, coefficients[i], damping[i],
-                                  rho, dt)
+            change = self._change(i, residual[i], mass_flux, coefficients[i], damping[i],
+                                  rho, dt, factorise)
             self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
             self.residual_norms[name] = self._norm(residual[i])
         return self.residual_norms["k"]
