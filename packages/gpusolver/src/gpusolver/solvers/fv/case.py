@@ -15,6 +15,7 @@ from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
 from gpusolver.solvers.fv.solver import PRECONDITIONERS, TURBULENCE_MODELS, Stepping
+from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 
 SCHEME_KEYS: dict[str, Key] = {
     "flux": Key(str, (*FLUXES, JST), "roe",
@@ -74,6 +75,11 @@ RUN_KEYS: dict[str, Key] = {
     "turbulence_steps": Key(int, default=Stepping.turbulence_steps, positive=True,
                             help="RANS: the turbulence model's implicit steps per step of "
                                  "the mean flow"),
+    "turbulence_solver": Key(str, TURBULENCE_SOLVERS, Stepping.turbulence_solver,
+                             help="RANS: the turbulence model's implicit matrix solved by lu "
+                                  "(SuperLU on the host, exact), sweeps (symmetric "
+                                  "Gauss-Seidel on the LU-SGS levels, on the GPU) or auto "
+                                  "(lu in 2D, sweeps in 3D)"),
     "multigrid_cycle": Key(str, tuple(CYCLES), "v",
                            help="multigrid: v (each coarse level once) or w (twice)"),
     "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
@@ -112,7 +118,7 @@ def stepping_of(case: Case) -> Stepping:
                     run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
                     float(run["turbulence_cfl"]), _max_update(run["max_update"]),
                     _omega(run["lusgs_omega"]), run["preconditioner_every"],
-                    run["turbulence_steps"])
+                    run["turbulence_steps"], run["turbulence_solver"])
 
 
 def _float_or_none(value) -> float | None:
@@ -186,6 +192,8 @@ _READ_BY = {
                                 != "none"),
     ("run", "turbulence_steps"): ("[physics] turbulence",
                                   lambda c: c.physics["turbulence"] != "none"),
+    ("run", "turbulence_solver"): ("[physics] turbulence",
+                                   lambda c: c.physics["turbulence"] != "none"),
 }
 
 

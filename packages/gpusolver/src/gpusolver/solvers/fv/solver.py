@@ -51,8 +51,9 @@ from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
 from gpusolver.solvers.fv.fused import FusedResidual, limiter_input
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
-from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, SWEEPS, FusedLUSGS, own_levels
+from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, SWEEPS, FusedLUSGS, own_levels, sweep_levels
 from gpusolver.solvers.fv.multigrid import Multigrid, PartHalos
+from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
 from gpusolver.solvers.parts import Parts, PerPart, halo_sends, shared
 from meshorder import Mesh
@@ -116,6 +117,10 @@ class Stepping:
         larger ones (the CFL number of SA-neg's steps cannot grow past 100 without the
         cycle above). On the 35x25 plate with SA-neg the density residual after 300
         steps fell from 4.7e-7 (one) to 2.1e-8 (three).
+    turbulence_solver : str
+        How the turbulence model's implicit steps solve their matrix
+        (:data:`~gpusolver.solvers.fv.turbulence.SOLVERS`): ``lu``, ``sweeps`` or
+        ``auto`` (``lu`` in 2D, ``sweeps`` in 3D).
     max_update : float or None
         Implicit: the largest change of a cell's density and total energy in one step,
         as a fraction of their values; larger changes are scaled back per cell, as are
@@ -145,6 +150,7 @@ class Stepping:
     lusgs_omega: float = OMEGA
     preconditioner_every: int = 1
     turbulence_steps: int = 1
+    turbulence_solver: str = "auto"
 
 
 #: RANS model name -> its finite-volume discretisation.
@@ -365,6 +371,13 @@ class Solver(Parts):
                                                             for sweeps in self.part_sweeps):
             self.fused_implicit = [FusedLUSGS(x.fused, s.kernels, max_update=stepping.max_update)
                                    for x, s in zip(d, self.part_sweeps, strict=True)]
+        if self.turbulence is not None and self._turbulence_sweeps():
+            for i, (model, layout) in enumerate(zip(self.turbulence, self.layouts,
+                                                    strict=True)):
+                levels = (self.part_sweeps[i].levels if self.part_sweeps else
+                          self._levels(layout) or sweep_levels(layout.geometry, self.plan,
+                                                               self._colour_sweeps))
+                model.use_sweeps(layout.geometry, levels)
         self.newton = None
         if stepping.integrator == "newton-krylov":
             if stepping.preconditioner not in PRECONDITIONERS:
@@ -416,6 +429,14 @@ class Solver(Parts):
                                      self.backend if self.backend.name == "cupy" else None)
             models.append(TURBULENCE_MODELS[model](d, distance))
         return models
+
+    def _turbulence_sweeps(self) -> bool:
+        """Whether the turbulence model's steps sweep (else: the host's sparse LU)."""
+        solver = self.stepping.turbulence_solver
+        if solver not in TURBULENCE_SOLVERS:
+            raise ConfigError(f"unknown turbulence_solver {solver!r}; valid: "
+                              f"{', '.join(TURBULENCE_SOLVERS)}")
+        return solver == "sweeps" or (solver == "auto" and self.gas.dim == 3)
 
     def _levels(self, layout: PartLayout):
         """A part's sweep levels over its own cells; None on the whole mesh (its plan's

@@ -36,9 +36,17 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from gpusolver.layout.geometry import FVGeometry
 from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
 from gpusolver.solvers.fv.jacobian import elimination_order, ordered_lu
+from gpusolver.solvers.fv.lusgs import cell_slots, is_upstream
+from meshorder.hyperplanes import Levels
+
+#: How the implicit steps solve their matrix: ``lu`` (SuperLU on the host, exact),
+#: ``sweeps`` (symmetric Gauss-Seidel over the LU-SGS levels, on the backend), ``auto``
+#: (``lu`` in 2D, ``sweeps`` in 3D, where the LU's fill grows quickly).
+SOLVERS = ("auto", "lu", "sweeps")
 
 #: Boundary faces by what their ghost holds: the cell's value, a no-slip wall's, or the
 #: free stream's where the mass flux enters.
@@ -80,9 +88,11 @@ class TurbulenceFV:
         self._host_kind = kind
         self._left = backend.to_host(g.left)
         self._right = backend.to_host(g.right[:ni])
-        self._order = elimination_order(self._left[:ni], self._right, g.n_cells)
+        self._order = None  # the sparse LU's elimination order, made on its first use
         #: Per scalar, the solve of its last factorised implicit matrix.
         self._solves: dict = {}
+        #: The forward and backward sweeps' levels (None: the host's sparse LU).
+        self._sweeps: list | None = None
         #: ``(len(names), n_cells)``: the scalars of every cell.
         self.values = self.xp.stack([self.xp.full(g.volume.shape, value, dtype=d.dtype)
                                      for value in self.free_stream])
@@ -160,37 +170,88 @@ class TurbulenceFV:
         grad_w = d.gradient(w_left, xp.concatenate([w[:, g.right[:ni]], boundary], axis=1))
         return w, grad_w, self.laminar_viscosity(w) / w[0]
 
+    def use_sweeps(self, host: FVGeometry, levels: tuple[Levels, Levels]) -> None:
+        """Solve the implicit steps by symmetric Gauss-Seidel sweeps over the forward and
+        backward ``levels`` (the mean flow's LU-SGS levels) on the backend, instead of
+        the host's sparse LU: ``(D + L) D^-1 (D + U) dphi = R`` with the matrix's own
+        entries, linear in the mesh's size (3D and large meshes). ``host`` is the
+        discretisation's geometry as NumPy arrays."""
+        d, left = self.d, self._left
+        slots = cell_slots(host)
+        self._sweeps = []
+        for level in levels:
+            sweep = []
+            for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True):
+                cells = level.order[a:b]
+                row, slot = np.nonzero(is_upstream(level.level, slots.neighbour[cells], cells))
+                face = slots.face[cells[row], slot]
+                sweep.append(tuple(d.backend.asarray(x) for x in (
+                    cells, row, slots.neighbour[cells[row], slot], face,
+                    left[face] == cells[row])))
+            self._sweeps.append(sweep)
+
     def _change(self, index: int, residual, mass_flux, coefficient, damping, rho, dt,
                 factorise: bool):
         """The implicit step's change of scalar ``index``: ``(rho V / dt + A) dphi = R``
-        (see the module docstring), solved on the host; unless ``factorise``, by the
-        scalar's last factorisation (its matrix of an earlier sub-step)."""
-        if not factorise and index in self._solves:
+        (see the module docstring): by sweeps (:meth:`use_sweeps`) or solved on the
+        host; there, unless ``factorise``, by the scalar's last factorisation (its matrix
+        of an earlier sub-step)."""
+        if self._sweeps is None and not factorise and index in self._solves:
             return self._solve(index, residual)
-        d = self.d
-        g, ni, backend = d.geometry, d.n_interior, d.backend
-        to_host = backend.to_host
-        m, c = to_host(mass_flux).astype(np.float64), to_host(coefficient).astype(np.float64)
-        n = g.n_cells
+        diagonal, upper, lower = self._matrix(mass_flux, coefficient, damping, rho, dt)
+        if self._sweeps is not None:
+            return self._swept(residual, diagonal, upper, lower)
+        ni, n = self.d.n_interior, self.d.geometry.n_cells
         left, right = self._left, self._right
-        diagonal = (to_host(rho * g.volume / dt).astype(np.float64) * np.ones(n)
-                    + to_host(damping).astype(np.float64))
-        out, inward = np.maximum(m, 0.0), np.minimum(m, 0.0)
-        # interior faces: the left cell loses out + c, gains from the right -(inward - c)
-        np.add.at(diagonal, left[:ni], out[:ni] + c[:ni])
-        np.add.at(diagonal, right, -inward[:ni] + c[:ni])
-        # boundary faces: the ghost's dependence on the cell
-        kind = self._host_kind
-        boundary = out[ni:] + np.where(kind == WALL, 2.0 * c[ni:] - inward[ni:],
-                                       np.where((kind == FREE_STREAM) & (m[ni:] < 0),
-                                                c[ni:], 0.0))
-        np.add.at(diagonal, left[ni:], boundary)
+        if self._order is None:
+            self._order = elimination_order(left[:ni], right, n)
+        to_host = self.d.backend.to_host
         rows = np.concatenate([np.arange(n), left[:ni], right])
         cols = np.concatenate([np.arange(n), right, left[:ni]])
-        values = np.concatenate([diagonal, inward[:ni] - c[:ni], -out[:ni] - c[:ni]])
+        values = np.concatenate([to_host(x).astype(np.float64) for x in (diagonal, upper,
+                                                                          lower)])
         self._solves[index] = ordered_lu(sp.csr_matrix((values, (rows, cols)), shape=(n, n)),
                                          self._order)
         return self._solve(index, residual)
+
+    def _matrix(self, mass_flux, coefficient, damping, rho, dt):
+        """The implicit matrix of one scalar on the backend: its diagonal ``(n_cells,)``,
+        and per interior face the entry of the left cell's row in the right cell's column
+        (``upper``) and the reverse (``lower``)."""
+        d, xp = self.d, self.xp
+        g, ni = d.geometry, d.n_interior
+        out, inward = xp.maximum(mass_flux, 0.0), xp.minimum(mass_flux, 0.0)
+        # interior faces: the left cell loses out + c, gains from the right -(inward - c);
+        # boundary faces: the ghost's dependence on the cell
+        kind = self.boundary_kind
+        from_left = out + coefficient
+        from_left[ni:] = out[ni:] + xp.where(
+            kind == WALL, 2.0 * coefficient[ni:] - inward[ni:],
+            xp.where((kind == FREE_STREAM) & (mass_flux[ni:] < 0), coefficient[ni:], 0.0))
+        diagonal = (rho * g.volume / dt + damping
+                    + d.accumulator.combine(from_left, coefficient - inward))
+        return (diagonal, inward[:ni] - coefficient[:ni], -out[:ni] - coefficient[:ni])
+
+    def _swept(self, residual, diagonal, upper, lower):
+        """``dphi`` of ``(D + L) D^-1 (D + U) dphi = R`` by the forward and backward
+        sweeps of :meth:`use_sweeps`."""
+        xp, scatter = self.xp, self.d.backend.scatter["add"]
+
+        def upstream(change, row, neighbour, face, cell_is_left, n):
+            entry = xp.where(cell_is_left, upper[face], lower[face])
+            total = xp.zeros(n, dtype=change.dtype)
+            scatter(total, row, entry * change[neighbour])
+            return total
+
+        forward, backward = self._sweeps
+        star = xp.zeros_like(residual)
+        for cells, *faces in forward:
+            star[cells] = (residual[cells] - upstream(star, *faces, len(cells))
+                           ) / diagonal[cells]
+        change = star.copy()
+        for cells, *faces in backward:
+            change[cells] = star[cells] - upstream(change, *faces, len(cells)) / diagonal[cells]
+        return change
 
     def _solve(self, index: int, residual):
         """``dphi`` of scalar ``index`` from its last factorisation."""
