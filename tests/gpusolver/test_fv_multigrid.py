@@ -154,7 +154,7 @@ def test_multigrid_refuses_what_it_cannot_run():
     periodic = {"left": {"type": "periodic", "partner": "right"},
                 "right": {"type": "periodic", "partner": "left"},
                 "bottom": "farfield", "top": "farfield"}
-    with pytest.raises(ConfigError, match="Euler equations so far"):
+    with pytest.raises(ConfigError, match="Euler equations and RANS so far"):
         perturbed_solver(grid_mesh(6, 6), gas=Gas(dim=2, mach=0.3, reynolds=100.0),
                          stepping=Stepping("lusgs", multigrid=1))
     with pytest.raises(ConfigError, match="periodic"):

@@ -129,6 +129,25 @@ def test_swept_turbulence_steps_converge_the_plate_as_the_lu_does():
 
 
 @needs_tmr
+def test_multigrid_with_inviscid_coarse_levels_speeds_the_rans_plate():
+    """LU-SGS on the 35x25 plate with SA-neg: three coarse levels (the Euler operator,
+    nu_tilde frozen on the fine level) bring the density residual after 200 steps below
+    half of LU-SGS's alone (measured 2026-11-27: 0.043 against 0.198, from 4.9), and
+    they take no viscous operator."""
+    residuals = []
+    for levels in (0, 3):
+        solver = Solver(read_mesh(PLATE), PLATE_GAS, PLATE_BOUNDARIES, backend="numpy",
+                        scheme=Scheme("roe", 2, "green-gauss", "none"),
+                        stepping=Stepping("lusgs", cfl=5.0, cfl_max=1e3, multigrid=levels),
+                        reference_area=2.0, turbulence="sa-neg")
+        for _ in range(200):
+            norms = solver.step()
+        residuals.append(norms[0])
+    assert all(not level.discretisation.viscous for level in solver.multigrid.levels)
+    assert residuals[1] < 0.5 * residuals[0]
+
+
+@needs_tmr
 def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch):
     """Three nu_tilde sub-steps per step factorise their matrix once (the first's): two
     steps, two factorisations; each sub-step still lowers the model's residual."""

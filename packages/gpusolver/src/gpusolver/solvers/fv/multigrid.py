@@ -21,7 +21,7 @@ is dropped, and so is the correction of a fine cell it would make invalid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -136,12 +136,15 @@ class Multigrid:
         Mesh parts (``coarse_cells`` ignored).
     omega : float
         The coarse LU-SGS steps' over-relaxation (:class:`~gpusolver.solvers.fv.lusgs.LUSGS`).
+    turbulent : bool
+        The fine levels run RANS: their coarse levels take the Euler operator, with the
+        turbulence model's scalars frozen on the fine level.
 
     Raises
     ------
     ConfigError
-        For periodic boundaries (not agglomerated yet), viscous flow (coarse viscous
-        operators not yet right) or an unknown cycle.
+        For periodic boundaries (not agglomerated yet), laminar viscous flow (neither
+        viscous nor inviscid coarse operators converged it) or an unknown cycle.
     """
 
     def __init__(self, fines: list[Discretisation], hosts: list[FVGeometry], levels: int,
@@ -149,7 +152,7 @@ class Multigrid:
                  coarse_cells: list[np.ndarray] | None = None,
                  coarse_colours: list[np.ndarray] | None = None,
                  max_update: float | None = MAX_UPDATE, parts: PartHalos | None = None,
-                 omega: float = OMEGA):
+                 omega: float = OMEGA, turbulent: bool = False):
         if cycle not in CYCLES:
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
         specs = [{name: b.spec for name, b in zip(host.markers, x.boundaries, strict=True)}
@@ -160,9 +163,13 @@ class Multigrid:
             raise ConfigError(f"multigrid does not agglomerate periodic boundaries yet "
                               f"({', '.join(periodic)}); set multigrid = 0")
         fine = fines[0]
-        if fine.viscous:  # tried: a laminar cylinder diverged with it (docs/validation.md)
-            raise ConfigError("multigrid runs the Euler equations so far; set multigrid = 0 "
-                              "for navier-stokes")
+        if fine.viscous and not turbulent:
+            raise ConfigError("multigrid runs the Euler equations and RANS so far (a laminar "
+                              "cylinder at Re 20 diverged with viscous coarse levels and with "
+                              "inviscid ones); set multigrid = 0 for laminar flow")
+        # RANS: the coarse levels take the Euler operator (the forcing keeps the fine
+        # answer unchanged); the model's scalars stay on the fine level
+        coarse_gas = replace(fine.gas, reynolds=None)
         self.fines, self.passes, self.max_update = fines, CYCLES[cycle], max_update
         backend = fine.backend
         if parts is not None:
@@ -187,7 +194,7 @@ class Multigrid:
             finer, mine = host, []
             for k, (coarse, n_own) in enumerate(zip(part_maps, part_owns, strict=True)):
                 geometry = coarse_geometry(finer, coarse)
-                d = Discretisation(geometry, x.gas, scheme, part_specs, strategy, backend,
+                d = Discretisation(geometry, coarse_gas, scheme, part_specs, strategy, backend,
                                    x.dtype, kernels)
                 if n_own is not None:  # a part: its own coarse cells only
                     sweeps = own_levels(geometry, n_own, colours)

@@ -405,7 +405,8 @@ class Solver(Parts):
                                        coarse_colours=(self.plan.coarse_colours() if whole
                                                        else None),
                                        max_update=stepping.max_update, parts=parts,
-                                       omega=stepping.lusgs_omega)
+                                       omega=stepping.lusgs_omega,
+                                       turbulent=self.turbulence is not None)
 
     def _turbulence(self, model: str, specs: dict) -> list[TurbulenceFV] | None:
         """The model of each local part, the wall distance from every part's walls (the
