@@ -85,7 +85,6 @@ class TurbulenceFV:
                 kind[local] = FREE_STREAM
         #: Per boundary face: :data:`CELL`, :data:`WALL` or :data:`FREE_STREAM`.
         self.boundary_kind = backend.asarray(kind)
-        self._host_kind = kind
         self._left = backend.to_host(g.left)
         self._right = backend.to_host(g.right[:ni])
         self._order = None  # the sparse LU's elimination order, made on its first use
