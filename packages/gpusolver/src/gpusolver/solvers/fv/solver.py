@@ -377,7 +377,7 @@ class Solver(Parts):
                 levels = (self.part_sweeps[i].levels if self.part_sweeps else
                           self._levels(layout) or sweep_levels(layout.geometry, self.plan,
                                                                self._colour_sweeps))
-                model.use_sweeps(layout.geometry, levels)
+                model.use_sweeps(levels)
         self.newton = None
         if stepping.integrator == "newton-krylov":
             if stepping.preconditioner not in PRECONDITIONERS:

@@ -36,11 +36,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from gpusolver.layout.geometry import FVGeometry
 from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
 from gpusolver.solvers.fv.jacobian import elimination_order, ordered_lu
-from gpusolver.solvers.fv.lusgs import cell_slots, is_upstream
 from meshorder.hyperplanes import Levels
 
 #: How the implicit steps solve their matrix: ``lu`` (SuperLU on the host, exact),
@@ -169,24 +167,33 @@ class TurbulenceFV:
         grad_w = d.gradient(w_left, xp.concatenate([w[:, g.right[:ni]], boundary], axis=1))
         return w, grad_w, self.laminar_viscosity(w) / w[0]
 
-    def use_sweeps(self, host: FVGeometry, levels: tuple[Levels, Levels]) -> None:
+    def use_sweeps(self, levels: tuple[Levels, Levels]) -> None:
         """Solve the implicit steps by symmetric Gauss-Seidel sweeps over the forward and
         backward ``levels`` (the mean flow's LU-SGS levels) on the backend, instead of
         the host's sparse LU: ``(D + L) D^-1 (D + U) dphi = R`` with the matrix's own
-        entries, linear in the mesh's size (3D and large meshes). ``host`` is the
-        discretisation's geometry as NumPy arrays."""
-        d, left = self.d, self._left
-        slots = cell_slots(host)
+        entries, linear in the mesh's size (3D and large meshes). Each interior face
+        enters a sweep once, from its cell of the later level; cells in no level (a
+        part's halo) are never swept and never upstream."""
+        d = self.d
+        left, right = self._left[:d.n_interior], self._right
         self._sweeps = []
         for level in levels:
+            of = level.level
+            faces = np.flatnonzero(of[left] != of[right])
+            cell_is_left = of[left[faces]] > of[right[faces]]
+            cell = np.where(cell_is_left, left[faces], right[faces])
+            upstream = np.where(cell_is_left, right[faces], left[faces])
+            at = np.argsort(of[cell], kind="stable")
+            bounds = np.searchsorted(of[cell][at], np.arange(level.n_levels + 1))
+            position = np.empty(len(of), dtype=np.int64)  # of each cell in its level
+            position[level.order] = (np.arange(len(level.order))
+                                     - np.repeat(level.offsets[:-1], np.diff(level.offsets)))
             sweep = []
-            for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True):
-                cells = level.order[a:b]
-                row, slot = np.nonzero(is_upstream(level.level, slots.neighbour[cells], cells))
-                face = slots.face[cells[row], slot]
+            for k in range(level.n_levels):
+                mine = at[bounds[k]:bounds[k + 1]]
                 sweep.append(tuple(d.backend.asarray(x) for x in (
-                    cells, row, slots.neighbour[cells[row], slot], face,
-                    left[face] == cells[row])))
+                    level.order[level.offsets[k]:level.offsets[k + 1]], position[cell[mine]],
+                    upstream[mine], faces[mine], cell_is_left[mine])))
             self._sweeps.append(sweep)
 
     def _change(self, index: int, residual, mass_flux, coefficient, damping, rho, dt,
