@@ -738,6 +738,26 @@ def test_a_layout_whose_halo_is_not_the_plans_is_refused():
         halo_lists({0: layout}, short)
 
 
+@pytest.mark.gpu
+def test_a_parts_geometry_computed_on_the_gpu_has_numpys_bits():
+    """A rank lays out its part's geometry with its backend: CuPy's arrays hold the
+    bits NumPy's do (the arithmetic is elementwise, corner by corner)."""
+    from dataclasses import fields
+
+    from gpusolver.backends import get_backend
+    from gpusolver.layout.parts import layout_of_part
+
+    pytest.importorskip("cupy")
+    part = make_plan(box_mesh(6, 5, 4), PlanOptions(partitions=3)).part(1)
+    host, gpu = (layout_of_part(part, backend=get_backend(name)).geometry
+                 for name in ("numpy", "cupy"))
+    for field in fields(host):
+        a, b = getattr(host, field.name), getattr(gpu, field.name)
+        if isinstance(a, np.ndarray):
+            assert isinstance(b, np.ndarray)
+            np.testing.assert_array_equal(a, b, err_msg=field.name)
+
+
 def test_the_walls_are_gathered_on_the_root_only():
 
     class NotRoot(Loopback):

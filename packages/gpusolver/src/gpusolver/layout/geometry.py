@@ -165,10 +165,11 @@ def native_face_order(topology: Topology) -> np.ndarray:
 
 
 def native_geometry(mesh: Mesh, topology: Topology,
-                    face_order: np.ndarray | None = None) -> FVGeometry:
+                    face_order: np.ndarray | None = None, backend=None) -> FVGeometry:
     """The geometry of ``mesh`` in its own cell order, faces in ``face_order`` (new ->
     native: interior faces first, then boundary faces grouped by marker; default
-    :func:`native_face_order`)."""
+    :func:`native_face_order`), computed with ``backend``'s array module (default
+    NumPy)."""
     face_order = native_face_order(topology) if face_order is None else face_order
     n_interior = int(np.count_nonzero(topology.interior))
     boundary = face_order[n_interior:]
@@ -177,7 +178,7 @@ def native_geometry(mesh: Mesh, topology: Topology,
     markers = {topology.marker_names[int(m)]: (n_interior + int(a), n_interior + int(a + c))
                for m, a, c in zip(ids, firsts, counts, strict=True)}
     return _laid_out(mesh, np.arange(mesh.n_cells), topology.face_nodes[face_order],
-                     topology.face_cells[face_order], markers)
+                     topology.face_cells[face_order], markers, backend)
 
 
 def _laid_out(mesh: Mesh, cells: np.ndarray, face_nodes: np.ndarray, face_cells: np.ndarray,

@@ -125,14 +125,15 @@ def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.
     return np.unique(across)
 
 
-def layout_of_part(part: PlanPart, faces: str = DEFAULT_FACES) -> PartLayout:
+def layout_of_part(part: PlanPart, faces: str = DEFAULT_FACES, backend=None) -> PartLayout:
     """The layout of the rank's part, from its mesh in the plan alone; its faces of each
     kind (:class:`PartLayout`) in meshorder's face order ``faces`` over the part mesh's
-    cells (numbered in plan order)."""
+    cells (numbered in plan order); its geometry computed with ``backend``'s array module
+    (default NumPy; the same bits on the GPU)."""
     mesh = part.mesh
     topology = mesh.topology if mesh.topology is not None else Topology(mesh.mesh)
     face_order = get_face_order(faces)(topology, np.arange(mesh.mesh.n_cells))
-    host = native_geometry(mesh.mesh, topology, face_order)
+    host = native_geometry(mesh.mesh, topology, face_order, backend)
     facets = file_facets(mesh, topology.face_facet[face_order[host.n_interior:]])
     layout = part_layout(host, part.own(), facets)
     file_cells = mesh.file_cells[layout.cells]

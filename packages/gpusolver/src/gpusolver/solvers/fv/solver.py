@@ -300,7 +300,7 @@ class Solver(Parts):
         else:
             check_parts(stepping, specs)
             strategy = "atomic"
-            self.layouts = [layout_of_part(part, faces) for part in mesh]
+            self.layouts = [layout_of_part(part, faces, self.backend) for part in mesh]
             self.local, self.parts, send = [part.mesh.part for part in mesh], mesh, halo_sends(mesh)
         #: The whole mesh and its plan (None on parts).
         self.mesh, self.plan = (mesh, plan) if isinstance(mesh, Mesh) else (None, None)
