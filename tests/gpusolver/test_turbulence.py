@@ -148,6 +148,29 @@ def test_multigrid_with_inviscid_coarse_levels_speeds_the_rans_plate():
 
 
 @needs_tmr
+def test_multigrid_with_rans_runs_on_parts():
+    """Three parts, each agglomerating its own cells, SA-neg swept on each part's own
+    cells: 200 LU-SGS steps with the coarse level below half the residual without it
+    (measured 2026-11-27: 0.055 against 0.24)."""
+    from meshorder import Topology
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = read_mesh(PLATE)
+    plan = make_plan(mesh, PlanOptions(partitions=3), topology=Topology(mesh))
+    residuals = []
+    for levels in (0, 2):
+        solver = Solver([plan.part(p) for p in range(3)], PLATE_GAS, PLATE_BOUNDARIES,
+                        backend="numpy", scheme=Scheme("roe", 2, "green-gauss", "none"),
+                        stepping=Stepping("lusgs", cfl=5.0, cfl_max=1e3, multigrid=levels,
+                                          turbulence_solver="sweeps"),
+                        reference_area=2.0, turbulence="sa-neg")
+        for _ in range(200):
+            norms = solver.step()
+        residuals.append(norms[0])
+    assert residuals[1] < 0.5 * residuals[0]
+
+
+@needs_tmr
 def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch):
     """Three nu_tilde sub-steps per step factorise their matrix once (the first's): two
     steps, two factorisations; each sub-step still lowers the model's residual."""
