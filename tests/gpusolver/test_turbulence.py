@@ -78,6 +78,9 @@ def test_turbulence_needs_the_navier_stokes_equations():
     with pytest.raises(ConfigError, match="unknown turbulence model 'k-epsilon'"):
         Solver(grid_mesh(3, 3), Gas(dim=2, mach=0.3, reynolds=1e5), box, backend="numpy",
                turbulence="k-epsilon")
+    with pytest.raises(ConfigError, match="unknown turbulence_solver 'ilu'; valid: auto, lu"):
+        Solver(grid_mesh(3, 3), Gas(dim=2, mach=0.3, reynolds=1e5), box, backend="numpy",
+               turbulence="sa-neg", stepping=Stepping("lusgs", turbulence_solver="ilu"))
 
 
 @needs_tmr

@@ -59,7 +59,7 @@ RUN_KEYS: dict[str, Key] = {
                      help="lusgs: coarse levels of agglomeration multigrid (FAS) after "
                           "each step; 0: none"),
     "max_update": Key(NUMBER, default=Stepping.max_update,
-                      help="implicit: the largest change of a cell's density and energy "
+                      help="lusgs: the largest change of a cell's density and energy "
                            "in one step, as a fraction (larger ones are scaled back per "
                            "cell, as are updates to a non-positive density or pressure); "
                            "0: positivity only"),

@@ -122,9 +122,9 @@ class Stepping:
         (:data:`~gpusolver.solvers.fv.turbulence.SOLVERS`): ``lu``, ``sweeps`` or
         ``auto`` (``lu`` in 2D, ``sweeps`` in 3D).
     max_update : float or None
-        Implicit: the largest change of a cell's density and total energy in one step,
-        as a fraction of their values; larger changes are scaled back per cell, as are
-        updates to a non-positive density or pressure
+        LU-SGS (Newton steps are taken whole): the largest change of a cell's density
+        and total energy in one step, as a fraction of their values; larger changes are
+        scaled back per cell, as are updates to a non-positive density or pressure
         (:mod:`gpusolver.integrators.relaxation`); None: positivity only.
     lusgs_omega : float
         LU-SGS (also the coarse levels' and the Newton-Krylov preconditioner's): the
@@ -699,12 +699,7 @@ class Solver(Parts):
             dts = (self._time_steps([speeds for speeds, *_ in parts]) if given is None
                    else [given] * len(parts))
             taken[:] = [dts[0]]
-            # a Newton step is taken whole: relaxing it cell by cell bends its direction
-            # (the transonic NACA 0012 no longer converged); a bad state retries it at a
-            # smaller CFL number instead
-            relax = ((lambda u, du: (u + du, 0)) if self.newton is not None else
-                     (lambda u, du: relaxed_update(self.gas, u, du, self.stepping.max_update)))
-            updates = [relax(u, solve(u, residual, dt, speeds))
+            updates = [self._updated(u, solve(u, residual, dt, speeds))
                        for solve, u, dt, (speeds, residual, _)
                        in zip(solves, self.states, dts, parts, strict=True)]
             self.relaxed_cells = sum(relaxed for _, relaxed in updates)
@@ -716,6 +711,15 @@ class Solver(Parts):
         squares = self._own_squares([residual / d.geometry.volume for d, (_, residual, _)
                                      in zip(self.discretisations, parts, strict=True)])
         return self._finish(squares, [flux for *_, flux in parts]), taken[0]
+
+    def _updated(self, u, du):
+        """``u`` changed by an implicit step's ``du`` and the cells relaxed: LU-SGS's
+        relaxed cell by cell (:func:`relaxed_update`); a Newton step whole, as relaxing it
+        cell by cell bends its direction (the transonic NACA 0012 no longer converged), so
+        a bad state retries it at a smaller CFL number instead."""
+        if self.newton is not None:
+            return u + du, 0
+        return relaxed_update(self.gas, u, du, self.stepping.max_update)
 
     def _first_bad(self, states: list) -> list:
         """Per local part, its first own cell whose state is non-finite or has
