@@ -1,12 +1,14 @@
 """Where a whole ``gpusolver run`` spends its time: inclusive wall seconds of its phases.
 
-Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N]``. Runs the case in
+Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N] [--steps]``. Runs the case in
 this process (output in a temporary folder) with timers around the functions that make
 up the set-up (reading, plan, backend, geometry, discretisations, multigrid levels,
 kernels), the loop and the outputs; each timer waits for the GPU before it stops, so
 asynchronous work is charged to the phase that queued it. Prints one line per phase
 (calls, seconds; nested phases are included in their callers) and the whole run, the
-imports included. Unlike cProfile it adds no cost per Python call.
+imports included. Unlike cProfile it adds no cost per Python call. ``--steps`` times the
+parts of a finite-volume step instead (mean flow, multigrid, turbulence model); there
+each timer's wait for the GPU keeps the phases from overlapping.
 """
 
 import time
@@ -60,6 +62,26 @@ PHASES = [
     "gpusolver.io.output:write_forces",
 ]
 
+#: The parts of a finite-volume step (``--steps``).
+STEP_PHASES = [
+    "gpusolver.solvers.mesh_system:MeshSystem.advance",
+    "gpusolver.solvers.fv.solver:Solver._mean_flow_step",
+    "gpusolver.solvers.fv.solver:Solver._fused_implicit_step",
+    "gpusolver.solvers.fv.solver:Solver._implicit_step",
+    "gpusolver.solvers.fv.multigrid:Multigrid.correct",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV.set_eddy_viscosity",
+    "gpusolver.solvers.fv.solver:_cell_steps",
+    "gpusolver.solvers.fv.turbulence:SpalartAllmarasFV.step",
+    "gpusolver.solvers.fv.turbulence:MenterSSTFV.step",
+    "gpusolver.solvers.fv.turbulence:SpalartAllmarasFV.residual",
+    "gpusolver.solvers.fv.turbulence:MenterSSTFV.residual",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV._mean_flow",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV._matrix",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV._swept",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV._solve",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV._norm",
+]
+
 TOTALS: dict[str, list] = defaultdict(lambda: [0, 0.0])
 
 
@@ -109,8 +131,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", type=Path)
     parser.add_argument("--iterations", type=int, help="steps (default: the case's)")
+    parser.add_argument("--steps", action="store_true",
+                        help="time the parts of a finite-volume step, not the set-up")
     args = parser.parse_args()
-    for phase in PHASES:
+    phases = STEP_PHASES if args.steps else PHASES
+    for phase in phases:
         _install(phase)
     from gpusolver.run import run_case
     from gpusolver.systems import load_case
@@ -130,7 +155,7 @@ def main() -> None:
     whole = time.perf_counter() - START
     print(f"{args.case}: {result.system.iteration} steps; imports {IMPORTED - START:.2f} s; "
           f"whole {whole:.2f} s")
-    for phase in PHASES:
+    for phase in phases:
         name = phase.split(":")[1]
         calls, seconds = TOTALS.get(name, (0, 0.0))
         if calls:

@@ -9,16 +9,14 @@ from gpusolver.errors import ConfigError
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.solvers.fv.fused import FusedResidual
-from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, FusedLUSGS
-from gpusolver.solvers.fv.multigrid import MultigridKernels
+from gpusolver.solvers.fv.lusgs import OMEGA
 from meshorder import Topology, read_mesh
 from meshorder.agglomeration import agglomerate
 from meshorder.pipeline import make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import AIRFOIL, DATA, FARFIELD_SQUARE, perturbed_solver, steps_to_fall
-from .kernel_backends import BACKENDS
+from .kernel_backends import BACKENDS, attach_host_kernels
 
 
 def _closure(g) -> np.ndarray:
@@ -162,20 +160,6 @@ def test_multigrid_refuses_what_it_cannot_run():
                          stepping=Stepping("lusgs", multigrid=1))
 
 
-def _attach_host_kernels(solver) -> None:
-    """Run a NumPy solver's LU-SGS steps and multigrid cycles in host-compiled kernels."""
-    solver.fuse()
-    for mine in solver.multigrid.parts:
-        for level in mine:
-            coarse = level.discretisation
-            coarse.fused = FusedResidual(coarse, level.host, coarse.accumulator_name)
-            if level.n_own is not None:  # a part's update advances its own cells
-                coarse.fused.n_active = level.n_own
-            level.lusgs = LUSGS(coarse, level.host, kernels=True, levels=level.lusgs.levels)
-            level.steps = FusedLUSGS(coarse.fused, level.lusgs.kernels, forcing=True)
-    solver.multigrid.kernels = MultigridKernels(solver.multigrid, solver.multigrid.transports[0])
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("cycle, sweeps, flux", [("v", "hyperplanes", "roe"),
                                                  ("w", "hyperplanes", "roe"),
@@ -194,7 +178,7 @@ def test_fused_multigrid_cycles_match_numpy(backend, cycle, sweeps, flux):
                                   backend="cupy" if kind == "cupy" else "numpy",
                                   scheme=Scheme(flux))
         if kind == "host":
-            _attach_host_kernels(solver)
+            attach_host_kernels(solver)
         solvers.append(solver)
     reference, device = solvers
     assert device.multigrid.kernels is not None and reference.multigrid.kernels is None
@@ -289,7 +273,7 @@ def test_fused_multigrid_on_parts_matches_numpy(backend):
                _airfoil_parts(3, 2, order=2, cfl_max=1e3,
                               backend="cupy" if backend == "cupy" else "numpy")]
     if backend == "host":
-        _attach_host_kernels(solvers[1])
+        attach_host_kernels(solvers[1])
     reference, device = solvers
     assert device.multigrid.kernels is not None and reference.multigrid.kernels is None
     u = reference.conserved() * (1 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, (4, 1)))

@@ -163,7 +163,8 @@ class FusedResidual:
         self._viscous_laws = tuple(self.dtype.type(x) for x in (
             gas.mu_ref, SUTHERLAND_K / gas.temperature_ref, gas.prandtl, PRANDTL_TURBULENT))
         #: Each face's eddy viscosity, the discretisation's copied in before a residual
-        #: (None: laminar; made at the first residual of a turbulent flow).
+        #: or a step (:meth:`load_eddy_viscosity`; None: laminar). One buffer for the whole
+        #: run, so that recorded CUDA graphs read each step's values.
         self.eddy = None
         self.jst_coefficients = (self.dtype.type(scheme.jst_k2), self.dtype.type(scheme.jst_k4))
         #: Face wave speeds times area: convective, then (viscous flow) viscous.
@@ -209,6 +210,17 @@ class FusedResidual:
         """Refresh the outside states of vortex-corrected far fields (current circulation)."""
         for local, outside in self._vortex:
             self.bc_value[:, local] = outside.primitive(self.d.circulation)
+
+    def load_eddy_viscosity(self) -> bool:
+        """Copy the discretisation's eddy viscosity (``d.eddy_viscosity``, set by a
+        turbulence model each step) into :attr:`eddy`, on the current stream; False for
+        laminar flow (nothing to copy)."""
+        if self.d.eddy_viscosity is None:
+            return False
+        if self.eddy is None:
+            self.eddy = self.xp.empty(self.n_faces, self.dtype)
+        self.eddy[...] = self.d.eddy_viscosity
+        return True
 
     @property
     def viscosity(self) -> tuple:
@@ -335,17 +347,13 @@ class FusedResidual:
         phi = (xp.empty((self.n_vars, self.n_cells), self.dtype) if phi is None
                else self.backend.asarray(phi))
         boundary_flux = xp.empty((self.n_vars, self.n_faces - self.n_interior), self.dtype)
-        mass_flux = NULL
-        if d.eddy_viscosity is not None:
-            if self.eddy is None:
-                self.eddy = xp.empty(self.n_faces, self.dtype)
-            self.eddy[...] = d.eddy_viscosity
-            mass_flux = xp.empty(self.n_faces, self.dtype)
+        turbulent = self.load_eddy_viscosity()
+        mass_flux = xp.empty(self.n_faces, self.dtype) if turbulent else NULL
         source = self.face_pass(u, phi, mode, boundary_flux, speed=False, mass_flux=mass_flux)
         out = xp.empty((self.n_vars, self.n_cells), self.dtype)
         self.update(source, residual_out=out)
         d.boundary_flux = boundary_flux
-        if d.eddy_viscosity is not None:
+        if turbulent:
             d.mass_flux = mass_flux
         if self.limited:
             d.limiter_values = phi

@@ -388,11 +388,15 @@ class FusedLUSGS(FusedSteps):
         self.residual = self.xp.empty(shape, dtype)
         self.du = self.xp.empty(shape, dtype)
         self.diagonal = self.xp.empty(fused.n_cells, dtype)
+        #: RANS: each face's mass flux at the step's start, for the turbulence model
+        #: (made at the first step with an eddy viscosity; None: laminar).
+        self.mass_flux = None
 
     def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
         f = self.fused
         self.reset_report()
-        source = f.face_pass(u0, phi, mode, self.boundary_flux, speed=True)
+        source = f.face_pass(u0, phi, mode, self.boundary_flux, speed=True,
+                             mass_flux=NULL if self.mass_flux is None else self.mass_flux)
         omega, implicit_factor = self.kernels.scalars
         f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
                  implicit=(self.diagonal, omega, implicit_factor), cfl=self.cfl, dt=self.dt,
@@ -406,5 +410,14 @@ class FusedLUSGS(FusedSteps):
         """One step from ``u`` (not modified) at local time steps of CFL number ``cfl``;
         ``limiter`` from :func:`~gpusolver.solvers.fv.fused.limiter_input`. Returns
         ``(u_new, norms, bad_cell)`` as :meth:`~gpusolver.solvers.fv.fused.FusedSteps._step`
-        (the norms are the RMS of ``R / V``)."""
-        return self._step(u, cfl, None, limiter)
+        (the norms are the RMS of ``R / V``). With a turbulence model's eddy viscosity
+        (``d.eddy_viscosity``), reads it and sets ``d.mass_flux`` (of ``u``)."""
+        f = self.fused
+        with self.graphs.stream:
+            turbulent = f.load_eddy_viscosity()
+        if turbulent and self.mass_flux is None:
+            self.mass_flux = self.xp.empty(f.n_faces, f.dtype)
+        result = self._step(u, cfl, None, limiter)
+        if turbulent:
+            f.d.mass_flux = self.mass_flux
+        return result

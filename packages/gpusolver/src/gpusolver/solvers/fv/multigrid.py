@@ -213,10 +213,10 @@ class Multigrid:
             self.parts.append(mine)
         fused = kernels == "fused" and all(level.steps for mine in self.parts for level in mine)
         #: The cycle in kernels, recorded as one CUDA graph where the transport allows
-        #: (None: array code; RANS too, whose fine residual reads the eddy viscosity of
-        #: each step, which a recorded graph would not).
-        self.kernels = (MultigridKernels(self, transports[0])
-                        if fused and self.levels and not turbulent else None)
+        #: (None: array code). RANS: the fine residual reads the eddy viscosity from the
+        #: fused residual's one buffer, loaded by each fused step.
+        self.kernels = (MultigridKernels(self, transports[0]) if fused and self.levels
+                        else None)
         #: Per coarse level, the transport of its states (None: nothing to exchange). Set
         #: after :attr:`kernels`: a NCCL communicator is destroyed only after every graph
         #: that recorded its operations (:func:`~gpusolver.backends.graphs.graphs_for_exchanges`),

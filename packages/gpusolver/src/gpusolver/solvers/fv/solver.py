@@ -348,10 +348,10 @@ class Solver(Parts):
 
     def _build_steps(self) -> None:
         """The step drivers of the discretisations as they are (fused or array code; with
-        a turbulence model the steps are array code around the fused residual, whose
-        mass fluxes the model reads)."""
+        a turbulence model, fused LU-SGS steps, whose mass fluxes the model reads, or
+        array code around the fused residual)."""
         stepping, d = self.stepping, self.discretisations
-        fused = all(x.fused is not None for x in d) and self.turbulence is None
+        fused = all(x.fused is not None for x in d)
         for x, layout in zip(d, self.layouts, strict=True):
             if x.fused is not None:  # the update kernel advances the own cells only
                 x.fused.n_active = layout.n_own
@@ -364,7 +364,8 @@ class Solver(Parts):
         #: Explicit steps of every local part in the fused kernels (None: array code).
         self.fused_steps = (FusedPartsRungeKutta([x.fused for x in d], self.layouts,
                                                  self.stages, self.transport, self.overlap)
-                            if fused and self.stages is not None else None)
+                            if fused and self.stages is not None and self.turbulence is None
+                            else None)
         #: Whole LU-SGS steps of each local part in the fused kernels (None: array code).
         self.fused_implicit = None
         if stepping.integrator == "lusgs" and fused and all(sweeps.kernels is not None
@@ -573,7 +574,8 @@ class Solver(Parts):
     def _step(self, dt):
         if self.turbulence is None:
             return self._mean_flow_step(dt)
-        starts = list(self.states)
+        # copies: the multigrid kernels write each step's state into the buffer of the last
+        starts = [u.copy() for u in self.states]
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
         norms = self._mean_flow_step(dt)
@@ -613,7 +615,10 @@ class Solver(Parts):
         if self.multigrid is not None and not given:
             if self.mesh is None:  # the fine residual reads the halo's new states
                 self.transport.exchange(self.states)
+            starts = [x.mass_flux for x in self.discretisations]
             self.states = self.multigrid.correct(self.states, self.cfl)
+            for x, mass_flux in zip(self.discretisations, starts, strict=True):
+                x.mass_flux = mass_flux  # RANS: the step's start's (not the cycle's)
         if self._vortex_far_field:
             lift = float(self.wall_forces()["total"].force @ self.gas.lift_direction)
             self.circulation = circulation_of_lift(self.gas, lift)
@@ -692,6 +697,7 @@ class Solver(Parts):
         given = dt
         parts = [(d.face_wave_speeds(u), d.residual(u), d.boundary_flux)
                  for d, u in zip(self.discretisations, self.states, strict=True)]
+        mass_fluxes = [d.mass_flux for d in self.discretisations]
         solves = [self.newton] if self.newton is not None else self.part_sweeps
         taken = []
 
@@ -708,6 +714,8 @@ class Solver(Parts):
 
         # a given (global) time step is not the CFL number's to back off
         self.states = self._backing_off(attempt, retry=given is None)
+        for d, mass_flux in zip(self.discretisations, mass_fluxes, strict=True):
+            d.mass_flux = mass_flux  # RANS: the start's (Newton's products perturb it)
         squares = self._own_squares([residual / d.geometry.volume for d, (_, residual, _)
                                      in zip(self.discretisations, parts, strict=True)])
         return self._finish(squares, [flux for *_, flux in parts]), taken[0]

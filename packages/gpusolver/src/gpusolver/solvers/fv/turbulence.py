@@ -266,10 +266,9 @@ class TurbulenceFV:
         return backend.asarray(change, self.d.dtype)
 
     def _norm(self, residual) -> float:
-        """RMS of ``R / V``."""
-        to_host = self.d.backend.to_host
-        rate = to_host(residual).astype(np.float64) / to_host(self.d.geometry.volume)
-        return float(np.sqrt((rate * rate).mean()))
+        """RMS of ``R / V`` (summed on the backend in fp64)."""
+        rate = residual.astype(np.float64) / self.d.geometry.volume
+        return float(self.xp.sqrt((rate * rate).mean()))
 
 
 class SpalartAllmarasFV(TurbulenceFV):
