@@ -80,6 +80,8 @@ STEP_PHASES = [
     "gpusolver.solvers.fv.turbulence:TurbulenceFV._swept",
     "gpusolver.solvers.fv.turbulence:TurbulenceFV._solve",
     "gpusolver.solvers.fv.turbulence:TurbulenceFV._norm",
+    "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras.step",
+    "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras._sweep",
 ]
 
 TOTALS: dict[str, list] = defaultdict(lambda: [0, 0.0])

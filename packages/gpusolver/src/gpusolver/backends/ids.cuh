@@ -7,6 +7,7 @@ enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2, JST = 3 };
 enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1, JST_DIFFERENCES = 2 };
 enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2, RATCHET = 3 };
 enum Accumulation { STORE = 0, ATOMIC = 1, PLAIN = 2 };
+enum ScalarBoundary { CELL = 0, WALL = 1, FREE_STREAM = 2 };
 
 constexpr double ENTROPY_FIX = 0.1;
 constexpr int RELAX_HALVINGS = 3;

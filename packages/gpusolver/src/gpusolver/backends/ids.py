@@ -1,7 +1,7 @@
 """The ids Python and the CUDA kernels share, defined once, here.
 
-Boundary-condition kinds, Riemann fluxes, gradient passes, limiter modes and face
-accumulations are chosen in Python (by the registries of :mod:`gpusolver.physics` and
+Boundary-condition kinds, Riemann fluxes, gradient passes, limiter modes, face
+accumulations and turbulence scalars' boundary kinds are chosen in Python (by the registries of :mod:`gpusolver.physics` and
 :mod:`gpusolver.solvers.fv`) and passed to the kernels as template arguments or per-face
 codes. The kernels read them from ``ids.cuh``, which :func:`cuda_header` generates from
 these enums: :func:`gpusolver.backends.cuda.kernel_source` puts the generated text in
@@ -73,8 +73,19 @@ class Accumulation(IntEnum):
     PLAIN = 2
 
 
+class ScalarBoundary(IntEnum):
+    """What a boundary face's ghost holds for a turbulence model's scalar
+    (``solvers/fv/turbulence.py``): the cell's value, a no-slip wall's, or the free
+    stream's where the mass flux enters."""
+
+    CELL = 0
+    WALL = 1
+    FREE_STREAM = 2
+
+
 #: Every shared enum, in the header's order.
-ENUMS: tuple[type[IntEnum], ...] = (Condition, Flux, Gradient, Limiter, Accumulation)
+ENUMS: tuple[type[IntEnum], ...] = (Condition, Flux, Gradient, Limiter, Accumulation,
+                                    ScalarBoundary)
 
 #: Shared constants: Harten's entropy fix of the Roe flux, as a fraction of the sound
 #: speed; the halvings of a relaxed update whose new density or pressure is not positive

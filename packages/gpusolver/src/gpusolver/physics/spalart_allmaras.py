@@ -34,6 +34,9 @@ CN1 = 16.0
 FREE_STREAM_RATIO = 3.0
 #: ``r`` is capped at this.
 R_MAX = 10.0
+#: The constants as the kernels read them (``SAConstants`` of
+#: ``solvers/fv/kernels/turbulence.cu``), in this order.
+KERNEL_CONSTANTS = (CB1, SIGMA, CB2, KAPPA, CW1, CW2, CW3, CV1, CT3, CT4, CV2, CV3, CN1, R_MAX)
 
 
 def fv1(chi):

@@ -36,8 +36,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from gpusolver.backends.ids import ScalarBoundary
 from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
+from gpusolver.solvers.fv.fused_turbulence import FusedSpalartAllmaras
 from gpusolver.solvers.fv.jacobian import elimination_order, ordered_lu
 from meshorder.hyperplanes import Levels
 
@@ -47,8 +49,8 @@ from meshorder.hyperplanes import Levels
 SOLVERS = ("auto", "lu", "sweeps")
 
 #: Boundary faces by what their ghost holds: the cell's value, a no-slip wall's, or the
-#: free stream's where the mass flux enters.
-CELL, WALL, FREE_STREAM = 0, 1, 2
+#: free stream's where the mass flux enters (the kernels' ids too).
+CELL, WALL, FREE_STREAM = ScalarBoundary
 
 
 class TurbulenceFV:
@@ -288,11 +290,22 @@ class SpalartAllmarasFV(TurbulenceFV):
         # the free stream's nt is 3 nu (rho = 1: nu = mu)
         super().__init__(discretisation, distance,
                          [sa.FREE_STREAM_RATIO * discretisation.gas.mu_ref])
+        self.kernels = None
 
     @property
     def nt(self):
         """``nu_tilde`` of every cell."""
         return self.values[0]
+
+    def use_sweeps(self, levels: tuple[Levels, Levels]) -> None:
+        """As :meth:`TurbulenceFV.use_sweeps`; where the mean flow runs the fused residual
+        (and not JST's cell pass), the steps run in kernels
+        (:class:`~gpusolver.solvers.fv.fused_turbulence.FusedSpalartAllmaras`)."""
+        super().use_sweeps(levels)
+        fused = self.d.fused
+        #: The steps in kernels (None: array code).
+        self.kernels = (FusedSpalartAllmaras(self, levels)
+                        if fused is not None and not fused.jst else None)
 
     def cell_eddy_viscosity(self, u):
         """``mu_t`` of every cell."""
@@ -330,9 +343,12 @@ class SpalartAllmarasFV(TurbulenceFV):
         ``mass_flux``) with local time steps ``dt`` (per cell, or one), by a new
         factorisation of its matrix unless ``factorise`` is false (then the last one's);
         returns the RMS of ``R / V`` before it."""
-        residual, coefficient, damping, rho = self.residual(u, mass_flux)
-        self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho, dt,
-                                       factorise)
+        if self.kernels is not None:
+            residual = self.kernels.step(u, self.nt, mass_flux, dt)
+        else:
+            residual, coefficient, damping, rho = self.residual(u, mass_flux)
+            self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho,
+                                           dt, factorise)
         self.residual_norms["nu_tilde"] = self._norm(residual)
         return self.residual_norms["nu_tilde"]
 

@@ -1,0 +1,278 @@
+// SA-neg's implicit steps of nu_tilde in kernels: the array code of
+// gpusolver/solvers/fv/turbulence.py (SpalartAllmarasFV.residual, TurbulenceFV._matrix and
+// _swept) and the model of gpusolver/physics/spalart_allmaras.py, run by
+// gpusolver/solvers/fv/fused_turbulence.py:
+//   nt_cell_pass_kernel  one thread per cell: grad nt (Green-Gauss or least squares over
+//                        the cell's face slots; a boundary neighbour is the mean of the
+//                        cell and its ghost) and the diffusivity rho (nu + nt fn);
+//   nt_face_kernel       one thread per face: first-order upwind advection by the mean
+//                        flow's mass flux minus the diffusion through the face (corrected
+//                        normal gradient), and the two-point diffusion coefficient;
+//   nt_cell_kernel       one thread per cell: the residual (face fluxes plus the
+//                        sources times the volume) and the implicit matrix's diagonal;
+//   nt_sweep_kernel      one thread per cell of one level of a Gauss-Seidel sweep.
+//
+// Layout as kernels/residual.cu: slots [k * n_cells + c] (s < n_faces: the cell is the
+// face's left, else its right of face s - n_faces, 2 n_faces unused), gradients
+// [d * n_cells + c], mean-flow gradients [(v * DIM + d) * n_cells + c] of the primitive
+// state. Boundary kinds (kind[b], b = f - n_interior) are enum ScalarBoundary of ids.cuh.
+
+#include "../../../physics/kernels/euler.cuh"
+#include "../../../physics/kernels/viscous.cuh"
+
+// The model's constants, in the order of spalart_allmaras.KERNEL_CONSTANTS.
+template <typename real>
+struct SAConstants {
+    real cb1, sigma, cb2, kappa, cw1, cw2, cw3, cv1, ct3, ct4, cv2, cv3, cn1, r_max;
+
+    __device__ explicit SAConstants(const real* c)
+        : cb1(c[0]), sigma(c[1]), cb2(c[2]), kappa(c[3]), cw1(c[4]), cw2(c[5]), cw3(c[6]),
+          cv1(c[7]), ct3(c[8]), ct4(c[9]), cv2(c[10]), cv3(c[11]), cn1(c[12]), r_max(c[13]) {}
+};
+
+// Laminar kinematic viscosity and density of cell c (rho_out) from the conserved state.
+template <typename real, int DIM>
+__device__ __forceinline__ real kinematic_viscosity(const real* __restrict__ U, int n, int c,
+                                                    const Transport<real>& law, real gamma,
+                                                    real* rho_out) {
+    real w[Vars<DIM>::N];
+    primitive<real, DIM>(U, n, c, gamma, w);
+    *rho_out = w[0];
+    return law.viscosity(gamma * w[DIM + 1] / w[0]) / w[0];
+}
+
+// spalart_allmaras.diffusivity: nu + nt fn.
+template <typename real>
+__device__ __forceinline__ real sa_diffusivity(real nu, real nt, const SAConstants<real>& k) {
+    const real chi = nt / nu, chi3 = chi * chi * chi;
+    return nu + nt * (nt >= 0 ? real(1) : (k.cn1 + chi3) / (k.cn1 - chi3));
+}
+
+// spalart_allmaras.source: P - D per unit mass and its damping derivative.
+template <typename real>
+__device__ void sa_source(real nt, real nu, real vorticity, real distance,
+                          const SAConstants<real>& k, real* rate, real* derivative) {
+    const real chi = nt / nu, chi3 = chi * chi * chi;
+    const real kd2 = (k.kappa * distance) * (k.kappa * distance);
+    const real fv1 = chi3 / (chi3 + k.cv1 * k.cv1 * k.cv1);
+    const real fv2 = real(1) - chi / (real(1) + chi * fv1);
+    const real s_bar = nt * fv2 / kd2;
+    real s_tilde;
+    if (s_bar >= -k.cv2 * vorticity) {
+        s_tilde = vorticity + s_bar;
+    } else {
+        s_tilde = vorticity + vorticity * (k.cv2 * k.cv2 * vorticity + k.cv3 * s_bar)
+                                  / fmax((k.cv3 - real(2) * k.cv2) * vorticity - s_bar,
+                                         real(1e-300));
+    }
+    s_tilde = fmax(s_tilde, real(1e-16));
+    const real r = fmin(nt / (s_tilde * kd2), k.r_max);
+    const real r6 = pow(r, real(6));
+    const real g = r + k.cw2 * (r6 - r);
+    const real cw3_6 = pow(k.cw3, real(6));
+    const real fw = g * pow((real(1) + cw3_6) / (pow(g, real(6)) + cw3_6), real(1) / real(6));
+    const real ft2 = k.ct3 * exp(-k.ct4 * chi * chi);
+    const real ratio = nt / distance;
+    const real destruction = k.cw1 * fw - k.cb1 / (k.kappa * k.kappa) * ft2;
+    if (nt >= 0) {
+        *rate = k.cb1 * (real(1) - ft2) * s_tilde * nt - destruction * ratio * ratio;
+        *derivative = real(-2) * destruction * ratio / distance;
+    } else {
+        *rate = k.cb1 * (real(1) - k.ct3) * vorticity * nt + k.cw1 * ratio * ratio;
+        *derivative = k.cb1 * (real(1) - k.ct3) * vorticity + real(2) * k.cw1 * ratio / distance;
+    }
+}
+
+// nt's ghost value across boundary face f (b = f - n_interior) of a cell holding `inside`.
+template <typename real>
+__device__ __forceinline__ real nt_ghost(int kind, real inside, real mass_flux,
+                                         real free_stream) {
+    if (kind == WALL) return -inside;  // mirrored about the wall's nt = 0
+    if (kind == FREE_STREAM && mass_flux < 0) return free_stream;
+    return inside;
+}
+
+template <typename real, int DIM, int GRADIENT>
+__global__ void __launch_bounds__(256) nt_cell_pass_kernel(
+    const real* __restrict__ U, const real* __restrict__ nt, const real* __restrict__ mass_flux,
+    int n_cells, const int* __restrict__ left, const int* __restrict__ right,
+    const real* __restrict__ normal, const real* __restrict__ area, int n_faces,
+    int n_interior, const int* __restrict__ kind, const int* __restrict__ slots, int width,
+    const real* __restrict__ coef_left, const real* __restrict__ coef_right,
+    const real* __restrict__ volume, const real* __restrict__ constants, real free_stream,
+    real mu_ref, real sutherland, int constant_law, real gamma, real* __restrict__ gradient,
+    real* __restrict__ diffusivity) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    const SAConstants<real> k(constants);
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
+    const real value = nt[c];
+    real grad[DIM];
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) grad[d] = 0;
+    const int unused = 2 * n_faces;
+    for (int j = 0; j < width; ++j) {
+        const int s = slots[j * n_cells + c];
+        if (s == unused) break;
+        const bool is_right = s >= n_faces;
+        const int f = is_right ? s - n_faces : s;
+        real neighbour;
+        if (f < n_interior) {
+            neighbour = nt[is_right ? left[f] : right[f]];
+        } else {
+            const real ghost = nt_ghost(kind[f - n_interior], value, mass_flux[f], free_stream);
+            neighbour = real(0.5) * (value + ghost);
+        }
+        if (GRADIENT == LEAST_SQUARES) {
+            const real* coef = is_right ? coef_right : coef_left;
+            const real jump = is_right ? value - neighbour : neighbour - value;
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) grad[d] += jump * coef[d * n_faces + f];
+        } else {
+            const real a = is_right ? -area[f] : area[f];
+            const real face = f < n_interior ? real(0.5) * (value + neighbour) : neighbour;
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) grad[d] += face * (normal[d * n_faces + f] * a);
+        }
+    }
+#pragma unroll
+    for (int d = 0; d < DIM; ++d)
+        gradient[d * n_cells + c] = GRADIENT == GREEN_GAUSS ? grad[d] / volume[c] : grad[d];
+    real rho;
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    diffusivity[c] = rho * sa_diffusivity(nu, value, k);
+}
+
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) nt_face_kernel(
+    const real* __restrict__ nt, const real* __restrict__ gradient,
+    const real* __restrict__ diffusivity, const real* __restrict__ mass_flux,
+    const int* __restrict__ left, const int* __restrict__ right,
+    const real* __restrict__ normal, const real* __restrict__ area,
+    const real* __restrict__ tangent, const real* __restrict__ inverse_length, int n_cells,
+    int n_faces, int n_interior, const int* __restrict__ kind, real free_stream, real sigma,
+    real* __restrict__ flux, real* __restrict__ coefficient) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= n_faces) return;
+    const int l = left[f];
+    const bool interior = f < n_interior;
+    const int r = interior ? right[f] : l;
+    const real m = mass_flux[f], value_l = nt[l];
+    const real value_r = interior ? nt[r] : nt_ghost(kind[f - n_interior], value_l, m,
+                                                      free_stream);
+    const real face = interior ? real(0.5) * (diffusivity[l] + diffusivity[r]) : diffusivity[l];
+    const real c = face / sigma * area[f];
+    real mean[DIM], along = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        mean[d] = real(0.5) * (gradient[d * n_cells + l] + gradient[d * n_cells + r]);
+        along += mean[d] * tangent[d * n_faces + f];
+    }
+    const real jump = (value_r - value_l) * inverse_length[f] - along;
+    real normal_gradient = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d)
+        normal_gradient += (mean[d] + jump * tangent[d * n_faces + f]) * normal[d * n_faces + f];
+    const real convective = fmax(m, real(0)) * value_l + fmin(m, real(0)) * value_r;
+    flux[f] = convective - c * normal_gradient;
+    coefficient[f] = c * inverse_length[f];
+}
+
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) nt_cell_kernel(
+    const real* __restrict__ U, const real* __restrict__ nt,
+    const real* __restrict__ mean_gradient, const real* __restrict__ gradient,
+    const real* __restrict__ flux, const real* __restrict__ coefficient,
+    const real* __restrict__ mass_flux, int n_cells, int n_faces, int n_interior,
+    const int* __restrict__ kind, const int* __restrict__ slots, int width,
+    const real* __restrict__ volume, const real* __restrict__ distance,
+    const real* __restrict__ dt, const real* __restrict__ constants, real mu_ref,
+    real sutherland, int constant_law, real gamma, real* __restrict__ residual,
+    real* __restrict__ diagonal) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    const SAConstants<real> k(constants);
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
+    real faces = 0, implicit = 0;
+    const int unused = 2 * n_faces;
+    for (int j = 0; j < width; ++j) {
+        const int s = slots[j * n_cells + c];
+        if (s == unused) break;
+        const bool is_right = s >= n_faces;
+        const int f = is_right ? s - n_faces : s;
+        const real m = mass_flux[f], cf = coefficient[f];
+        const real out = fmax(m, real(0)), inward = fmin(m, real(0));
+        if (is_right) {
+            faces += flux[f];
+            implicit += cf - inward;
+        } else {
+            faces -= flux[f];
+            if (f < n_interior) {
+                implicit += out + cf;
+            } else {
+                const int b = kind[f - n_interior];
+                implicit += out + (b == WALL ? real(2) * cf - inward
+                                   : b == FREE_STREAM && m < 0 ? cf : real(0));
+            }
+        }
+    }
+    real rho;
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real value = nt[c];
+    // vorticity from du_i/dx_j = mean_gradient[(1 + i) * DIM + j]
+    auto g = [&](int i, int j) { return mean_gradient[((1 + i) * DIM + j) * n_cells + c]; };
+    real vorticity;
+    if (DIM == 2) {
+        vorticity = fabs(g(1, 0) - g(0, 1));
+    } else {
+        const real x = g(2, 1) - g(1, 2), y = g(0, 2) - g(2, 0), z = g(1, 0) - g(0, 1);
+        vorticity = sqrt(x * x + y * y + z * z);
+    }
+    real rate, derivative;
+    sa_source(value, nu, vorticity, distance[c], k, &rate, &derivative);
+    real squared = 0, cross = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        const real grad_nt = gradient[d * n_cells + c];
+        squared += grad_nt * grad_nt;
+        cross += mean_gradient[d * n_cells + c] * grad_nt;  // grad rho . grad nt
+    }
+    const real volume_rate = rho * rate + k.cb2 / k.sigma * rho * squared
+                             - (nu + value) / k.sigma * cross;
+    const real vol = volume[c];
+    residual[c] = faces + volume_rate * vol;
+    diagonal[c] = rho * vol / dt[c] + fmax(-derivative, real(0)) * rho * vol + implicit;
+}
+
+// One level of a sweep of (D + L) D^-1 (D + U): for its cells c (cells[first + i]),
+// total = sum over interior faces to a cell of an earlier level (level[nb] < level[c]) of
+// the matrix entry times x[nb]; forward: x[c] = (rhs[c] - total) / D; backward:
+// x[c] = rhs[c] - total / D.
+template <typename real>
+__global__ void __launch_bounds__(256) nt_sweep_kernel(
+    int count, const int* __restrict__ cells, const int* __restrict__ level,
+    const int* __restrict__ left, const int* __restrict__ right, int n_cells, int n_faces,
+    int n_interior, const int* __restrict__ slots, int width,
+    const real* __restrict__ mass_flux, const real* __restrict__ coefficient,
+    const real* __restrict__ diagonal, const real* rhs, real* x, int forward) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const int c = cells[i];
+    const int own = level[c];
+    real total = 0;
+    const int unused = 2 * n_faces;
+    for (int j = 0; j < width; ++j) {
+        const int s = slots[j * n_cells + c];
+        if (s == unused) break;
+        const bool is_right = s >= n_faces;
+        const int f = is_right ? s - n_faces : s;
+        if (f >= n_interior) continue;
+        const int nb = is_right ? left[f] : right[f];
+        if (level[nb] >= own) continue;
+        const real m = mass_flux[f], cf = coefficient[f];
+        // the left cell's row: (inward - c); the right cell's: (-out - c)
+        const real entry = is_right ? -fmax(m, real(0)) - cf : fmin(m, real(0)) - cf;
+        total += entry * x[nb];
+    }
+    x[c] = forward ? (rhs[c] - total) / diagonal[c] : rhs[c] - total / diagonal[c];
+}
