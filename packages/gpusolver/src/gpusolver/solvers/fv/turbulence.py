@@ -50,7 +50,7 @@ SOLVERS = ("auto", "lu", "sweeps")
 
 #: Boundary faces by what their ghost holds: the cell's value, a no-slip wall's, or the
 #: free stream's where the mass flux enters (the kernels' ids too).
-CELL, WALL, FREE_STREAM = ScalarBoundary
+CELL, WALL, FREE_STREAM = (int(kind) for kind in ScalarBoundary)  # CuPy takes no IntEnum
 
 
 class TurbulenceFV:
