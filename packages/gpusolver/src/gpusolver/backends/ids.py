@@ -1,12 +1,13 @@
 """The ids Python and the CUDA kernels share, defined once, here.
 
 Boundary-condition kinds, Riemann fluxes, gradient passes, limiter modes, face
-accumulations and turbulence scalars' boundary kinds are chosen in Python (by the registries of :mod:`gpusolver.physics` and
-:mod:`gpusolver.solvers.fv`) and passed to the kernels as template arguments or per-face
-codes. The kernels read them from ``ids.cuh``, which :func:`cuda_header` generates from
-these enums: :func:`gpusolver.backends.cuda.kernel_source` puts the generated text in
-place of the file at every kernel compilation, so the running kernels cannot disagree
-with Python, and the file on disk (for nvcc and for readers) is kept equal to it by a test.
+accumulations and turbulence scalars' boundary kinds are chosen in Python (by the
+registries of :mod:`gpusolver.physics` and :mod:`gpusolver.solvers.fv`) and passed to
+the kernels as template arguments or per-face codes. The kernels read them from
+``ids.cuh``, which :func:`cuda_header` generates from these enums:
+:func:`gpusolver.backends.cuda.kernel_source` puts the generated text in place of the
+file at every kernel compilation, so the running kernels cannot disagree with Python,
+and the file on disk (for nvcc and for readers) is kept equal to it by a test.
 To regenerate it: ``python -m gpusolver.backends.ids``.
 
 Examples

@@ -13,7 +13,8 @@ own factor ``alpha`` instead (the update limiting of SU2 and FUN3D):
 Where no cell needs it (``alpha = 1`` everywhere: near convergence always), the step is
 the plain one, so a converged answer does not depend on it. A non-finite change stays
 non-finite and is reported as a divergence. ``kernels/lusgs.cu`` does the same in the
-backward sweep (``kernels/relaxation.cuh``).
+backward sweep (``kernels/relaxation.cuh``), and multigrid relaxes its coarse levels'
+corrections so (``kernels/multigrid.cu``).
 
 Explicit steps to a steady state (local time steps) keep each stage physical the same
 way (:func:`positive_stage`, and the stage update of ``kernels/residual.cu``): a stage's

@@ -1,6 +1,7 @@
 // Relaxed updates on the device (gpusolver/integrators/relaxation.py): the fraction of a
 // cell's change that keeps its state physical, shared by the LU-SGS sweeps
-// (solvers/fv/kernels/lusgs.cu) and the explicit stages (solvers/fv/kernels/residual.cu).
+// (solvers/fv/kernels/lusgs.cu), the explicit stages (solvers/fv/kernels/residual.cu) and
+// the multigrid prolongation (solvers/fv/kernels/multigrid.cu).
 #pragma once
 
 #include "../../backends/ids.cuh"
@@ -26,6 +27,22 @@ __device__ __forceinline__ real positive_fraction(const real start[DIM + 2],
         const real p = (gamma - real(1)) * (next[NV - 1] - real(0.5) * kinetic / next[0]);
         if (bad || (next[0] > 0 && p > 0)) break;
         alpha = halving < RELAX_HALVINGS ? real(0.5) * alpha : real(0);
+    }
+    return alpha;
+}
+
+// The largest fraction alpha <= 1 of `change` that moves the density and total energy of
+// `start` by at most `limit` of their values (1 where the change is not finite, so that a
+// non-finite update stays so and is reported).
+template <typename real, int NV>
+__device__ __forceinline__ real bounded_fraction(const real start[NV], const real change[NV],
+                                                 real limit) {
+    real alpha = 1;
+    const int kept[2] = {0, NV - 1};
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const real size = fabs(change[kept[k]]), allowed = limit * fabs(start[kept[k]]);
+        if (size > allowed) alpha = fmin(alpha, allowed / size);
     }
     return alpha;
 }

@@ -130,8 +130,8 @@ class Multigrid:
         With ``colours``: the cell colours of the levels of ``coarse_cells``
         (:meth:`meshorder.plan.Plan.coarse_colours`); coloured here when not given.
     max_update : float or None
-        The relaxation of the coarse levels' updates
-        (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
+        The relaxation of the coarse levels' updates and of their corrections to the
+        finer levels (:func:`~gpusolver.integrators.relaxation.relaxed_update`).
     parts : PartHalos, optional
         Mesh parts (``coarse_cells`` ignored).
     omega : float
@@ -295,12 +295,14 @@ class Multigrid:
         return total
 
     def _prolong(self, level: CoarseLevel, u, change):
-        """``u`` plus the coarse ``change`` of each cell's coarse cell, where the result
-        stays a valid state."""
-        xp = level.discretisation.backend.xp
-        new = u + xp.take(change, level.coarse, axis=1)
-        bad = level.discretisation.gas.invalid(new)
-        return xp.where(bad[None], u, new)
+        """``u`` plus the coarse ``change`` of each cell's coarse cell, relaxed per cell as
+        an LU-SGS update is (:func:`relaxed_update` of :attr:`max_update`: a correction
+        spread over a coarse cell can be far too large for the boundary layer's or a sharp
+        trailing edge's cells in it); ``u`` where the result is not finite."""
+        d = level.discretisation
+        new, _ = relaxed_update(d.gas, u, d.backend.xp.take(change, level.coarse, axis=1),
+                                self.max_update)
+        return d.backend.xp.where(d.gas.invalid(new)[None], u, new)
 
     def _smooth(self, level: CoarseLevel, u, forcing, cfl: float):
         """One LU-SGS step of ``R(u) + forcing = 0`` (dropped if it fails)."""
@@ -406,6 +408,8 @@ class MultigridKernels:
         compiled = self.backend.kernels(__package__, "kernels/multigrid.cu", names)
         self.restrict, self.prolong, self.select = (compiled[name] for name in names)
         self.gamma = dtype.type(mg.fine.gas.gamma)
+        #: The prolongation's relaxation bound (:attr:`Multigrid.max_update`; inf: none).
+        self.limit = dtype.type(np.inf if mg.max_update is None else mg.max_update)
         self.graphs = (StepGraphs(self.backend) if transport is None
                        else graphs_for_exchanges(self.backend, transport))
 
@@ -492,6 +496,6 @@ class MultigridKernels:
     def _transfer(self, kernel, n_fine: int, b: dict, *arrays) -> None:
         """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level."""
         n_coarse = b["start"].shape[1]
-        extra = (self.gamma,) if kernel is self.prolong else ()
+        extra = (self.gamma, self.limit) if kernel is self.prolong else ()
         kernel(grid(n_fine, BLOCK), (BLOCK,),
                (np.int32(n_fine), np.int32(n_coarse), b["coarse"], *arrays, *extra))

@@ -51,22 +51,6 @@ __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells
     out[P] = (du[P] + d_p) * un + (energy + p) * d_un;
 }
 
-// The largest fraction alpha <= 1 of the change du of cell c that moves its density and
-// total energy by at most `limit` of their values (1 where the change is not finite, so
-// that a non-finite update stays so and is reported).
-template <typename real, int NV>
-__device__ __forceinline__ real relaxation(const real* __restrict__ u, int n_cells, int c,
-                                           const real du[NV], real limit) {
-    real alpha = 1;
-    const int kept[2] = {0, NV - 1};
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        const real change = fabs(du[kept[k]]), allowed = limit * fabs(u[kept[k] * n_cells + c]);
-        if (change > allowed) alpha = fmin(alpha, allowed / change);
-    }
-    return alpha;
-}
-
 template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS>
 __global__ void __launch_bounds__(256) sweep_kernel(
     int first, int last, int n_cells, int n_faces, int n_rows, const int* __restrict__ cells,
@@ -111,7 +95,7 @@ __global__ void __launch_bounds__(256) sweep_kernel(
     for (int v = 0; v < NV; ++v) start[v] = u[v * n_cells + c];
     bool bad;
     const real alpha = positive_fraction<real, DIM>(
-        start, value, relaxation<real, NV>(u, n_cells, c, value, limit), gamma, bad);
+        start, value, bounded_fraction<real, NV>(start, value, limit), gamma, bad);
 #pragma unroll
     for (int v = 0; v < NV; ++v) u_new[v * n_cells + c] = start[v] + alpha * value[v];
     if (bad) atomicMin(bad_cell, c);

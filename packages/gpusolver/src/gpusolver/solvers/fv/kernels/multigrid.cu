@@ -4,6 +4,8 @@
 // States and residuals are (DIM + 2, n) arrays of conserved variables, variable-major;
 // coarse[i] is the coarse cell of fine cell i.
 
+#include "../../../integrators/kernels/relaxation.cuh"
+
 // Sums over each coarse cell of u * V and of r (u_sum, r_sum zeroed by the caller).
 template <typename real, int DIM>
 __global__ void __launch_bounds__(256) restrict_kernel(
@@ -19,34 +21,29 @@ __global__ void __launch_bounds__(256) restrict_kernel(
     }
 }
 
-// out = u + (state - start) of each cell's coarse cell, where that is a valid state
-// (finite, positive density and pressure); u elsewhere. out may be u.
+// out = u + alpha (state - start) of each cell's coarse cell, alpha relaxed as an LU-SGS
+// update is (density and total energy change by at most `limit` of their values, halved
+// while not positive: relaxation.cuh); u where the result is not finite. out may be u.
 template <typename real, int DIM>
 __global__ void __launch_bounds__(256) prolong_kernel(
     int n_fine, int n_coarse, const int* __restrict__ coarse, const real* u,
-    const real* __restrict__ state, const real* __restrict__ start, real* out, real gamma) {
+    const real* __restrict__ state, const real* __restrict__ start, real* out, real gamma,
+    real limit) {
     constexpr int NV = DIM + 2;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_fine) return;
     const int c = coarse[i];
-    real w[NV];
-    bool finite = true;
+    real w[NV], change[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
-        w[v] = u[v * n_fine + i] + (state[v * n_coarse + c] - start[v * n_coarse + c]);
-        finite = finite && isfinite(w[v]);
+        w[v] = u[v * n_fine + i];
+        change[v] = state[v * n_coarse + c] - start[v * n_coarse + c];
     }
-    real kinetic = 0;
+    bool bad;
+    const real alpha = positive_fraction<real, DIM>(
+        w, change, bounded_fraction<real, NV>(w, change, limit), gamma, bad);
 #pragma unroll
-    for (int d = 0; d < DIM; ++d) kinetic += (w[1 + d] / w[0]) * (w[1 + d] / w[0]);
-    const real p = (gamma - real(1)) * (w[NV - 1] - real(0.5) * w[0] * kinetic);
-    if (finite && w[0] > 0 && p > 0) {
-#pragma unroll
-        for (int v = 0; v < NV; ++v) out[v * n_fine + i] = w[v];
-    } else if (out != u) {
-#pragma unroll
-        for (int v = 0; v < NV; ++v) out[v * n_fine + i] = u[v * n_fine + i];
-    }
+    for (int v = 0; v < NV; ++v) out[v * n_fine + i] = bad ? w[v] : w[v] + alpha * change[v];
 }
 
 // out = new unless a cell of the step went bad (bad_cell[0] != no_bad), else old.
