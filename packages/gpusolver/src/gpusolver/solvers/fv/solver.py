@@ -574,7 +574,9 @@ class Solver(Parts):
     def _step(self, dt):
         if self.turbulence is None:
             return self._mean_flow_step(dt)
-        # copies: the multigrid kernels write each step's state into the buffer of the last
+        # the halo's states first (fused steps leave a part's halo as it was); copies: the
+        # multigrid kernels write each step's state into the buffer of the last
+        self.transport.exchange(self.states)
         starts = [u.copy() for u in self.states]
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
