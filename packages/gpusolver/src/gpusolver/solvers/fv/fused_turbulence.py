@@ -42,7 +42,7 @@ class FusedSpalartAllmaras:
     """
 
     def __init__(self, model, levels: tuple[Levels, Levels]):
-        d = self.d = model.d
+        d = model.d
         f = self.fused = d.fused
         backend, xp = d.backend, d.backend.xp
         self.xp, self.dtype = xp, d.dtype
