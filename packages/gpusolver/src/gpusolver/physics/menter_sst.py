@@ -37,6 +37,10 @@ FREE_STREAM_OMEGA = 1e-6
 #: Menter's wall value: ``omega = WALL_OMEGA nu / (beta1 d^2)`` at the wall, ``d`` the
 #: distance of the first cell's centre.
 WALL_OMEGA = 60.0
+#: The constants as the kernels read them (``SSTConstants`` of
+#: ``solvers/fv/kernels/turbulence.cu``), in this order.
+KERNEL_CONSTANTS = (SIGMA_K1, SIGMA_W1, BETA1, SIGMA_K2, SIGMA_W2, BETA2, BETA_STAR, A1,
+                    GAMMA1, GAMMA2, PRODUCTION_LIMIT)
 
 
 def free_stream(mach: float, mu: float) -> tuple[float, float]:

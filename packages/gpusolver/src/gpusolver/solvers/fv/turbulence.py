@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from gpusolver.backends.ids import ScalarBoundary
 from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
-from gpusolver.solvers.fv.fused_turbulence import FusedSpalartAllmaras
+from gpusolver.solvers.fv.fused_turbulence import FusedMenterSST, FusedSpalartAllmaras
 from gpusolver.solvers.fv.jacobian import elimination_order, ordered_lu
 from meshorder.hyperplanes import Levels
 
@@ -69,6 +69,8 @@ class TurbulenceFV:
 
     #: The model's scalars (their names in outputs, history and checkpoints).
     names: tuple[str, ...] = ()
+    #: Its swept steps in kernels (:mod:`gpusolver.solvers.fv.fused_turbulence`).
+    fused_steps: type
 
     def __init__(self, discretisation, distance: np.ndarray, free_stream):
         d = self.d = discretisation
@@ -92,6 +94,8 @@ class TurbulenceFV:
         self._solves: dict = {}
         #: The forward and backward sweeps' levels (None: the host's sparse LU).
         self._sweeps: list | None = None
+        #: The swept steps in kernels (None: array code; see :meth:`use_sweeps`).
+        self.kernels = None
         #: ``(len(names), n_cells)``: the scalars of every cell.
         self.values = self.xp.stack([self.xp.full(g.volume.shape, value, dtype=d.dtype)
                                      for value in self.free_stream])
@@ -175,8 +179,12 @@ class TurbulenceFV:
         the host's sparse LU: ``(D + L) D^-1 (D + U) dphi = R`` with the matrix's own
         entries, linear in the mesh's size (3D and large meshes). Each interior face
         enters a sweep once, from its cell of the later level; cells in no level (a
-        part's halo) are never swept and never upstream."""
+        part's halo) are never swept and never upstream. Where the mean flow runs the
+        fused residual (and not JST's cell pass), the steps run in kernels
+        (:attr:`fused_steps`)."""
         d = self.d
+        fused = d.fused is not None and not d.fused.jst
+        self.kernels = type(self).fused_steps(self, levels) if fused else None
         left, right = self._left[:d.n_interior], self._right
         self._sweeps = []
         for level in levels:
@@ -285,27 +293,17 @@ class SpalartAllmarasFV(TurbulenceFV):
     """
 
     names = ("nu_tilde",)
+    fused_steps = FusedSpalartAllmaras
 
     def __init__(self, discretisation, distance: np.ndarray):
         # the free stream's nt is 3 nu (rho = 1: nu = mu)
         super().__init__(discretisation, distance,
                          [sa.FREE_STREAM_RATIO * discretisation.gas.mu_ref])
-        self.kernels = None
 
     @property
     def nt(self):
         """``nu_tilde`` of every cell."""
         return self.values[0]
-
-    def use_sweeps(self, levels: tuple[Levels, Levels]) -> None:
-        """As :meth:`TurbulenceFV.use_sweeps`; where the mean flow runs the fused residual
-        (and not JST's cell pass), the steps run in kernels
-        (:class:`~gpusolver.solvers.fv.fused_turbulence.FusedSpalartAllmaras`)."""
-        super().use_sweeps(levels)
-        fused = self.d.fused
-        #: The steps in kernels (None: array code).
-        self.kernels = (FusedSpalartAllmaras(self, levels)
-                        if fused is not None and not fused.jst else None)
 
     def cell_eddy_viscosity(self, u):
         """``mu_t`` of every cell."""
@@ -344,7 +342,7 @@ class SpalartAllmarasFV(TurbulenceFV):
         factorisation of its matrix unless ``factorise`` is false (then the last one's);
         returns the RMS of ``R / V`` before it."""
         if self.kernels is not None:
-            residual = self.kernels.step(u, self.nt, mass_flux, dt)
+            residual = self.kernels.step(u, mass_flux, dt)
         else:
             residual, coefficient, damping, rho = self.residual(u, mass_flux)
             self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho,
@@ -366,6 +364,7 @@ class MenterSSTFV(TurbulenceFV):
     """
 
     names = ("k", "omega")
+    fused_steps = FusedMenterSST
 
     #: An implicit step lowers ``k`` or ``omega`` by at most this fraction of its value.
     MAX_FALL = 0.5
@@ -381,17 +380,20 @@ class MenterSSTFV(TurbulenceFV):
         vorticity = _vorticity(grad_w[1:1 + d.geometry.dim])
         return w, nu, vorticity
 
-    def _wall_omega(self, nu):
-        """Menter's ``omega`` at the wall of each boundary face (used on no-slip walls)."""
+    def wall_omega(self, u):
+        """Menter's ``omega`` at the wall of each boundary face (used on no-slip walls),
+        from the state ``u`` of its cell."""
         g, ni = self.d.geometry, self.d.n_interior
         cells = g.left[ni:]
-        return sst.WALL_OMEGA * nu[cells] / (sst.BETA1 * self.distance[cells] ** 2)
+        w = self.d.gas.to_primitive(u[:, cells])
+        nu = self.laminar_viscosity(w) / w[0]
+        return sst.WALL_OMEGA * nu / (sst.BETA1 * self.distance[cells] ** 2)
 
-    def _scalars(self, nu, mass_flux):
+    def _scalars(self, u, mass_flux):
         """Face sides, neighbours and cell gradients of ``k`` and ``omega``."""
         d = self.d
         k_sides = self._sides(self.values[0], 0.0, self.free_stream[0], mass_flux)
-        w_sides = self._sides(self.values[1], self._wall_omega(nu), self.free_stream[1],
+        w_sides = self._sides(self.values[1], self.wall_omega(u), self.free_stream[1],
                               mass_flux)
         grads = d.gradient(self.xp.stack([k_sides[0], w_sides[0]]),
                            self.xp.stack([k_sides[2], w_sides[2]]))
@@ -416,7 +418,7 @@ class MenterSSTFV(TurbulenceFV):
         w, nu, vorticity = self._fields(u)
         rho, mu = w[0], nu * w[0]
         (k_left, k_right, _), (w_left, w_right, _), grad_k, grad_omega = self._scalars(
-            nu, mass_flux)
+            u, mass_flux)
         cross = (grad_k * grad_omega).sum(axis=0)
         f1, f2 = sst.blending(rho, k, omega, nu, self.distance, cross)
         mu_t = sst.eddy_viscosity(rho, k, omega, vorticity, f2)
@@ -438,11 +440,15 @@ class MenterSSTFV(TurbulenceFV):
         face mass fluxes ``mass_flux``) with local time steps ``dt``, by new
         factorisations unless ``factorise`` is false; each falls by at most
         :attr:`MAX_FALL` of its value. Returns the RMS of ``k``'s ``R / V`` before it."""
-        residual, coefficients, damping, rho = self.residual(u, mass_flux)
+        if self.kernels is not None:
+            residual = self.kernels.step(u, mass_flux, dt)
+        else:
+            residual, coefficients, damping, rho = self.residual(u, mass_flux)
+            for i in range(len(self.names)):
+                change = self._change(i, residual[i], mass_flux, coefficients[i], damping[i],
+                                      rho, dt, factorise)
+                self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
         for i, name in enumerate(self.names):
-            change = self._change(i, residual[i], mass_flux, coefficients[i], damping[i],
-                                  rho, dt, factorise)
-            self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
             self.residual_norms[name] = self._norm(residual[i])
         return self.residual_norms["k"]
 

@@ -1,21 +1,26 @@
-// SA-neg's implicit steps of nu_tilde in kernels: the array code of
-// gpusolver/solvers/fv/turbulence.py (SpalartAllmarasFV.residual, TurbulenceFV._matrix and
-// _swept) and the model of gpusolver/physics/spalart_allmaras.py, run by
-// gpusolver/solvers/fv/fused_turbulence.py:
-//   nt_cell_pass_kernel  one thread per cell: grad nt (Green-Gauss or least squares over
-//                        the cell's face slots; a boundary neighbour is the mean of the
-//                        cell and its ghost) and the diffusivity rho (nu + nt fn);
-//   nt_face_kernel       one thread per face: first-order upwind advection by the mean
-//                        flow's mass flux minus the diffusion through the face (corrected
-//                        normal gradient), and the two-point diffusion coefficient;
-//   nt_cell_kernel       one thread per cell: the residual (face fluxes plus the
-//                        sources times the volume) and the implicit matrix's diagonal;
-//   nt_sweep_kernel      one thread per cell of one level of a Gauss-Seidel sweep.
+// The turbulence models' implicit steps in kernels: the array code of
+// gpusolver/solvers/fv/turbulence.py (SpalartAllmarasFV, MenterSSTFV; TurbulenceFV._sides,
+// _flux, _matrix and _swept) and the models of gpusolver/physics/spalart_allmaras.py and
+// menter_sst.py, run by gpusolver/solvers/fv/fused_turbulence.py. Per scalar phi
+// (nu_tilde; k and omega):
+//   scalar_gradient_kernel  one thread per cell: grad phi (Green-Gauss or least squares
+//                           over the cell's face slots; a boundary neighbour is the mean
+//                           of the cell and its ghost);
+//   sa_cell_kernel,         one thread per cell: the model's diffusivity, its sources
+//   sst_cell_kernel         times the volume and their damping derivative (the part the
+//                           implicit step takes), and the density;
+//   scalar_face_kernel      one thread per face: first-order upwind advection by the mean
+//                           flow's mass flux minus the diffusion through the face
+//                           (corrected normal gradient), and the two-point coefficient;
+//   scalar_matrix_kernel    one thread per cell: the residual (face fluxes plus sources)
+//                           and the implicit matrix's diagonal;
+//   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep.
 //
 // Layout as kernels/residual.cu: slots [k * n_cells + c] (s < n_faces: the cell is the
 // face's left, else its right of face s - n_faces, 2 n_faces unused), gradients
 // [d * n_cells + c], mean-flow gradients [(v * DIM + d) * n_cells + c] of the primitive
-// state. Boundary kinds (kind[b], b = f - n_interior) are enum ScalarBoundary of ids.cuh.
+// state. Boundary kinds (kind[b], b = f - n_interior) are enum ScalarBoundary of ids.cuh;
+// `wall` (per boundary face, or null: 0) is the scalar's value on a no-slip wall.
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/viscous.cuh"
@@ -83,30 +88,44 @@ __device__ void sa_source(real nt, real nu, real vorticity, real distance,
     }
 }
 
-// nt's ghost value across boundary face f (b = f - n_interior) of a cell holding `inside`.
+// Menter's SST constants, in the order of menter_sst.KERNEL_CONSTANTS.
 template <typename real>
-__device__ __forceinline__ real nt_ghost(int kind, real inside, real mass_flux,
-                                         real free_stream) {
-    if (kind == WALL) return -inside;  // mirrored about the wall's nt = 0
+struct SSTConstants {
+    real sigma_k1, sigma_w1, beta1, sigma_k2, sigma_w2, beta2, beta_star, a1, gamma1, gamma2,
+        production_limit;
+
+    __device__ explicit SSTConstants(const real* c)
+        : sigma_k1(c[0]), sigma_w1(c[1]), beta1(c[2]), sigma_k2(c[3]), sigma_w2(c[4]),
+          beta2(c[5]), beta_star(c[6]), a1(c[7]), gamma1(c[8]), gamma2(c[9]),
+          production_limit(c[10]) {}
+};
+
+template <typename real>
+__device__ __forceinline__ real blend(real f1, real inner, real outer) {
+    return f1 * inner + (real(1) - f1) * outer;
+}
+
+// The scalar's ghost value across boundary face b of a cell holding `inside`.
+template <typename real>
+__device__ __forceinline__ real scalar_ghost(int kind, const real* wall, int b, real inside,
+                                             real mass_flux, real free_stream) {
+    if (kind == WALL) return real(2) * (wall == nullptr ? real(0) : wall[b]) - inside;
     if (kind == FREE_STREAM && mass_flux < 0) return free_stream;
     return inside;
 }
 
 template <typename real, int DIM, int GRADIENT>
-__global__ void __launch_bounds__(256) nt_cell_pass_kernel(
-    const real* __restrict__ U, const real* __restrict__ nt, const real* __restrict__ mass_flux,
-    int n_cells, const int* __restrict__ left, const int* __restrict__ right,
-    const real* __restrict__ normal, const real* __restrict__ area, int n_faces,
-    int n_interior, const int* __restrict__ kind, const int* __restrict__ slots, int width,
-    const real* __restrict__ coef_left, const real* __restrict__ coef_right,
-    const real* __restrict__ volume, const real* __restrict__ constants, real free_stream,
-    real mu_ref, real sutherland, int constant_law, real gamma, real* __restrict__ gradient,
-    real* __restrict__ diffusivity) {
+__global__ void __launch_bounds__(256) scalar_gradient_kernel(
+    const real* __restrict__ phi, const real* __restrict__ wall,
+    const real* __restrict__ mass_flux, int n_cells, const int* __restrict__ left,
+    const int* __restrict__ right, const real* __restrict__ normal,
+    const real* __restrict__ area, int n_faces, int n_interior, const int* __restrict__ kind,
+    const int* __restrict__ slots, int width, const real* __restrict__ coef_left,
+    const real* __restrict__ coef_right, const real* __restrict__ volume, real free_stream,
+    real* __restrict__ gradient) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
-    const SAConstants<real> k(constants);
-    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
-    const real value = nt[c];
+    const real value = phi[c];
     real grad[DIM];
 #pragma unroll
     for (int d = 0; d < DIM; ++d) grad[d] = 0;
@@ -118,9 +137,10 @@ __global__ void __launch_bounds__(256) nt_cell_pass_kernel(
         const int f = is_right ? s - n_faces : s;
         real neighbour;
         if (f < n_interior) {
-            neighbour = nt[is_right ? left[f] : right[f]];
+            neighbour = phi[is_right ? left[f] : right[f]];
         } else {
-            const real ghost = nt_ghost(kind[f - n_interior], value, mass_flux[f], free_stream);
+            const int b = f - n_interior;
+            const real ghost = scalar_ghost(kind[b], wall, b, value, mass_flux[f], free_stream);
             neighbour = real(0.5) * (value + ghost);
         }
         if (GRADIENT == LEAST_SQUARES) {
@@ -138,15 +158,112 @@ __global__ void __launch_bounds__(256) nt_cell_pass_kernel(
 #pragma unroll
     for (int d = 0; d < DIM; ++d)
         gradient[d * n_cells + c] = GRADIENT == GREEN_GAUSS ? grad[d] / volume[c] : grad[d];
+}
+
+// The vorticity magnitude of cell c from its velocity gradients du_i/dx_j =
+// mean_gradient[((1 + i) * DIM + j) * n + c].
+template <typename real, int DIM>
+__device__ __forceinline__ real vorticity_of(const real* __restrict__ g, int n, int c) {
+    auto du = [&](int i, int j) { return g[((1 + i) * DIM + j) * n + c]; };
+    if (DIM == 2) return fabs(du(1, 0) - du(0, 1));
+    const real x = du(2, 1) - du(1, 2), y = du(0, 2) - du(2, 0), z = du(1, 0) - du(0, 1);
+    return sqrt(x * x + y * y + z * z);
+}
+
+// SA-neg per cell: the diffusivity rho (nu + nt fn), the sources times the volume
+// (production - destruction, cb2 and the density-gradient term) and their damping
+// derivative times the volume, and the density.
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) sa_cell_kernel(
+    const real* __restrict__ U, const real* __restrict__ nt,
+    const real* __restrict__ mean_gradient, const real* __restrict__ gradient,
+    const real* __restrict__ volume, const real* __restrict__ distance, int n_cells,
+    const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
+    real gamma, real* __restrict__ diffusivity, real* __restrict__ source,
+    real* __restrict__ damping, real* __restrict__ density) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    const SAConstants<real> k(constants);
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real rho;
     const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real value = nt[c];
+    real rate, derivative;
+    sa_source(value, nu, vorticity_of<real, DIM>(mean_gradient, n_cells, c), distance[c], k,
+              &rate, &derivative);
+    real squared = 0, cross = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) {
+        const real grad_nt = gradient[d * n_cells + c];
+        squared += grad_nt * grad_nt;
+        cross += mean_gradient[d * n_cells + c] * grad_nt;  // grad rho . grad nt
+    }
+    const real vol = volume[c];
     diffusivity[c] = rho * sa_diffusivity(nu, value, k);
+    source[c] = (rho * rate + k.cb2 / k.sigma * rho * squared
+                 - (nu + value) / k.sigma * cross) * vol;
+    damping[c] = fmax(-derivative, real(0)) * rho * vol;
+    density[c] = rho;
+}
+
+// SST per cell (menter_sst.blending, eddy_viscosity, sources): k's and omega's
+// diffusivities mu + sigma mu_t (sigma blended by F1), their sources times the volume and
+// damping derivatives times the volume, and the density.
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) sst_cell_kernel(
+    const real* __restrict__ U, const real* __restrict__ k_values,
+    const real* __restrict__ omega_values, const real* __restrict__ mean_gradient,
+    const real* __restrict__ grad_k, const real* __restrict__ grad_omega,
+    const real* __restrict__ volume, const real* __restrict__ distance, int n_cells,
+    const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
+    real gamma, real* __restrict__ diffusivity_k, real* __restrict__ diffusivity_omega,
+    real* __restrict__ source_k, real* __restrict__ source_omega,
+    real* __restrict__ damping_k, real* __restrict__ damping_omega,
+    real* __restrict__ density) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    const SSTConstants<real> m(constants);
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
+    real rho;
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real mu = nu * rho;
+    const real vorticity = vorticity_of<real, DIM>(mean_gradient, n_cells, c);
+    const real k = k_values[c], omega = omega_values[c], k_plus = fmax(k, real(0));
+    real cross = 0;
+#pragma unroll
+    for (int d = 0; d < DIM; ++d) cross += grad_k[d * n_cells + c] * grad_omega[d * n_cells + c];
+    // F1 and F2
+    const real dist = distance[c], d2 = dist * dist;
+    const real viscous = real(500) * nu / (d2 * omega);
+    const real turbulent = sqrt(k_plus) / (m.beta_star * omega * dist);
+    const real cross_term = fmax(real(2) * rho * m.sigma_w2 / omega * cross, real(1e-20));
+    const real arg1 = fmin(fmax(turbulent, viscous),
+                           real(4) * rho * m.sigma_w2 * k_plus / (cross_term * d2));
+    const real arg2 = fmax(real(2) * turbulent, viscous);
+    const real f1 = tanh(arg1 * arg1 * arg1 * arg1), f2 = tanh(arg2 * arg2);
+    const real mu_t = rho * m.a1 * k_plus / fmax(m.a1 * omega, vorticity * f2);
+    diffusivity_k[c] = mu + blend(f1, m.sigma_k1, m.sigma_k2) * mu_t;
+    diffusivity_omega[c] = mu + blend(f1, m.sigma_w1, m.sigma_w2) * mu_t;
+    // sources
+    const real destruction = m.beta_star * rho * omega * k_plus;
+    const real production = fmin(mu_t * vorticity * vorticity,
+                                 m.production_limit * destruction);
+    const real gamma_f1 = blend(f1, m.gamma1, m.gamma2), beta_f1 = blend(f1, m.beta1, m.beta2);
+    const real cross_diffusion = real(2) * (real(1) - f1) * rho * m.sigma_w2 / omega * cross;
+    const real vol = volume[c];
+    source_k[c] = (production - destruction) * vol;
+    source_omega[c] = (gamma_f1 * rho * vorticity * vorticity - beta_f1 * rho * omega * omega
+                       + cross_diffusion) * vol;
+    damping_k[c] = m.beta_star * rho * omega * vol;
+    damping_omega[c] = real(2) * beta_f1 * rho * omega * vol;
+    density[c] = rho;
 }
 
 template <typename real, int DIM>
-__global__ void __launch_bounds__(256) nt_face_kernel(
-    const real* __restrict__ nt, const real* __restrict__ gradient,
-    const real* __restrict__ diffusivity, const real* __restrict__ mass_flux,
+__global__ void __launch_bounds__(256) scalar_face_kernel(
+    const real* __restrict__ phi, const real* __restrict__ gradient,
+    const real* __restrict__ diffusivity, const real* __restrict__ wall,
+    const real* __restrict__ mass_flux,
     const int* __restrict__ left, const int* __restrict__ right,
     const real* __restrict__ normal, const real* __restrict__ area,
     const real* __restrict__ tangent, const real* __restrict__ inverse_length, int n_cells,
@@ -157,9 +274,10 @@ __global__ void __launch_bounds__(256) nt_face_kernel(
     const int l = left[f];
     const bool interior = f < n_interior;
     const int r = interior ? right[f] : l;
-    const real m = mass_flux[f], value_l = nt[l];
-    const real value_r = interior ? nt[r] : nt_ghost(kind[f - n_interior], value_l, m,
-                                                      free_stream);
+    const real m = mass_flux[f], value_l = phi[l];
+    const real value_r = interior ? phi[r]
+                                  : scalar_ghost(kind[f - n_interior], wall, f - n_interior,
+                                                 value_l, m, free_stream);
     const real face = interior ? real(0.5) * (diffusivity[l] + diffusivity[r]) : diffusivity[l];
     const real c = face / sigma * area[f];
     real mean[DIM], along = 0;
@@ -178,21 +296,19 @@ __global__ void __launch_bounds__(256) nt_face_kernel(
     coefficient[f] = c * inverse_length[f];
 }
 
-template <typename real, int DIM>
-__global__ void __launch_bounds__(256) nt_cell_kernel(
-    const real* __restrict__ U, const real* __restrict__ nt,
-    const real* __restrict__ mean_gradient, const real* __restrict__ gradient,
+// Per cell: residual = its faces' fluxes (out of the left cell, into the right) plus the
+// sources; diagonal = rho V / dt + damping + the faces' implicit parts.
+template <typename real>
+__global__ void __launch_bounds__(256) scalar_matrix_kernel(
     const real* __restrict__ flux, const real* __restrict__ coefficient,
     const real* __restrict__ mass_flux, int n_cells, int n_faces, int n_interior,
     const int* __restrict__ kind, const int* __restrict__ slots, int width,
-    const real* __restrict__ volume, const real* __restrict__ distance,
-    const real* __restrict__ dt, const real* __restrict__ constants, real mu_ref,
-    real sutherland, int constant_law, real gamma, real* __restrict__ residual,
+    const real* __restrict__ volume, const real* __restrict__ dt,
+    const real* __restrict__ source, const real* __restrict__ damping,
+    const real* __restrict__ density, real* __restrict__ residual,
     real* __restrict__ diagonal) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
-    const SAConstants<real> k(constants);
-    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real faces = 0, implicit = 0;
     const int unused = 2 * n_faces;
     for (int j = 0; j < width; ++j) {
@@ -216,32 +332,8 @@ __global__ void __launch_bounds__(256) nt_cell_kernel(
             }
         }
     }
-    real rho;
-    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
-    const real value = nt[c];
-    // vorticity from du_i/dx_j = mean_gradient[(1 + i) * DIM + j]
-    auto g = [&](int i, int j) { return mean_gradient[((1 + i) * DIM + j) * n_cells + c]; };
-    real vorticity;
-    if (DIM == 2) {
-        vorticity = fabs(g(1, 0) - g(0, 1));
-    } else {
-        const real x = g(2, 1) - g(1, 2), y = g(0, 2) - g(2, 0), z = g(1, 0) - g(0, 1);
-        vorticity = sqrt(x * x + y * y + z * z);
-    }
-    real rate, derivative;
-    sa_source(value, nu, vorticity, distance[c], k, &rate, &derivative);
-    real squared = 0, cross = 0;
-#pragma unroll
-    for (int d = 0; d < DIM; ++d) {
-        const real grad_nt = gradient[d * n_cells + c];
-        squared += grad_nt * grad_nt;
-        cross += mean_gradient[d * n_cells + c] * grad_nt;  // grad rho . grad nt
-    }
-    const real volume_rate = rho * rate + k.cb2 / k.sigma * rho * squared
-                             - (nu + value) / k.sigma * cross;
-    const real vol = volume[c];
-    residual[c] = faces + volume_rate * vol;
-    diagonal[c] = rho * vol / dt[c] + fmax(-derivative, real(0)) * rho * vol + implicit;
+    residual[c] = faces + source[c];
+    diagonal[c] = density[c] * volume[c] / dt[c] + damping[c] + implicit;
 }
 
 // One level of a sweep of (D + L) D^-1 (D + U): for its cells c (cells[first + i]),
@@ -249,7 +341,7 @@ __global__ void __launch_bounds__(256) nt_cell_kernel(
 // the matrix entry times x[nb]; forward: x[c] = (rhs[c] - total) / D; backward:
 // x[c] = rhs[c] - total / D.
 template <typename real>
-__global__ void __launch_bounds__(256) nt_sweep_kernel(
+__global__ void __launch_bounds__(256) scalar_sweep_kernel(
     int count, const int* __restrict__ cells, const int* __restrict__ level,
     const int* __restrict__ left, const int* __restrict__ right, int n_cells, int n_faces,
     int n_interior, const int* __restrict__ slots, int width,
