@@ -24,7 +24,10 @@ Every scalar ``phi`` (``nu_tilde``; ``k`` and ``omega``) is discretised alike, p
 - the implicit step ``(rho V / dt + A) dphi = R``: ``A`` is the upwind advection and
   the two-point diffusion, plus the part of the source's derivative that damps (an
   M-matrix: no new extrema), solved by a sparse direct factorisation (SciPy's SuperLU,
-  cells eliminated in nested-dissection order as the mean flow's) on the host.
+  cells eliminated in nested-dissection order as the mean flow's) on the host, or by
+  symmetric Gauss-Seidel sweeps over the mean flow's LU-SGS levels on the backend
+  (:meth:`TurbulenceFV.use_sweeps`); swept steps run in kernels where the mean flow runs
+  the fused residual (:mod:`gpusolver.solvers.fv.fused_turbulence`).
 
 SA-neg's equation, its diffusion ``rho (nu + nt fn) / sigma``, ``cb2`` and density-gradient
 terms are TMR's; SST's ``k`` and ``omega`` diffuse with ``mu + sigma mu_t`` (``sigma``
