@@ -14,7 +14,7 @@ Examples
 --------
 >>> int(Flux.AUSMPW_PLUS), Limiter(3).name
 (2, 'RATCHET')
->>> "enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2, JST = 3 };" in cuda_header()
+>>> "enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2, JST = 3, LMROE = 4 };" in cuda_header()
 True
 """
 
@@ -40,12 +40,14 @@ class Condition(IntEnum):
 
 class Flux(IntEnum):
     """Riemann fluxes (``physics/kernels/euler.cuh``); JST: the finite-volume central
-    scheme, whose flux between cells lives in ``solvers/fv/kernels/residual.cu``."""
+    scheme, whose flux between cells lives in ``solvers/fv/kernels/residual.cu``; LMROE:
+    Roe's with Rieper's low-Mach fix."""
 
     ROE = 0
     RUSANOV = 1
     AUSMPW_PLUS = 2
     JST = 3
+    LMROE = 4
 
 
 class Gradient(IntEnum):

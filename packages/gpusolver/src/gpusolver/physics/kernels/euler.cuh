@@ -77,7 +77,10 @@ __device__ __forceinline__ real harten(real eigenvalue, real delta) {
     return m < delta ? (m * m + delta * delta) / (real(2) * delta) : m;
 }
 
-template <typename real, int DIM>
+// LOW_MACH: Rieper's fix (LMRoe, J. Comput. Phys. 230, 2011): the normal velocity jump in
+// the acoustic waves scaled by min(1, |u| / c), which removes the O(1/M) pressure
+// dissipation of low-speed flow.
+template <typename real, int DIM, bool LOW_MACH = false>
 __device__ void roe(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N], const real n[DIM],
                     real gamma, real flux[Vars<DIM>::N]) {
     constexpr int NV = Vars<DIM>::N, P = DIM + 1;
@@ -99,8 +102,9 @@ __device__ void roe(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N], co
     const real c = sqrt((gamma - real(1)) * (enthalpy - real(0.5) * q2));
     const real d_rho = wr[0] - wl[0], d_p = wr[P] - wl[P];
     const real delta = real(ENTROPY_FIX) * c;
-    const real a_minus = harten(un - c, delta) * (d_p - rho * c * d_un) / (real(2) * c * c);
-    const real a_plus = harten(un + c, delta) * (d_p + rho * c * d_un) / (real(2) * c * c);
+    const real d_acoustic = LOW_MACH ? fmin(real(1), sqrt(q2) / c) * d_un : d_un;
+    const real a_minus = harten(un - c, delta) * (d_p - rho * c * d_acoustic) / (real(2) * c * c);
+    const real a_plus = harten(un + c, delta) * (d_p + rho * c * d_acoustic) / (real(2) * c * c);
     const real lam_mid = harten(un, delta);
     const real a_entropy = lam_mid * (d_rho - d_p / (c * c));
     const real a_shear = lam_mid * rho;
@@ -205,6 +209,7 @@ template <typename real, int DIM, int FLUX>
 __device__ __forceinline__ void riemann(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N],
                                         const real n[DIM], real gamma, real flux[Vars<DIM>::N]) {
     if (FLUX == ROE) roe<real, DIM>(wl, wr, n, gamma, flux);
+    else if (FLUX == LMROE) roe<real, DIM, true>(wl, wr, n, gamma, flux);
     else if (FLUX == RUSANOV) rusanov<real, DIM>(wl, wr, n, gamma, flux);
     else ausmpw_plus<real, DIM>(wl, wr, n, gamma, flux);
 }
