@@ -132,7 +132,8 @@ def test_unknown_sections_are_refused(tmp_path, extra, message):
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
-    ('flux = "roe"', 'flux = "hllc"', "unknown value 'hllc'; valid: rusanov, llf, roe, lmroe, ausmpw\\+"),
+    ('flux = "roe"', 'flux = "hllc"',
+     "unknown value 'hllc'; valid: rusanov, llf, roe, lmroe, ausmpw\\+"),
     ("cfl = 1.0", "cfl = 1.0\nclf = 2.0", r"\[run\] unknown key\(s\) clf; valid: backend"),
     ("cfl = 1.0", "cfl = -1.0", "must be positive"),
     ('bottom = "slip-wall"', 'bottom = "wall"', "unknown condition 'wall'; valid: slip-wall"),

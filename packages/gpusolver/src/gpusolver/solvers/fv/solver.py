@@ -572,11 +572,12 @@ class Solver(Parts):
             return self._step(dt)
 
     def _step(self, dt):
+        if self.fused_steps is None:  # the fused steps exchange inside
+            # before the eddy viscosity too (fused steps leave a part's halo as it was)
+            self.transport.exchange(self.states)
         if self.turbulence is None:
             return self._mean_flow_step(dt)
-        # the halo's states first (fused steps leave a part's halo as it was); copies: the
-        # multigrid kernels write each step's state into the buffer of the last
-        self.transport.exchange(self.states)
+        # copies: the multigrid kernels write each step's state into the buffer of the last
         starts = [u.copy() for u in self.states]
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
@@ -604,8 +605,6 @@ class Solver(Parts):
         given = dt is not None  # the caller's time step (else the solver's own)
         if not self.stepping.local_time_step and not given and self.stages is not None:
             dt = self._time_steps()[0]
-        if self.fused_steps is None:  # the fused steps exchange inside
-            self.transport.exchange(self.states)
         if self.fused_implicit is not None and not given and self.stepping.local_time_step:
             norms = self._fused_implicit_step()
         elif self.part_sweeps is not None:

@@ -95,7 +95,8 @@ class TurbulenceFV:
         self._order = None  # the sparse LU's elimination order, made on its first use
         #: Per scalar, the solve of its last factorised implicit matrix.
         self._solves: dict = {}
-        #: The forward and backward sweeps' levels (None: the host's sparse LU).
+        #: The forward and backward sweeps' levels for array code (None: the host's
+        #: sparse LU, or the sweeps run in :attr:`kernels`).
         self._sweeps: list | None = None
         #: The swept steps in kernels (None: array code; see :meth:`use_sweeps`).
         self.kernels = None
@@ -186,8 +187,10 @@ class TurbulenceFV:
         fused residual (and not JST's cell pass), the steps run in kernels
         (:attr:`fused_steps`)."""
         d = self.d
-        fused = d.fused is not None and not d.fused.jst
-        self.kernels = type(self).fused_steps(self, levels) if fused else None
+        if d.fused is not None and not d.fused.jst:
+            self.kernels, self._sweeps = type(self).fused_steps(self, levels), None
+            return
+        self.kernels = None
         left, right = self._left[:d.n_interior], self._right
         self._sweeps = []
         for level in levels:

@@ -31,6 +31,7 @@
 #include "../../../physics/kernels/boundary.cuh"
 #include "../../../physics/kernels/viscous.cuh"
 #include "../../../integrators/kernels/relaxation.cuh"
+#include "faces.cuh"
 
 // enum Gradient (JST_DIFFERENCES: the JST scheme's cell pass instead of gradients),
 // enum Limiter and enum Accumulation (of face fluxes) come from ids.cuh.
@@ -70,12 +71,6 @@ __device__ __forceinline__ void load_normal(const Faces<real>& F, int f, real n[
 }
 
 // ---------------------------------------------------------------- gradients and limiter
-// Slot s of a cell: its face, and whether the cell is that face's right cell.
-__device__ __forceinline__ int slot_face(int s, int n_faces, bool* is_right) {
-    *is_right = s >= n_faces;
-    return *is_right ? s - n_faces : s;
-}
-
 // The primitive state across face f from cell c (face value on the boundary: the mean
 // of the cell and its ghost, as the NumPy gradients use).
 template <typename real, int DIM>
@@ -324,23 +319,6 @@ struct Viscosity {
     const real* eddy;            // [f] eddy viscosity (null: laminar)
     real mu_ref, sutherland, prandtl, prandtl_turbulent;
 };
-
-template <typename real, int DIM>
-__device__ __forceinline__ void corrected_gradient(const real a[DIM], const real b[DIM],
-                                                   real value_l, real value_r,
-                                                   const real t[DIM], real inv_len,
-                                                   real out[DIM]) {
-    real along = 0;
-#pragma unroll
-    for (int d = 0; d < DIM; ++d) {
-        out[d] = real(0.5) * (a[d] + b[d]);
-        along += out[d] * t[d];
-    }
-    const real jump = (value_r - value_l) * inv_len - along;
-#pragma unroll
-    for (int d = 0; d < DIM; ++d) out[d] += jump * t[d];
-}
-
 
 // Viscous flux per unit area (0, tau . n, u . tau . n + k grad T . n) between the cell
 // states wl, wr with gradients gl, gr.

@@ -24,6 +24,7 @@
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/viscous.cuh"
+#include "faces.cuh"
 
 // The model's constants, in the order of spalart_allmaras.KERNEL_CONSTANTS.
 template <typename real>
@@ -133,8 +134,8 @@ __global__ void __launch_bounds__(256) scalar_gradient_kernel(
     for (int j = 0; j < width; ++j) {
         const int s = slots[j * n_cells + c];
         if (s == unused) break;
-        const bool is_right = s >= n_faces;
-        const int f = is_right ? s - n_faces : s;
+        bool is_right;
+        const int f = slot_face(s, n_faces, &is_right);
         real neighbour;
         if (f < n_interior) {
             neighbour = phi[is_right ? left[f] : right[f]];
@@ -280,17 +281,18 @@ __global__ void __launch_bounds__(256) scalar_face_kernel(
                                                  value_l, m, free_stream);
     const real face = interior ? real(0.5) * (diffusivity[l] + diffusivity[r]) : diffusivity[l];
     const real c = face / sigma * area[f];
-    real mean[DIM], along = 0;
+    real grad_l[DIM], grad_r[DIM], t[DIM], face_gradient[DIM];
 #pragma unroll
     for (int d = 0; d < DIM; ++d) {
-        mean[d] = real(0.5) * (gradient[d * n_cells + l] + gradient[d * n_cells + r]);
-        along += mean[d] * tangent[d * n_faces + f];
+        grad_l[d] = gradient[d * n_cells + l];
+        grad_r[d] = gradient[d * n_cells + r];
+        t[d] = tangent[d * n_faces + f];
     }
-    const real jump = (value_r - value_l) * inverse_length[f] - along;
+    corrected_gradient<real, DIM>(grad_l, grad_r, value_l, value_r, t, inverse_length[f],
+                                  face_gradient);
     real normal_gradient = 0;
 #pragma unroll
-    for (int d = 0; d < DIM; ++d)
-        normal_gradient += (mean[d] + jump * tangent[d * n_faces + f]) * normal[d * n_faces + f];
+    for (int d = 0; d < DIM; ++d) normal_gradient += face_gradient[d] * normal[d * n_faces + f];
     const real convective = fmax(m, real(0)) * value_l + fmin(m, real(0)) * value_r;
     flux[f] = convective - c * normal_gradient;
     coefficient[f] = c * inverse_length[f];
@@ -314,8 +316,8 @@ __global__ void __launch_bounds__(256) scalar_matrix_kernel(
     for (int j = 0; j < width; ++j) {
         const int s = slots[j * n_cells + c];
         if (s == unused) break;
-        const bool is_right = s >= n_faces;
-        const int f = is_right ? s - n_faces : s;
+        bool is_right;
+        const int f = slot_face(s, n_faces, &is_right);
         const real m = mass_flux[f], cf = coefficient[f];
         const real out = fmax(m, real(0)), inward = fmin(m, real(0));
         if (is_right) {
@@ -356,8 +358,8 @@ __global__ void __launch_bounds__(256) scalar_sweep_kernel(
     for (int j = 0; j < width; ++j) {
         const int s = slots[j * n_cells + c];
         if (s == unused) break;
-        const bool is_right = s >= n_faces;
-        const int f = is_right ? s - n_faces : s;
+        bool is_right;
+        const int f = slot_face(s, n_faces, &is_right);
         if (f >= n_interior) continue;
         const int nb = is_right ? left[f] : right[f];
         if (level[nb] >= own) continue;
