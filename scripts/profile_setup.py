@@ -71,6 +71,8 @@ STEP_PHASES = [
     "gpusolver.solvers.fv.multigrid:Multigrid.correct",
     "gpusolver.solvers.fv.turbulence:TurbulenceFV.set_eddy_viscosity",
     "gpusolver.solvers.fv.solver:_cell_steps",
+    "gpusolver.solvers.fv.solver:Solver._turbulence_time_steps",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV.residual_squares",
     "gpusolver.solvers.fv.turbulence:SpalartAllmarasFV.step",
     "gpusolver.solvers.fv.turbulence:MenterSSTFV.step",
     "gpusolver.solvers.fv.turbulence:SpalartAllmarasFV.residual",
@@ -79,9 +81,10 @@ STEP_PHASES = [
     "gpusolver.solvers.fv.turbulence:TurbulenceFV._matrix",
     "gpusolver.solvers.fv.turbulence:TurbulenceFV._swept",
     "gpusolver.solvers.fv.turbulence:TurbulenceFV._solve",
-    "gpusolver.solvers.fv.turbulence:TurbulenceFV._norm",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV._sum_squares",
     "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras.step",
     "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras._sweep",
+    "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras.advance",
 ]
 
 TOTALS: dict[str, list] = defaultdict(lambda: [0, 0.0])

@@ -211,15 +211,20 @@ class FusedResidual:
         for local, outside in self._vortex:
             self.bc_value[:, local] = outside.primitive(self.d.circulation)
 
-    def load_eddy_viscosity(self) -> bool:
-        """Copy the discretisation's eddy viscosity (``d.eddy_viscosity``, set by a
-        turbulence model each step) into :attr:`eddy`, on the current stream; False for
-        laminar flow (nothing to copy)."""
-        if self.d.eddy_viscosity is None:
-            return False
+    def eddy_buffer(self):
+        """:attr:`eddy`, made on first use (where a turbulence model's kernels write)."""
         if self.eddy is None:
             self.eddy = self.xp.empty(self.n_faces, self.dtype)
-        self.eddy[...] = self.d.eddy_viscosity
+        return self.eddy
+
+    def load_eddy_viscosity(self) -> bool:
+        """Copy the discretisation's eddy viscosity (``d.eddy_viscosity``, set by a
+        turbulence model each step) into :attr:`eddy`, on the current stream, unless it
+        is that buffer; False for laminar flow (nothing to copy)."""
+        if self.d.eddy_viscosity is None:
+            return False
+        if self.d.eddy_viscosity is not self.eddy_buffer():
+            self.eddy[...] = self.d.eddy_viscosity
         return True
 
     @property
@@ -399,6 +404,8 @@ class FusedSteps:
         self.graphs = StepGraphs(fused.backend, graphs)
         #: Cells whose update the last step relaxed (explicit steps: in each stage).
         self.relaxed_cells = 0
+        #: The CFL number of the last step (of its local time steps :attr:`dt`).
+        self.step_cfl = 0.0
 
     def reset_report(self) -> None:
         """Zero the residual sums and the relaxed cells, and clear the bad cell (before a
@@ -441,6 +448,7 @@ class FusedSteps:
             if not local:
                 self.dt[:1] = dt
             self.cfl.fill(cfl)
+        self.step_cfl = cfl
         phi, mode = limiter
         phi = self.phi if phi is None else phi
         key = (u0 is self.states[0], local, id(phi), mode)

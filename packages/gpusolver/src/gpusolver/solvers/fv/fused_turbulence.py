@@ -4,16 +4,21 @@ array code of :class:`~gpusolver.solvers.fv.turbulence.SpalartAllmarasFV` and
 (:meth:`~gpusolver.solvers.fv.turbulence.TurbulenceFV.use_sweeps`), in a few kernels and
 one launch per sweep level instead of about a hundred array operations a scalar.
 
-A step: the mean flow's primitive gradients (the gradient kernel of
-``kernels/residual.cu``, unlimited) and each scalar's gradient, then per cell the model's
+A step: once per step of the mean flow, its primitive gradients (the gradient kernel of
+``kernels/residual.cu``, unlimited); then each scalar's gradient, per cell the model's
 diffusivities, sources and damping, and per scalar: per face the flux and the diffusion
-coefficient, per cell the residual and the implicit diagonal, and the forward and
-backward sweeps level by level. The same faces, slots and boundary states as the mean
-flow's fused residual (:class:`~gpusolver.solvers.fv.fused.FusedResidual`), whose
-discretisation the model shares.
+coefficient, per cell the residual, its squared rates' sum and the implicit diagonal,
+the forward and backward sweeps level by level over the mean flow's LU-SGS sweep tables
+(:class:`~gpusolver.solvers.fv.lusgs.SweepTables`), and the update. Each step of the
+mean flow also takes the faces' eddy viscosity from kernels, written where the fused
+residual reads it. The same faces, slots and boundary states as the mean flow's fused
+residual (:class:`~gpusolver.solvers.fv.fused.FusedResidual`), whose discretisation the
+model shares.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -22,7 +27,6 @@ from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
 from gpusolver.physics.gas import SUTHERLAND_K
 from gpusolver.solvers.fv.fused import GRADIENT_CODES, SOURCE, UNLIMITED
-from meshorder.hyperplanes import Levels
 
 #: Threads per block of every kernel here.
 BLOCK = 256
@@ -34,22 +38,25 @@ def _blocks(n: int) -> tuple[int]:
 
 class FusedScalarSteps:
     """What the models' steps in kernels share: the compiled kernels, the mean flow's
-    gradients, and per scalar its gradient, face fluxes, matrix and sweeps.
+    gradients, per scalar its gradient, face fluxes, matrix, sweeps and update, and the
+    faces' eddy viscosity.
 
     Parameters
     ----------
     model : TurbulenceFV
         Its discretisation runs the fused residual (``d.fused``), with Green-Gauss or
         least-squares gradients.
-    levels : tuple of Levels
-        The forward and backward sweeps' levels (the mean flow's LU-SGS levels).
-    cell_kernel : str
-        The model's per-cell kernel (``sa_cell_kernel`` or ``sst_cell_kernel``).
+    tables : tuple of SweepTables
+        The forward and backward sweeps' tables (the mean flow's LU-SGS level kernels').
+    cell_kernels : dict
+        The model's per-cell kernels by role: ``cells`` (``sa_cell_kernel`` or
+        ``sst_cell_kernel``) and any others, each templated on the real type and the
+        dimension.
     constants : tuple of float
         The model's constants in the kernel's order.
     """
 
-    def __init__(self, model, levels: tuple[Levels, Levels], cell_kernel: str, constants):
+    def __init__(self, model, tables: tuple, cell_kernels: dict, constants):
         d = model.d
         f = self.fused = d.fused
         backend, xp = d.backend, d.backend.xp
@@ -57,10 +64,12 @@ class FusedScalarSteps:
         real, dim = real_type(self.dtype), f.dim
         gradient = GRADIENT_CODES[d.scheme.gradient]
         names = {"gradient": f"scalar_gradient_kernel<{real}, {dim}, {gradient}>",
-                 "cells": f"{cell_kernel}<{real}, {dim}>",
+                 **{key: f"{name}<{real}, {dim}>" for key, name in cell_kernels.items()},
                  "faces": f"scalar_face_kernel<{real}, {dim}>",
                  "matrix": f"scalar_matrix_kernel<{real}>",
-                 "sweep": f"scalar_sweep_kernel<{real}>"}
+                 "sweep": f"scalar_sweep_kernel<{real}>",
+                 "update": f"scalar_update_kernel<{real}>",
+                 "face_eddy": f"face_eddy_viscosity_kernel<{real}>"}
         compiled = backend.kernels(__package__, "kernels/turbulence.cu",
                                    tuple(sorted(names.values())))
         self._kernels = {key: compiled[name] for key, name in names.items()}
@@ -89,20 +98,31 @@ class FusedScalarSteps:
         self.density = xp.empty(n, self.dtype)
         self.star = xp.zeros(n, self.dtype)
         self.change = xp.zeros(n, self.dtype)
-        #: Per sweep: its level of every cell, and per level its cells.
-        self.sweeps = [(backend.asarray(level.level, np.int32),
-                        [backend.asarray(level.order[level.offsets[k]:level.offsets[k + 1]],
-                                         np.int32) for k in range(level.n_levels)])
-                       for level in levels]
+        self.tables = tables
 
-    def gradients(self, u, mass_flux, walls: list) -> None:
-        """The mean flow's primitive gradients and each scalar's (``walls``: per scalar
-        its value on no-slip walls per boundary face, or None for 0)."""
-        f, n, nf, ni = self.fused, self.n_cells, self.n_faces, self.n_interior
-        left, right, normal, area = f.faces[:4]
+    def face_eddy_viscosity(self, mu_t):
+        """Each face's eddy viscosity from its cells' ``mu_t`` (the mean; a boundary
+        face's cell's, 0 on no-slip walls), written into the fused residual's buffer,
+        which it returns."""
+        f = self.fused
+        out = f.eddy_buffer()
+        self._kernels["face_eddy"](_blocks(self.n_faces), (BLOCK,), (
+            self.xp.ascontiguousarray(mu_t, dtype=self.dtype), *f.faces[:2],
+            np.int32(self.n_faces), np.int32(self.n_interior), self.kind, out))
+        return out
+
+    def mean_gradients(self, u) -> None:
+        """The mean flow's unlimited primitive gradients at ``u`` (once per its step)."""
+        f, n = self.fused, self.n_cells
         self._mean_gradients(_blocks(n), (BLOCK,), (
             u, np.int32(n), *f.faces, f.slots, f.width, *self.coefficients, f.volume, NULL,
             NULL, self.mean_gradient, NULL, self.law[-1], np.int32(0), np.int32(n)))
+
+    def gradients(self, mass_flux, walls: list) -> None:
+        """Each scalar's gradient (``walls``: per scalar its value on no-slip walls per
+        boundary face, or None for 0)."""
+        f, n, nf, ni = self.fused, self.n_cells, self.n_faces, self.n_interior
+        left, right, normal, area = f.faces[:4]
         for i, wall in enumerate(walls):
             self._kernels["gradient"](_blocks(n), (BLOCK,), (
                 self.model.values[i], NULL if wall is None else wall, mass_flux, np.int32(n),
@@ -110,10 +130,12 @@ class FusedScalarSteps:
                 f.width, *self.coefficients, f.volume,
                 self.dtype.type(self.model.free_stream[i]), self.gradient[i]))
 
-    def advance(self, i: int, wall, mass_flux, dt, sigma: float = 1.0):
+    def advance(self, i: int, wall, mass_flux, dt, sigma: float = 1.0,
+                squares: bool = False) -> None:
         """Scalar ``i``'s implicit step from the cell pass's diffusivity, sources and
         damping: its face fluxes, residual, diagonal and both sweeps into
-        :attr:`change` (not applied); returns its residual."""
+        :attr:`change` (not applied); ``squares``: add the sum of its own cells'
+        ``(R / V)^2`` to the model's ``squares[i]``."""
         f, k = self.fused, self._kernels
         n, nf, ni = self.n_cells, self.n_faces, self.n_interior
         left, right, normal, area = f.faces[:4]
@@ -126,12 +148,19 @@ class FusedScalarSteps:
         k["matrix"](_blocks(n), (BLOCK,), (
             self.flux[i], self.coefficient[i], mass_flux, np.int32(n), np.int32(nf),
             np.int32(ni), self.kind, f.slots, f.width, f.volume, dt, self.source[i],
-            self.damping[i], self.density, self.residual[i], self.diagonal[i]))
+            self.damping[i], self.density, self.residual[i], self.diagonal[i],
+            np.int32(self.model.n_own), self.model.squares[i:i + 1] if squares else NULL))
         self.star.fill(0)
         self._sweep(0, i, mass_flux, self.residual[i], self.star)
         self.change[...] = self.star
         self._sweep(1, i, mass_flux, self.star, self.change)
-        return self.residual[i]
+
+    def update(self, i: int, max_fall: float | None = None) -> None:
+        """Scalar ``i`` += :attr:`change` (falling by at most ``max_fall`` of its value,
+        if given)."""
+        self._kernels["update"](_blocks(self.n_cells), (BLOCK,), (
+            self.model.values[i], self.change, np.int32(self.n_cells),
+            np.int32(max_fall is not None), self.dtype.type(max_fall or 0.0)))
 
     def cell_steps(self, dt):
         """``dt`` (per cell, or one) as the kernels read it: one contiguous value a cell."""
@@ -142,30 +171,47 @@ class FusedScalarSteps:
     def _sweep(self, which: int, i: int, mass_flux, rhs, x) -> None:
         """The forward (``which`` 0: ``x = (rhs - L x) / D``) or backward (1:
         ``x = rhs - U x / D``) sweep of scalar ``i``, one launch per level."""
-        f = self.fused
-        level, levels = self.sweeps[which]
-        left, right = f.faces[:2]
-        for cells in levels:
-            self._kernels["sweep"](_blocks(len(cells)), (BLOCK,), (
-                np.int32(len(cells)), cells, level, left, right, np.int32(self.n_cells),
-                np.int32(self.n_faces), np.int32(self.n_interior), f.slots, f.width,
-                mass_flux, self.coefficient[i], self.diagonal[i], rhs, x,
-                np.int32(which == 0)))
+        t = self.tables[which]
+        rows, width = t.upstream.shape[1], t.upstream.shape[0]
+        arguments = (np.int32(rows), np.int32(width), t.cells, t.upstream, t.face,
+                     self.fused.faces[0], mass_flux, self.coefficient[i], self.diagonal[i],
+                     rhs, x, np.int32(which == 0))
+        for first, last in itertools.pairwise(t.offsets):
+            if last > first:
+                self._kernels["sweep"](_blocks(last - first), (BLOCK,),
+                                       (np.int32(first), np.int32(last), *arguments))
 
 
 class FusedSpalartAllmaras(FusedScalarSteps):
     """SA-neg's steps of ``nu_tilde`` in kernels (see :class:`FusedScalarSteps`)."""
 
-    def __init__(self, model, levels: tuple[Levels, Levels]):
-        super().__init__(model, levels, "sa_cell_kernel", sa.KERNEL_CONSTANTS)
+    def __init__(self, model, tables: tuple):
+        super().__init__(model, tables, {"cells": "sa_cell_kernel",
+                                         "cell_eddy": "sa_eddy_viscosity_kernel"},
+                         sa.KERNEL_CONSTANTS)
+        #: Each cell's eddy viscosity (:meth:`cell_eddy_viscosity`).
+        self.mu_t = self.xp.empty(self.n_cells, self.dtype)
 
-    def step(self, u, mass_flux, dt):
+    def cell_eddy_viscosity(self, u):
+        """Each cell's ``mu_t`` at the mean flow ``u`` (:attr:`mu_t`, overwritten by the
+        next call)."""
+        mu_ref, sutherland, constant_law, gamma = self.law
+        self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
+            self.fused.backend.asarray(u), self.model.values[0], np.int32(self.n_cells),
+            self.constants, mu_ref, sutherland, constant_law, gamma, self.mu_t))
+        return self.mu_t
+
+    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """``nu_tilde`` advanced in place by one implicit step at the mean flow ``u`` (its
-        face mass fluxes ``mass_flux``) with the time steps ``dt``; returns the residual
-        ``R`` before it (a buffer of this object)."""
+        face mass fluxes ``mass_flux``) with the time steps ``dt``; ``new_mean_flow``:
+        ``u`` changed since the last step (its gradients are taken anew and the
+        residual's squares summed into the model's ``squares``)."""
         u = self.fused.backend.asarray(u)
         dt = self.cell_steps(dt)
-        self.gradients(u, mass_flux, [None])
+        if new_mean_flow:
+            self.mean_gradients(u)
+            self.model.squares.fill(0)
+        self.gradients(mass_flux, [None])
         n = self.n_cells
         mu_ref, sutherland, constant_law, gamma = self.law
         self._kernels["cells"](_blocks(n), (BLOCK,), (
@@ -173,28 +219,32 @@ class FusedSpalartAllmaras(FusedScalarSteps):
             self.model.distance, np.int32(n), self.constants, mu_ref, sutherland,
             constant_law, gamma, self.diffusivity[0], self.source[0], self.damping[0],
             self.density))
-        residual = self.advance(0, None, mass_flux, dt, sa.SIGMA)
-        self.model.values[0] += self.change
-        return residual
+        self.advance(0, None, mass_flux, dt, sa.SIGMA, squares=new_mean_flow)
+        self.update(0)
 
 
 class FusedMenterSST(FusedScalarSteps):
     """SST's steps of ``k`` and ``omega`` in kernels (see :class:`FusedScalarSteps`); each
     falls by at most ``model.MAX_FALL`` of its value."""
 
-    def __init__(self, model, levels: tuple[Levels, Levels]):
-        super().__init__(model, levels, "sst_cell_kernel", sst.KERNEL_CONSTANTS)
+    def __init__(self, model, tables: tuple):
+        super().__init__(model, tables, {"cells": "sst_cell_kernel"}, sst.KERNEL_CONSTANTS)
+        self.wall_omega = self.xp.empty(self.n_faces - self.n_interior, self.dtype)
 
-    def step(self, u, mass_flux, dt):
+    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """``k`` and ``omega`` advanced in place by one implicit step each at the mean flow
         ``u`` (its face mass fluxes ``mass_flux``) with the time steps ``dt``, both from
-        the sources of the step's start; returns their residuals ``(2, n_cells)`` before
-        it (a buffer of this object)."""
-        model, xp = self.model, self.xp
+        the sources of the step's start; ``new_mean_flow`` as
+        :meth:`FusedSpalartAllmaras.step` (and the walls' ``omega`` taken anew)."""
+        model = self.model
         u = self.fused.backend.asarray(u)
         dt = self.cell_steps(dt)
-        walls = [None, xp.ascontiguousarray(model.wall_omega(u), dtype=self.dtype)]
-        self.gradients(u, mass_flux, walls)
+        if new_mean_flow:
+            self.mean_gradients(u)
+            self.wall_omega[...] = model.wall_omega(u)
+            model.squares.fill(0)
+        walls = [None, self.wall_omega]
+        self.gradients(mass_flux, walls)
         n = self.n_cells
         mu_ref, sutherland, constant_law, gamma = self.law
         self._kernels["cells"](_blocks(n), (BLOCK,), (
@@ -203,6 +253,5 @@ class FusedMenterSST(FusedScalarSteps):
             mu_ref, sutherland, constant_law, gamma, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
         for i, wall in enumerate(walls):
-            self.advance(i, wall, mass_flux, dt)
-            model.values[i] += xp.maximum(self.change, -model.MAX_FALL * model.values[i])
-        return self.residual
+            self.advance(i, wall, mass_flux, dt, squares=new_mean_flow)
+            self.update(i, model.MAX_FALL)

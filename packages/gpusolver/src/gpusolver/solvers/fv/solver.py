@@ -378,7 +378,8 @@ class Solver(Parts):
                 levels = (self.part_sweeps[i].levels if self.part_sweeps else
                           self._levels(layout) or sweep_levels(layout.geometry, self.plan,
                                                                self._colour_sweeps))
-                model.use_sweeps(levels)
+                kernels = self.part_sweeps[i].kernels if self.part_sweeps else None
+                model.use_sweeps(levels, None if kernels is None else kernels.sweeps)
         self.newton = None
         if stepping.integrator == "newton-krylov":
             if stepping.preconditioner not in PRECONDITIONERS:
@@ -430,6 +431,7 @@ class Solver(Parts):
             distance = wall_distance(layout.geometry.centroid.T, faces,
                                      self.backend if self.backend.name == "cupy" else None)
             models.append(TURBULENCE_MODELS[model](d, distance))
+            models[-1].n_own = layout.n_own
         return models
 
     def _turbulence_sweeps(self) -> bool:
@@ -582,24 +584,29 @@ class Solver(Parts):
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
         norms = self._mean_flow_step(dt)
-        cfl = min(self.cfl, self.stepping.turbulence_cfl)
-        cell_steps = [_cell_steps(d, u, cfl) for d, u in zip(self.discretisations, starts,
-                                                               strict=True)]
-        names = self.turbulence[0].names
-        squares = np.zeros(len(names))
+        cell_steps = self._turbulence_time_steps(starts)
         for sub_step in range(self.stepping.turbulence_steps):
             self.transport.exchange([model.values for model in self.turbulence])
-            for model, d, u, steps, layout in zip(self.turbulence, self.discretisations,
-                                                  starts, cell_steps, self.layouts,
-                                                  strict=True):
-                # one factorisation per step serves its sub-steps
-                model.step(u, d.mass_flux, steps, factorise=sub_step == 0)
-                if sub_step == 0:  # the norms of the step's start
-                    squares += np.array([model.residual_norms[name] ** 2 for name in names]
-                                        ) * layout.n_own
+            for model, d, u, steps in zip(self.turbulence, self.discretisations, starts,
+                                          cell_steps, strict=True):
+                # the first sub-step factorises (one factorisation serves them all) and
+                # sums the residuals of the step's start
+                model.step(u, d.mass_flux, steps, new_mean_flow=sub_step == 0)
+        squares = sum(model.residual_squares() for model in self.turbulence)
         norms_of_model = np.sqrt(self.transport.sum(squares) / self.n_cells)
-        self.turbulence_residuals = dict(zip(names, norms_of_model.tolist(), strict=True))
+        self.turbulence_residuals = dict(zip(self.turbulence[0].names, norms_of_model.tolist(),
+                                             strict=True))
         return norms
+
+    def _turbulence_time_steps(self, starts: list) -> list:
+        """Each local part's time steps of the turbulence model at the states of the
+        step's start and the CFL number up to ``turbulence_cfl``: the fused LU-SGS
+        step's own (of those states), scaled, or computed anew."""
+        cfl = min(self.cfl, self.stepping.turbulence_cfl)
+        if self.fused_implicit is not None:
+            return [steps.dt * (cfl / steps.step_cfl) for steps in self.fused_implicit]
+        return [_cell_steps(d, u, cfl) for d, u in zip(self.discretisations, starts,
+                                                        strict=True)]
 
     def _mean_flow_step(self, dt):
         given = dt is not None  # the caller's time step (else the solver's own)

@@ -103,8 +103,11 @@ class TurbulenceFV:
         #: ``(len(names), n_cells)``: the scalars of every cell.
         self.values = self.xp.stack([self.xp.full(g.volume.shape, value, dtype=d.dtype)
                                      for value in self.free_stream])
-        #: Per scalar, the RMS of its last step's ``R / V``.
-        self.residual_norms = dict.fromkeys(self.names, 0.0)
+        #: The cells whose residuals the norms sum (a part's own; the solver sets it).
+        self.n_own = g.n_cells
+        #: Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the
+        #: last step of the mean flow, on the backend in fp64 (:meth:`residual_squares`).
+        self.squares = self.xp.zeros(len(self.names), np.float64)
 
     # ------------------------------------------------------------------ coupling
     def laminar_viscosity(self, w):
@@ -114,10 +117,13 @@ class TurbulenceFV:
 
     def set_eddy_viscosity(self, u) -> None:
         """Each face's ``mu_t`` (the mean of its cells'; 0 on no-slip walls) for the
-        mean flow's next residuals."""
+        mean flow's next residuals (in kernels: into the fused residual's buffer)."""
         d, xp = self.d, self.xp
         g, ni = d.geometry, d.n_interior
         mu_t = self.cell_eddy_viscosity(u)
+        if self.kernels is not None:
+            d.eddy_viscosity = self.kernels.face_eddy_viscosity(mu_t)
+            return
         face = mu_t[g.left]
         face[:ni] = 0.5 * (face[:ni] + mu_t[g.right[:ni]])
         face[ni:] = xp.where(self.boundary_kind == WALL, 0.0, face[ni:])
@@ -177,18 +183,20 @@ class TurbulenceFV:
         grad_w = d.gradient(w_left, xp.concatenate([w[:, g.right[:ni]], boundary], axis=1))
         return w, grad_w, self.laminar_viscosity(w) / w[0]
 
-    def use_sweeps(self, levels: tuple[Levels, Levels]) -> None:
+    def use_sweeps(self, levels: tuple[Levels, Levels], tables: tuple | None = None
+                   ) -> None:
         """Solve the implicit steps by symmetric Gauss-Seidel sweeps over the forward and
         backward ``levels`` (the mean flow's LU-SGS levels) on the backend, instead of
         the host's sparse LU: ``(D + L) D^-1 (D + U) dphi = R`` with the matrix's own
         entries, linear in the mesh's size (3D and large meshes). Each interior face
         enters a sweep once, from its cell of the later level; cells in no level (a
         part's halo) are never swept and never upstream. Where the mean flow runs the
-        fused residual (and not JST's cell pass), the steps run in kernels
-        (:attr:`fused_steps`)."""
+        fused residual (and not JST's cell pass) and its LU-SGS level kernels give their
+        sweep ``tables`` (:class:`~gpusolver.solvers.fv.lusgs.SweepTables` of the same
+        levels), the steps run in kernels (:attr:`fused_steps`)."""
         d = self.d
-        if d.fused is not None and not d.fused.jst:
-            self.kernels, self._sweeps = type(self).fused_steps(self, levels), None
+        if d.fused is not None and not d.fused.jst and tables is not None:
+            self.kernels, self._sweeps = type(self).fused_steps(self, tables), None
             return
         self.kernels = None
         left, right = self._left[:d.n_interior], self._right
@@ -281,10 +289,16 @@ class TurbulenceFV:
         change = self._solves[index](backend.to_host(residual).astype(np.float64))
         return backend.asarray(change, self.d.dtype)
 
-    def _norm(self, residual) -> float:
-        """RMS of ``R / V`` (summed on the backend in fp64)."""
-        rate = residual.astype(np.float64) / self.d.geometry.volume
-        return float(self.xp.sqrt((rate * rate).mean()))
+    def _sum_squares(self, index: int, residual) -> None:
+        """:attr:`squares` of scalar ``index`` from its residual (on the backend)."""
+        n = self.n_own
+        rate = residual[:n].astype(np.float64) / self.d.geometry.volume[:n]
+        self.squares[index] = (rate * rate).sum()
+
+    def residual_squares(self) -> np.ndarray:
+        """Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the last
+        step of the mean flow (a copy: one transfer)."""
+        return np.array(self.d.backend.to_host(self.squares))
 
 
 class SpalartAllmarasFV(TurbulenceFV):
@@ -312,7 +326,10 @@ class SpalartAllmarasFV(TurbulenceFV):
         return self.values[0]
 
     def cell_eddy_viscosity(self, u):
-        """``mu_t`` of every cell."""
+        """``mu_t`` of every cell (in kernels: their buffer, overwritten by the next
+        call)."""
+        if self.kernels is not None:
+            return self.kernels.cell_eddy_viscosity(u)
         w = self.d.gas.to_primitive(u)
         return sa.eddy_viscosity(w[0], self.nt, self.laminar_viscosity(w) / w[0])
 
@@ -342,19 +359,20 @@ class SpalartAllmarasFV(TurbulenceFV):
         damping = xp.maximum(-derivative, 0.0) * w[0] * g.volume
         return residual, coefficient, damping, w[0]
 
-    def step(self, u, mass_flux, dt, factorise: bool = True) -> float:
+    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """One implicit step of ``nt`` at the mean flow ``u`` (its face mass fluxes
-        ``mass_flux``) with local time steps ``dt`` (per cell, or one), by a new
-        factorisation of its matrix unless ``factorise`` is false (then the last one's);
-        returns the RMS of ``R / V`` before it."""
+        ``mass_flux``) with local time steps ``dt`` (per cell, or one). ``new_mean_flow``:
+        ``u`` changed since the last step (the first of a step's sub-steps): its matrix
+        is factorised anew (else the last factorisation serves) and the residual's
+        :attr:`squares` are summed."""
         if self.kernels is not None:
-            residual = self.kernels.step(u, mass_flux, dt)
-        else:
-            residual, coefficient, damping, rho = self.residual(u, mass_flux)
-            self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho,
-                                           dt, factorise)
-        self.residual_norms["nu_tilde"] = self._norm(residual)
-        return self.residual_norms["nu_tilde"]
+            self.kernels.step(u, mass_flux, dt, new_mean_flow)
+            return
+        residual, coefficient, damping, rho = self.residual(u, mass_flux)
+        if new_mean_flow:
+            self._sum_squares(0, residual)
+        self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho, dt,
+                                       new_mean_flow)
 
 
 class MenterSSTFV(TurbulenceFV):
@@ -441,22 +459,21 @@ class MenterSSTFV(TurbulenceFV):
         damping = xp.stack([-k_derivative * g.volume, -w_derivative * g.volume])
         return residual, (k_coefficient, w_coefficient), damping, rho
 
-    def step(self, u, mass_flux, dt, factorise: bool = True) -> float:
+    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """One implicit step of ``k`` and one of ``omega`` at the mean flow ``u`` (its
-        face mass fluxes ``mass_flux``) with local time steps ``dt``, by new
-        factorisations unless ``factorise`` is false; each falls by at most
-        :attr:`MAX_FALL` of its value. Returns the RMS of ``k``'s ``R / V`` before it."""
+        face mass fluxes ``mass_flux``) with local time steps ``dt``, ``new_mean_flow``
+        as :meth:`SpalartAllmarasFV.step`; each falls by at most :attr:`MAX_FALL` of its
+        value."""
         if self.kernels is not None:
-            residual = self.kernels.step(u, mass_flux, dt)
-        else:
-            residual, coefficients, damping, rho = self.residual(u, mass_flux)
-            for i in range(len(self.names)):
-                change = self._change(i, residual[i], mass_flux, coefficients[i], damping[i],
-                                      rho, dt, factorise)
-                self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
-        for i, name in enumerate(self.names):
-            self.residual_norms[name] = self._norm(residual[i])
-        return self.residual_norms["k"]
+            self.kernels.step(u, mass_flux, dt, new_mean_flow)
+            return
+        residual, coefficients, damping, rho = self.residual(u, mass_flux)
+        for i in range(len(self.names)):
+            if new_mean_flow:
+                self._sum_squares(i, residual[i])
+            change = self._change(i, residual[i], mass_flux, coefficients[i], damping[i],
+                                  rho, dt, new_mean_flow)
+            self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
 
 
 def _vorticity(grad_velocity):

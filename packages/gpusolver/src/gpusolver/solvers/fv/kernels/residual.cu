@@ -31,6 +31,7 @@
 #include "../../../physics/kernels/boundary.cuh"
 #include "../../../physics/kernels/viscous.cuh"
 #include "../../../integrators/kernels/relaxation.cuh"
+#include "block_sums.cuh"
 #include "faces.cuh"
 
 // enum Gradient (JST_DIFFERENCES: the JST scheme's cell pass instead of gradients),
@@ -556,30 +557,6 @@ struct Implicit {
     real* diagonal;
     real omega, viscous_factor;
 };
-
-// squares[v] += the sum of k2[v] over the thread block (one atomic per block and
-// variable); every thread of the block must call it.
-template <int NV>
-__device__ __forceinline__ void add_block_sums(double k2[NV], double* squares) {
-#ifdef __CUDA_ARCH__
-    __shared__ double partial[32][NV];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int v = 0; v < NV; ++v) {
-        for (int offset = 16; offset > 0; offset >>= 1)
-            k2[v] += __shfl_down_sync(0xffffffffu, k2[v], offset);
-        if (lane == 0) partial[warp][v] = k2[v];
-    }
-    __syncthreads();
-    if (threadIdx.x < NV) {
-        double total = 0;
-        for (int w = 0; w < int(blockDim.x >> 5); ++w) total += partial[w][threadIdx.x];
-        atomicAdd(&squares[threadIdx.x], total);
-    }
-#else
-    for (int v = 0; v < NV; ++v) squares[v] += k2[v];
-#endif
-}
 
 template <typename real, int DIM, int SOURCE>
 __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ slots, int width,

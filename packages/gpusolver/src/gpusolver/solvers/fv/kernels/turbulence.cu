@@ -12,9 +12,15 @@
 //   scalar_face_kernel      one thread per face: first-order upwind advection by the mean
 //                           flow's mass flux minus the diffusion through the face
 //                           (corrected normal gradient), and the two-point coefficient;
-//   scalar_matrix_kernel    one thread per cell: the residual (face fluxes plus sources)
-//                           and the implicit matrix's diagonal;
-//   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep.
+//   scalar_matrix_kernel    one thread per cell: the residual (face fluxes plus sources),
+//                           the implicit matrix's diagonal and the sum of (R / V)^2;
+//   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep (the
+//                           mean flow's LU-SGS sweep tables of kernels/lusgs.cu);
+//   scalar_update_kernel    one thread per cell: phi += dphi, each fall bounded or not.
+// and each step's eddy viscosity for the mean flow:
+//   sa_eddy_viscosity_kernel    one thread per cell: SA's mu_t = rho nt fv1;
+//   face_eddy_viscosity_kernel  one thread per face: the mean of its cells' mu_t (0 on
+//                               no-slip walls).
 //
 // Layout as kernels/residual.cu: slots [k * n_cells + c] (s < n_faces: the cell is the
 // face's left, else its right of face s - n_faces, 2 n_faces unused), gradients
@@ -24,6 +30,7 @@
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/viscous.cuh"
+#include "block_sums.cuh"
 #include "faces.cuh"
 
 // The model's constants, in the order of spalart_allmaras.KERNEL_CONSTANTS.
@@ -299,7 +306,8 @@ __global__ void __launch_bounds__(256) scalar_face_kernel(
 }
 
 // Per cell: residual = its faces' fluxes (out of the left cell, into the right) plus the
-// sources; diagonal = rho V / dt + damping + the faces' implicit parts.
+// sources; diagonal = rho V / dt + damping + the faces' implicit parts; with squares, adds
+// the sum of (residual / V)^2 over the cells [0, n_own) to squares[0].
 template <typename real>
 __global__ void __launch_bounds__(256) scalar_matrix_kernel(
     const real* __restrict__ flux, const real* __restrict__ coefficient,
@@ -308,65 +316,111 @@ __global__ void __launch_bounds__(256) scalar_matrix_kernel(
     const real* __restrict__ volume, const real* __restrict__ dt,
     const real* __restrict__ source, const real* __restrict__ damping,
     const real* __restrict__ density, real* __restrict__ residual,
-    real* __restrict__ diagonal) {
+    real* __restrict__ diagonal, int n_own, double* __restrict__ squares) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n_cells) return;
-    real faces = 0, implicit = 0;
-    const int unused = 2 * n_faces;
-    for (int j = 0; j < width; ++j) {
-        const int s = slots[j * n_cells + c];
-        if (s == unused) break;
-        bool is_right;
-        const int f = slot_face(s, n_faces, &is_right);
-        const real m = mass_flux[f], cf = coefficient[f];
-        const real out = fmax(m, real(0)), inward = fmin(m, real(0));
-        if (is_right) {
-            faces += flux[f];
-            implicit += cf - inward;
-        } else {
-            faces -= flux[f];
-            if (f < n_interior) {
-                implicit += out + cf;
+    double rate2[1] = {0};
+    if (c < n_cells) {
+        real faces = 0, implicit = 0;
+        const int unused = 2 * n_faces;
+        for (int j = 0; j < width; ++j) {
+            const int s = slots[j * n_cells + c];
+            if (s == unused) break;
+            bool is_right;
+            const int f = slot_face(s, n_faces, &is_right);
+            const real m = mass_flux[f], cf = coefficient[f];
+            const real out = fmax(m, real(0)), inward = fmin(m, real(0));
+            if (is_right) {
+                faces += flux[f];
+                implicit += cf - inward;
             } else {
-                const int b = kind[f - n_interior];
-                implicit += out + (b == WALL ? real(2) * cf - inward
-                                   : b == FREE_STREAM && m < 0 ? cf : real(0));
+                faces -= flux[f];
+                if (f < n_interior) {
+                    implicit += out + cf;
+                } else {
+                    const int b = kind[f - n_interior];
+                    implicit += out + (b == WALL ? real(2) * cf - inward
+                                       : b == FREE_STREAM && m < 0 ? cf : real(0));
+                }
             }
         }
+        const real r = faces + source[c];
+        residual[c] = r;
+        diagonal[c] = density[c] * volume[c] / dt[c] + damping[c] + implicit;
+        if (c < n_own) {
+            const double rate = double(r) / double(volume[c]);
+            rate2[0] = rate * rate;
+        }
     }
-    residual[c] = faces + source[c];
-    diagonal[c] = density[c] * volume[c] / dt[c] + damping[c] + implicit;
+    if (squares != nullptr) add_block_sums<1>(rate2, squares);  // every thread
 }
 
-// One level of a sweep of (D + L) D^-1 (D + U): for its cells c (cells[first + i]),
-// total = sum over interior faces to a cell of an earlier level (level[nb] < level[c]) of
-// the matrix entry times x[nb]; forward: x[c] = (rhs[c] - total) / D; backward:
+// One level of a sweep of (D + L) D^-1 (D + U), over the rows [first, last) of the mean
+// flow's sweep tables (SweepTables of solvers/fv/lusgs.py: per row i its cell cells[i],
+// per slot k its upstream neighbour upstream[k * n_rows + i] (-1: none) across interior
+// face face[k * n_rows + i]): total = the sum of the matrix entries times x of the
+// upstream neighbours; forward: x[c] = (rhs[c] - total) / D; backward:
 // x[c] = rhs[c] - total / D.
 template <typename real>
 __global__ void __launch_bounds__(256) scalar_sweep_kernel(
-    int count, const int* __restrict__ cells, const int* __restrict__ level,
-    const int* __restrict__ left, const int* __restrict__ right, int n_cells, int n_faces,
-    int n_interior, const int* __restrict__ slots, int width,
-    const real* __restrict__ mass_flux, const real* __restrict__ coefficient,
-    const real* __restrict__ diagonal, const real* rhs, real* x, int forward) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
+    int first, int last, int n_rows, int width, const int* __restrict__ cells,
+    const int* __restrict__ upstream, const int* __restrict__ face,
+    const int* __restrict__ left, const real* __restrict__ mass_flux,
+    const real* __restrict__ coefficient, const real* __restrict__ diagonal, const real* rhs,
+    real* x, int forward) {
+    const int i = first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= last) return;
     const int c = cells[i];
-    const int own = level[c];
     real total = 0;
-    const int unused = 2 * n_faces;
-    for (int j = 0; j < width; ++j) {
-        const int s = slots[j * n_cells + c];
-        if (s == unused) break;
-        bool is_right;
-        const int f = slot_face(s, n_faces, &is_right);
-        if (f >= n_interior) continue;
-        const int nb = is_right ? left[f] : right[f];
-        if (level[nb] >= own) continue;
+    for (int k = 0; k < width; ++k) {
+        const int j = upstream[k * n_rows + i];
+        if (j < 0) continue;
+        const int f = face[k * n_rows + i];
         const real m = mass_flux[f], cf = coefficient[f];
         // the left cell's row: (inward - c); the right cell's: (-out - c)
-        const real entry = is_right ? -fmax(m, real(0)) - cf : fmin(m, real(0)) - cf;
-        total += entry * x[nb];
+        const real entry = left[f] == c ? fmin(m, real(0)) - cf : -fmax(m, real(0)) - cf;
+        total += entry * x[j];
     }
     x[c] = forward ? (rhs[c] - total) / diagonal[c] : rhs[c] - total / diagonal[c];
+}
+
+// phi += dphi on every cell; bounded: phi falls by at most max_fall of its value.
+template <typename real>
+__global__ void __launch_bounds__(256) scalar_update_kernel(
+    real* __restrict__ phi, const real* __restrict__ change, int n_cells, int bounded,
+    real max_fall) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    phi[c] += bounded ? fmax(change[c], -max_fall * phi[c]) : change[c];
+}
+
+// spalart_allmaras.eddy_viscosity of every cell: mu_t = rho nt fv1(nt / nu), 0 where
+// nt < 0.
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) sa_eddy_viscosity_kernel(
+    const real* __restrict__ U, const real* __restrict__ nt, int n_cells,
+    const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
+    real gamma, real* __restrict__ mu_t) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    const SAConstants<real> k(constants);
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
+    real rho;
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real positive = fmax(nt[c], real(0));
+    const real chi = positive / nu, chi3 = chi * chi * chi;
+    mu_t[c] = rho * positive * (chi3 / (chi3 + k.cv1 * k.cv1 * k.cv1));
+}
+
+// Each face's eddy viscosity: the mean of its cells' mu_t; a boundary face's cell's, 0 on
+// a no-slip wall.
+template <typename real>
+__global__ void __launch_bounds__(256) face_eddy_viscosity_kernel(
+    const real* __restrict__ mu_t, const int* __restrict__ left, const int* __restrict__ right,
+    int n_faces, int n_interior, const int* __restrict__ kind, real* __restrict__ face) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= n_faces) return;
+    const real l = mu_t[left[f]];
+    face[f] = f < n_interior               ? real(0.5) * (l + mu_t[right[f]])
+              : kind[f - n_interior] == WALL ? real(0)
+                                             : l;
 }
