@@ -322,26 +322,30 @@ comm = mpi_world()
 mesh = read_mesh(sys.argv[1])
 topology = Topology(mesh)
 plan = make_plan(mesh, PlanOptions(partitions=comm.size), topology=topology)
-gas = Gas(dim=2, mach=0.6, aoa_deg=2.0)
-boundaries = {"airfoil": "slip-wall", "farfield": "farfield"}
+kind, rans = sys.argv[4].removesuffix("-rans"), sys.argv[4].endswith("-rans")
+gas = Gas(dim=2, mach=0.6, aoa_deg=2.0, reynolds=1e6 if rans else None)
+wall = "no-slip-adiabatic" if rans else "slip-wall"
+boundaries = {"airfoil": wall, "farfield": "farfield"}
 scheme = Scheme("roe", 2, "least-squares", "venkatakrishnan")
+model = dict(turbulence="sa-neg") if rans else {}
 whole = Solver(mesh, gas, boundaries, scheme=scheme, stepping=Stepping("rk4", cfl=0.8),
-               plan=plan, backend="numpy")
+               plan=plan, backend="numpy", **model)
 w = whole.primitive()
 w *= 1.0 + 0.05 * np.random.default_rng(int(sys.argv[2])).uniform(-1, 1, w.shape)
 whole.set_primitive(w)
-integrator, fused = sys.argv[4].removesuffix("-fused"), sys.argv[4].endswith("-fused")
+integrator, fused = kind.removesuffix("-fused"), kind.endswith("-fused")
 integrator, multigrid = integrator.removesuffix("-mg"), 2 if integrator.endswith("-mg") else 0
 steps = dict(integrator=integrator, cfl=0.8 if integrator == "rk4" else 20.0,
-             cfl_max=None if integrator == "rk4" else 1e3, multigrid=multigrid)
+             cfl_max=None if integrator == "rk4" else 1e3, multigrid=multigrid,
+             turbulence_solver="sweeps")
 if integrator == "lusgs":  # the reference: the same parts in one process
     start = whole.conserved()
     whole = Solver([plan.part(p) for p in range(comm.size)], gas, boundaries, scheme=scheme,
-                   stepping=Stepping(**steps), backend="numpy")
+                   stepping=Stepping(**steps), backend="numpy", **model)
     whole.set_conserved(start)
 parts = Solver([plan.part(comm.rank)], gas, boundaries, scheme=scheme,
                stepping=Stepping(**steps), backend="numpy",
-               transport=functools.partial(MpiHost, comm))
+               transport=functools.partial(MpiHost, comm), **model)
 if fused:  # the GPU's kernels compiled for the CPU, the exchange overlapped
     parts.fuse()
 parts.set_conserved(whole.conserved())
@@ -349,17 +353,21 @@ for _ in range(3):
     whole_norms, parts_norms = whole.step(), parts.step()
 state = parts.conserved()
 force = parts.wall_forces()["total"].force
+scalars = parts.model_state()
 if comm.rank == 0:
     np.savez(sys.argv[3], whole_norms=whole_norms, parts_norms=parts_norms,
              whole_state=whole.conserved(), parts_state=state,
-             whole_force=whole.wall_forces()["total"].force, parts_force=force)
+             whole_force=whole.wall_forces()["total"].force, parts_force=force,
+             whole_scalars=[*whole.model_state().values()], parts_scalars=[*scalars.values()],
+             whole_model_norms=[*whole.turbulence_residuals.values()],
+             parts_model_norms=[*parts.turbulence_residuals.values()])
 """
 
 
 @pytest.mark.parametrize("ranks, integrator, mesh", [
     (2, "rk4", "naca0012_tri.msh"), (2, "lusgs", "naca0012_tri.msh"),
     (4, "rk4", "naca0012_tri.msh"), (4, "lusgs", "naca0012_tri.msh"),
-    (3, "lusgs-mg", "naca0012_tri.msh"),
+    (3, "lusgs-mg", "naca0012_tri.msh"), (3, "lusgs-mg-rans", "naca0012_tri.msh"),
     (2, "rk4", "su2/mesh_NACA0012_inv.su2"),  # SU2's own test mesh
     pytest.param(2, "rk4-fused", "naca0012_tri.msh",
                  marks=pytest.mark.skipif(compiler() is None, reason="no C++ compiler"))])
@@ -367,7 +375,7 @@ def test_mpi_ranks_give_the_one_rank_answer(tmp_path, shared_meshes, ranks, inte
     """RK4: the single-mesh solver's answer (also with the fused kernels, compiled for
     the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same
     parts in one process (the coupling across parts is lagged), also with two coarse
-    levels exchanged across the ranks."""
+    levels exchanged across the ranks, and with SA-neg (its scalars exchanged too)."""
     import subprocess
     import sys
 
@@ -388,6 +396,10 @@ def test_mpi_ranks_give_the_one_rank_answer(tmp_path, shared_meshes, ranks, inte
                                atol=1e-14)
     np.testing.assert_allclose(result["parts_force"], result["whole_force"], rtol=1e-11,
                                atol=1e-15)
+    np.testing.assert_allclose(result["parts_scalars"], result["whole_scalars"], rtol=1e-12,
+                               atol=1e-18)
+    np.testing.assert_allclose(result["parts_model_norms"], result["whole_model_norms"],
+                               rtol=1e-12)
 
 
 CASE = """

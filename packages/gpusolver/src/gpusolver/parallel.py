@@ -301,16 +301,16 @@ class _Ranks:
         self.n_parts = comm.size
         #: Rank 0 writes the outputs.
         self.is_root = comm.rank == 0
-        self._packing: Packing | None = None
-        self._streams: _Streams | None = None
-        self._requests: list = []
+        #: Per kind of array exchanged (dtype and leading shape: a state, a turbulence
+        #: model's scalars): its buffers, streams and persistent requests.
+        self._buffer_sets: dict[tuple, tuple[Packing, _Streams, list]] = {}
 
     def sibling(self, halos: dict[int, Halo]):
         """A transport of the same kind over the same ranks (and communicator) for other
         halo lists (a coarse level's); its exchanges must not overlap this one's."""
         twin = copy.copy(self)
         twin.halo = halos[self.comm.rank]
-        twin._packing, twin._streams, twin._requests = None, None, []
+        twin._buffer_sets = {}
         return twin
 
     def everyone(self, item) -> list:
@@ -335,15 +335,17 @@ class _Ranks:
         self.comm.Allreduce(np.ascontiguousarray(array), out, op=MPI.MIN)
         return out
 
-    def _buffers(self, state, pinned: bool) -> tuple[Packing, _Streams]:
-        if self._packing is None or self._packing.dtype != state.dtype:
-            self._packing = Packing(self.halo, state, pinned)
-            self._streams = _Streams(self._packing.xp)
-            self._new_buffers()
-        return self._packing, self._streams
+    def _buffers(self, state, pinned: bool) -> tuple[Packing, _Streams, list]:
+        """The buffers, streams and persistent requests of arrays like ``state``."""
+        key = (state.dtype, state.shape[:-1])
+        if key not in self._buffer_sets:
+            packing = Packing(self.halo, state, pinned)
+            self._buffer_sets[key] = (packing, _Streams(packing.xp), self._requests(packing))
+        return self._buffer_sets[key]
 
-    def _new_buffers(self) -> None:
-        """Set up what depends on the buffers (persistent requests)."""
+    def _requests(self, packing: Packing) -> list:
+        """What depends on a new set of buffers (persistent requests)."""
+        return []
 
 
 class MpiHost(_Ranks):
@@ -353,21 +355,21 @@ class MpiHost(_Ranks):
     #: The host waits for the packed buffers: a CUDA graph may not record an exchange.
     capturable = False
 
-    def _new_buffers(self) -> None:
-        packing = self._packing
+    def _requests(self, packing: Packing) -> list:
         receives = [self.comm.Recv_init(buffer, source=q, tag=HALO_TAG)
                     for q, buffer in packing.host_receive.items()]
         sends = [self.comm.Send_init(buffer, dest=q, tag=HALO_TAG)
                  for q, buffer in packing.host_send.items()]
-        self.close()
-        self._requests = receives + sends
-        atexit.register(self.close)  # before mpi4py finalizes MPI (exit handlers run LIFO)
+        if not self._buffer_sets:  # before mpi4py finalizes MPI (exit handlers run LIFO)
+            atexit.register(self.close)
+        return receives + sends
 
     def close(self) -> None:
         """Free the persistent requests."""
-        for request in self._requests:
-            request.Free()
-        self._requests = []
+        for _, _, requests in self._buffer_sets.values():
+            for request in requests:
+                request.Free()
+            requests.clear()
 
     def exchange(self, states: list, meanwhile: Callable[[], None] | None = None) -> None:
         """Fill this rank's halo cells from their owners' ranks, ``meanwhile()`` queued
@@ -375,7 +377,7 @@ class MpiHost(_Ranks):
         from mpi4py import MPI
 
         (state,) = states
-        packing, streams = self._buffers(state, pinned=True)
+        packing, streams, requests = self._buffers(state, pinned=True)
         gpu = packing.xp is not np
         with streams:
             packing.pack(state)
@@ -383,12 +385,12 @@ class MpiHost(_Ranks):
                 for q, buffer in packing.send.items():
                     buffer.get(out=packing.host_send[q], blocking=False)
         if not gpu:
-            MPI.Prequest.Startall(self._requests)
+            MPI.Prequest.Startall(requests)
         _call(meanwhile)
         if gpu:
             streams.synchronize()  # the packed buffers are on the host
-            MPI.Prequest.Startall(self._requests)
-        MPI.Request.Waitall(self._requests)
+            MPI.Prequest.Startall(requests)
+        MPI.Request.Waitall(requests)
         with streams:
             if gpu:
                 for q, buffer in packing.receive.items():
@@ -417,7 +419,7 @@ class Nccl(_Ranks):
         """Fill this rank's halo cells from their owners' GPUs; ``meanwhile()`` is queued
         on the compute stream while the exchange runs on its own."""
         (state,) = states
-        packing, streams = self._buffers(state, pinned=False)
+        packing, streams, _ = self._buffers(state, pinned=False)
         if packing.xp is np:
             raise ValueError("the nccl transport exchanges GPU states only; use mpi-host")
         nccl, comm = self._nccl, self._communicator
