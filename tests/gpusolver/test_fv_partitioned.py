@@ -348,6 +348,19 @@ parts = Solver([plan.part(comm.rank)], gas, boundaries, scheme=scheme,
                transport=functools.partial(MpiHost, comm), **model)
 if fused:  # the GPU's kernels compiled for the CPU, the exchange overlapped
     parts.fuse()
+    if multigrid:  # the coarse levels' steps and the cycle too
+        from gpusolver.solvers.fv.fused import FusedResidual
+        from gpusolver.solvers.fv.lusgs import LUSGS, FusedLUSGS
+        from gpusolver.solvers.fv.multigrid import MultigridKernels
+
+        for level in parts.multigrid.parts[0]:
+            coarse = level.discretisation
+            coarse.fused = FusedResidual(coarse, level.host, coarse.accumulator_name)
+            coarse.fused.n_active = level.n_own
+            level.lusgs = LUSGS(coarse, level.host, kernels=True, levels=level.lusgs.levels)
+            level.steps = FusedLUSGS(coarse.fused, level.lusgs.kernels, forcing=True)
+        parts.multigrid.kernels = MultigridKernels(parts.multigrid,
+                                                   parts.multigrid.transports[0])
 parts.set_conserved(whole.conserved())
 for _ in range(3):
     whole_norms, parts_norms = whole.step(), parts.step()
@@ -368,6 +381,8 @@ if comm.rank == 0:
     (2, "rk4", "naca0012_tri.msh"), (2, "lusgs", "naca0012_tri.msh"),
     (4, "rk4", "naca0012_tri.msh"), (4, "lusgs", "naca0012_tri.msh"),
     (3, "lusgs-mg", "naca0012_tri.msh"), (3, "lusgs-mg-rans", "naca0012_tri.msh"),
+    pytest.param(3, "lusgs-mg-fused-rans", "naca0012_tri.msh",
+                 marks=pytest.mark.skipif(compiler() is None, reason="no C++ compiler")),
     (2, "rk4", "su2/mesh_NACA0012_inv.su2"),  # SU2's own test mesh
     pytest.param(2, "rk4-fused", "naca0012_tri.msh",
                  marks=pytest.mark.skipif(compiler() is None, reason="no C++ compiler"))])
