@@ -584,7 +584,7 @@ class Solver(Parts):
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
         norms = self._mean_flow_step(dt)
-        cell_steps = self._turbulence_time_steps(starts)
+        cell_steps = self._turbulence_time_steps(starts, fused=self._fused_implicit(dt))
         for sub_step in range(self.stepping.turbulence_steps):
             self.transport.exchange([model.values for model in self.turbulence])
             for model, d, u, steps in zip(self.turbulence, self.discretisations, starts,
@@ -598,12 +598,17 @@ class Solver(Parts):
                                              strict=True))
         return norms
 
-    def _turbulence_time_steps(self, starts: list) -> list:
+    def _fused_implicit(self, dt) -> bool:
+        """Whether a step of time step ``dt`` (None: the solver's own) is a fused LU-SGS
+        step."""
+        return self.fused_implicit is not None and dt is None and self.stepping.local_time_step
+
+    def _turbulence_time_steps(self, starts: list, fused: bool) -> list:
         """Each local part's time steps of the turbulence model at the states of the
-        step's start and the CFL number up to ``turbulence_cfl``: the fused LU-SGS
-        step's own (of those states), scaled, or computed anew."""
+        step's start and the CFL number up to ``turbulence_cfl``: those of the step's
+        fused LU-SGS steps (of those states; ``fused``), scaled, or computed anew."""
         cfl = min(self.cfl, self.stepping.turbulence_cfl)
-        if self.fused_implicit is not None:
+        if fused:
             return [steps.dt * (cfl / steps.step_cfl) for steps in self.fused_implicit]
         return [_cell_steps(d, u, cfl) for d, u in zip(self.discretisations, starts,
                                                         strict=True)]
@@ -612,7 +617,7 @@ class Solver(Parts):
         given = dt is not None  # the caller's time step (else the solver's own)
         if not self.stepping.local_time_step and not given and self.stages is not None:
             dt = self._time_steps()[0]
-        if self.fused_implicit is not None and not given and self.stepping.local_time_step:
+        if self._fused_implicit(dt):
             norms = self._fused_implicit_step()
         elif self.part_sweeps is not None:
             norms, dt = self._implicit_step(dt)
