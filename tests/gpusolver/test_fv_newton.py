@@ -13,6 +13,7 @@ from gpusolver.solvers.fv.jacobian import (
     face_jacobians,
     implicit_operator,
     ordered_lu,
+    suspect_row,
 )
 from meshorder import Topology
 from meshorder.testing import box_mesh, grid_mesh
@@ -229,3 +230,40 @@ def test_the_transonic_newton_krylov_case_converges(tmp_path):
     history = np.genfromtxt(tmp_path / "out" / "history.csv", delimiter=",", names=True)
     assert len(history) < 90
     assert history["cl"][-1] == pytest.approx(0.33464, abs=2e-4)
+
+
+def test_a_singular_preconditioner_backs_the_cfl_number_off_and_then_names_its_cell(
+        monkeypatch):
+    """SuperLU finding the step's matrix exactly singular fails the attempt as a bad state
+    does: retried at a tenth of the CFL number; where it stays singular, the run ends in
+    one line naming the suspect row's cell, not in SciPy's traceback."""
+    from gpusolver.solvers.fv import jacobian
+
+    splu = scipy.sparse.linalg.splu
+    refusals = []
+
+    def refusing(matrix, *args, **kwargs):
+        if len(refusals) < refuse:
+            refusals.append(matrix.shape)
+            raise RuntimeError("Factor is exactly singular")
+        return splu(matrix, *args, **kwargs)
+
+    monkeypatch.setattr(jacobian.scipy.sparse.linalg, "splu", refusing)
+    refuse = 1
+    solver = perturbed_solver(grid_mesh(6, 5, "triangle"),
+                              stepping=Stepping("newton-krylov", cfl=100.0))
+    solver.step()
+    assert len(refusals) == 1 and solver.cfl == pytest.approx(10.0)
+    refuse = 100
+    with pytest.raises(SolverDivergedError, match=r"cell \d+ .*makes the implicit matrix "
+                                                  r"singular \(SuperLU: Factor is exactly"):
+        solver.step()
+
+
+def test_the_suspect_row_of_a_singular_matrix_is_its_first_non_finite_or_empty_one():
+    rows = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0], [0.0, np.inf, 1.0]])
+    assert suspect_row(scipy.sparse.csr_matrix(rows)) == 2  # a non-finite entry first
+    rows[2, 1] = 3.0
+    assert suspect_row(scipy.sparse.csr_matrix(rows)) == 1
+    rows[1, 1] = 1.0
+    assert suspect_row(scipy.sparse.csr_matrix(rows)) == -1

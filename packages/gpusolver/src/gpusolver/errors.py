@@ -28,3 +28,18 @@ class SolverDivergedError(GpusolverError, FloatingPointError):
         super().__init__(message)
         self.iteration = iteration
         self.cell = cell
+
+
+class SingularMatrixError(GpusolverError, ArithmeticError):
+    """A sparse factorisation met an exactly singular matrix.
+
+    Attributes
+    ----------
+    row : int
+        The first row of the matrix (its own numbering) with a non-finite entry or no
+        non-zero one; -1 where every row has some.
+    """
+
+    def __init__(self, message: str, row: int):
+        super().__init__(message)
+        self.row = row

@@ -208,15 +208,16 @@ class Parts:
                 flags[p] = layout.file_cells[bad] + 1
         return flags
 
-    def _raise_if_bad(self, flags: np.ndarray) -> None:
+    def _raise_if_bad(self, flags: np.ndarray, why: str | None = None) -> None:
         """Raise :class:`SolverDivergedError` naming the first part's bad cell of the
-        summed ``flags`` (see :meth:`_bad_flags`), if any."""
+        summed ``flags`` (see :meth:`_bad_flags`), if any, and ``why`` it is bad (by
+        default: its state is not physical)."""
         if flags.any():
             cell = int(flags[flags > 0][0]) - 1
+            why = why or "is non-finite or has non-positive density or pressure"
             raise SolverDivergedError(
                 f"iteration {self.iteration + 1}: {self.bad_state} {cell}{self._where(cell)} "
-                f"is non-finite or has non-positive density or pressure; {self.advice}",
-                self.iteration + 1, cell)
+                f"{why}; {self.advice}", self.iteration + 1, cell)
 
     def _where(self, cell: int) -> str:
         """`` (centroid x, y[, z])`` of a cell of the file, where a local part owns it

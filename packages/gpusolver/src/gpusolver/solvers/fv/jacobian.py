@@ -23,8 +23,10 @@ there; the residual, and so the converged solution, is exact).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 import scipy.sparse.linalg
 
+from gpusolver.errors import SingularMatrixError
 from gpusolver.solvers.fv.discretisation import Discretisation
 from meshorder.orderings.metis import nested_dissection
 from meshorder.topology import CSR
@@ -143,6 +145,27 @@ class SparseLU:
         return solve
 
 
+def suspect_row(matrix) -> int:
+    """The first row of the SciPy sparse ``matrix`` with a non-finite entry, else the first
+    with no non-zero entry; -1 if none.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> suspect_row(sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0]])))
+    1
+    >>> suspect_row(sp.csr_matrix(np.array([[1.0, 2.0], [np.nan, 1.0]])))
+    1
+    """
+    csr = scipy.sparse.csr_matrix(matrix)
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    bad = rows[~np.isfinite(csr.data)]
+    if len(bad):
+        return int(bad.min())
+    empty = np.flatnonzero(np.bincount(rows[csr.data != 0], minlength=csr.shape[0]) == 0)
+    return int(empty[0]) if len(empty) else -1
+
+
 def elimination_order(left: np.ndarray, right: np.ndarray, n_cells: int) -> np.ndarray:
     """Cells in METIS's nested-dissection order of the graph of interior faces
     ``left``-``right`` (new -> old): the fill-reducing order of :func:`ordered_lu`."""
@@ -152,10 +175,19 @@ def elimination_order(left: np.ndarray, right: np.ndarray, n_cells: int) -> np.n
 def ordered_lu(matrix, order: np.ndarray):
     """SuperLU's factorisation of the SciPy sparse ``matrix`` with its unknowns eliminated
     in ``order`` (new -> old), pivoting only where a diagonal entry falls below
-    :data:`PIVOT_THRESHOLD` of its column; returns the solve of one host vector."""
-    factors = scipy.sparse.linalg.splu(
-        matrix[order][:, order].tocsc(), permc_spec="NATURAL",
-        diag_pivot_thresh=PIVOT_THRESHOLD, options={"SymmetricMode": True})
+    :data:`PIVOT_THRESHOLD` of its column; returns the solve of one host vector.
+
+    Raises
+    ------
+    SingularMatrixError
+        If SuperLU finds the matrix exactly singular (naming its first suspect row).
+    """
+    try:
+        factors = scipy.sparse.linalg.splu(
+            matrix[order][:, order].tocsc(), permc_spec="NATURAL",
+            diag_pivot_thresh=PIVOT_THRESHOLD, options={"SymmetricMode": True})
+    except RuntimeError as error:  # SuperLU: "Factor is exactly singular"
+        raise SingularMatrixError(f"SuperLU: {error}", suspect_row(matrix)) from None
 
     def solve(vector: np.ndarray) -> np.ndarray:
         solution = np.empty_like(vector)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusolver.backends import PRECISIONS, get_backend
-from gpusolver.errors import ConfigError
+from gpusolver.errors import ConfigError, SingularMatrixError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.cfl import backing_off, ramped_cfl
 from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
@@ -712,26 +712,39 @@ class Solver(Parts):
                  for d, u in zip(self.discretisations, self.states, strict=True)]
         mass_fluxes = [d.mass_flux for d in self.discretisations]
         solves = [self.newton] if self.newton is not None else self.part_sweeps
-        taken = []
+        taken, why = [], []
 
         def attempt():
             dts = (self._time_steps([speeds for speeds, *_ in parts]) if given is None
                    else [given] * len(parts))
-            taken[:] = [dts[0]]
-            updates = [self._updated(u, solve(u, residual, dt, speeds))
-                       for solve, u, dt, (speeds, residual, _)
-                       in zip(solves, self.states, dts, parts, strict=True)]
+            taken[:], why[:] = [dts[0]], []
+            try:
+                updates = [self._updated(u, solve(u, residual, dt, speeds))
+                           for solve, u, dt, (speeds, residual, _)
+                           in zip(solves, self.states, dts, parts, strict=True)]
+            except SingularMatrixError as error:  # Newton-Krylov's LU: a failed attempt
+                why[:] = [f"makes the implicit matrix singular ({error})"]
+                cell = self._singular_cell(error, parts[0][1])
+                return list(self.states), [cell] + [None] * (len(parts) - 1)
             self.relaxed_cells = sum(relaxed for _, relaxed in updates)
             news = [new for new, _ in updates]
             return news, self._first_bad(news)
 
         # a given (global) time step is not the CFL number's to back off
-        self.states = self._backing_off(attempt, retry=given is None)
+        self.states = self._backing_off(attempt, retry=given is None, why=why)
         for d, mass_flux in zip(self.discretisations, mass_fluxes, strict=True):
             d.mass_flux = mass_flux  # RANS: the start's (Newton's products perturb it)
         squares = self._own_squares([residual / d.geometry.volume for d, (_, residual, _)
                                      in zip(self.discretisations, parts, strict=True)])
         return self._finish(squares, [flux for *_, flux in parts]), taken[0]
+
+    def _singular_cell(self, error: SingularMatrixError, residual) -> int:
+        """The cell of the whole mesh that a singular implicit matrix's suspect row
+        belongs to (unknowns cell-major), else the cell of the largest density rate."""
+        if error.row >= 0:
+            return error.row // self.gas.n_vars
+        rate = abs(residual[0]) / self.discretisations[0].geometry.volume
+        return int(self.backend.xp.argmax(rate))
 
     def _updated(self, u, du):
         """``u`` changed by an implicit step's ``du`` and the cells relaxed: LU-SGS's
@@ -751,11 +764,12 @@ class Solver(Parts):
             out.append(int(self.backend.xp.argmax(bad)) if bool(bad.any()) else None)
         return out
 
-    def _backing_off(self, attempt, retry: bool = True):
+    def _backing_off(self, attempt, retry: bool = True, why: list | None = None):
         """``attempt()`` (returning its result and, per local part, its first bad own cell
         or None) at the CFL number, retried at smaller ones while any part in any process
-        went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad. One
-        global sum per attempt: the parts' bad-cell flags."""
+        went bad; raises :class:`SolverDivergedError` naming a cell if it stays bad (and
+        ``why``, where the last attempt put a reason there). One global sum per attempt:
+        the parts' bad-cell flags."""
 
         def tried(cfl: float):
             self.cfl = cfl  # what the attempts read
@@ -764,7 +778,7 @@ class Solver(Parts):
             return (result, flags), bool(flags.any())
 
         (result, flags), self.cfl = backing_off(tried, self.cfl, retry=retry)
-        self._raise_if_bad(flags)
+        self._raise_if_bad(flags, why[0] if why else None)
         return result
 
     def _adapt(self, density_residual: float) -> None:
