@@ -254,6 +254,7 @@ def test_a_singular_preconditioner_backs_the_cfl_number_off_and_then_names_its_c
                               stepping=Stepping("newton-krylov", cfl=100.0))
     solver.step()
     assert len(refusals) == 1 and solver.cfl == pytest.approx(10.0)
+    assert solver.notes == ["iteration 1: the step went bad at CFL number 100; taken at 10"]
     refuse = 100
     with pytest.raises(SolverDivergedError, match=r"cell \d+ .*makes the implicit matrix "
                                                   r"singular \(SuperLU: Factor is exactly"):

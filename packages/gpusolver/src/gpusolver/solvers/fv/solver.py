@@ -777,8 +777,12 @@ class Solver(Parts):
             flags = self.transport.sum(self._bad_flags(bad_cells))
             return (result, flags), bool(flags.any())
 
+        first = self.cfl
         (result, flags), self.cfl = backing_off(tried, self.cfl, retry=retry)
         self._raise_if_bad(flags, why[0] if why else None)
+        if self.cfl < first:
+            self.notes.append(f"iteration {self.iteration + 1}: the step went bad at CFL "
+                              f"number {first:.4g}; taken at {self.cfl:.4g}")
         return result
 
     def _adapt(self, density_residual: float) -> None:
