@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpusolver.errors import ConfigError
+from gpusolver.errors import ConfigError, SolverDivergedError
 from gpusolver.physics import spalart_allmaras as sa
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
 from meshorder import read_mesh
@@ -196,6 +196,27 @@ def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch)
         assert len(factorised) == 3
         model.step(u, mass_flux, 1e-3)
     assert model.residual_squares() < before
+
+
+@needs_tmr
+def test_a_non_finite_turbulence_scalar_ends_the_run_naming_its_cell(monkeypatch):
+    """A model's step that leaves a non-finite scalar (nu_tilde ran away on the NACA 0012
+    at 15 degrees with LMRoe: 1e-4 to 1e87 in three steps) ends the run in one line
+    naming the cell, before the next mean-flow step reads its eddy viscosity."""
+    solver, _ = _plate(1)
+    (model,) = solver.turbulence
+    real = model.step
+
+    def poisoning(*args, **kwargs):
+        real(*args, **kwargs)
+        model.values[0, 5] = np.nan
+
+    monkeypatch.setattr(model, "step", poisoning)
+    with pytest.raises(SolverDivergedError, match=r"iteration 2: the solution at cell \d+ "
+                       r"\(centroid .*\) has a non-finite nu_tilde after the model's step"
+                       ) as error:
+        solver.step()
+    assert error.value.cell == solver.layouts[0].file_cells[5]
 
 
 @needs_tmr

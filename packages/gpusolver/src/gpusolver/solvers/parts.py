@@ -208,16 +208,19 @@ class Parts:
                 flags[p] = layout.file_cells[bad] + 1
         return flags
 
-    def _raise_if_bad(self, flags: np.ndarray, why: str | None = None) -> None:
+    def _raise_if_bad(self, flags: np.ndarray, why: str | None = None,
+                      counted: bool = False) -> None:
         """Raise :class:`SolverDivergedError` naming the first part's bad cell of the
         summed ``flags`` (see :meth:`_bad_flags`), if any, and ``why`` it is bad (by
-        default: its state is not physical)."""
+        default: its state is not physical); ``counted``: the step is already counted
+        in :attr:`iteration`."""
         if flags.any():
             cell = int(flags[flags > 0][0]) - 1
             why = why or "is non-finite or has non-positive density or pressure"
+            iteration = self.iteration + (0 if counted else 1)
             raise SolverDivergedError(
-                f"iteration {self.iteration + 1}: {self.bad_state} {cell}{self._where(cell)} "
-                f"{why}; {self.advice}", self.iteration + 1, cell)
+                f"iteration {iteration}: {self.bad_state} {cell}{self._where(cell)} {why}; "
+                f"{self.advice}", iteration, cell)
 
     def _where(self, cell: int) -> str:
         """`` (centroid x, y[, z])`` of a cell of the file, where a local part owns it

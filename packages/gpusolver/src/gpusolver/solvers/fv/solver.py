@@ -592,10 +592,17 @@ class Solver(Parts):
                 # the first sub-step factorises (one factorisation serves them all) and
                 # sums the residuals of the step's start
                 model.step(u, d.mass_flux, steps, new_mean_flow=sub_step == 0)
+        names = self.turbulence[0].names
         squares = sum(model.residual_squares() for model in self.turbulence)
-        norms_of_model = np.sqrt(self.transport.sum(squares) / self.n_cells)
-        self.turbulence_residuals = dict(zip(self.turbulence[0].names, norms_of_model.tolist(),
-                                             strict=True))
+        local = self._bad_flags([model.first_non_finite() for model in self.turbulence],
+                                len(names))
+        local[self.transport.n_parts:] = squares
+        total = self.transport.sum(local)  # one sum: the bad cells and the squares
+        self._raise_if_bad(total[:self.transport.n_parts],
+                           f"has a non-finite {' or '.join(names)} after the model's step",
+                           counted=True)
+        norms_of_model = np.sqrt(total[self.transport.n_parts:] / self.n_cells)
+        self.turbulence_residuals = dict(zip(names, norms_of_model.tolist(), strict=True))
         return norms
 
     def _fused_implicit(self, dt) -> bool:

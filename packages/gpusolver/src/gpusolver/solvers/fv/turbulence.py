@@ -295,6 +295,11 @@ class TurbulenceFV:
         rate = residual[:n].astype(np.float64) / self.d.geometry.volume[:n]
         self.squares[index] = (rate * rate).sum()
 
+    def first_non_finite(self) -> int | None:
+        """The first own cell with a non-finite scalar, or None (one transfer)."""
+        bad = ~self.xp.isfinite(self.values[:, :self.n_own]).all(axis=0)
+        return int(self.xp.argmax(bad)) if bool(bad.any()) else None
+
     def residual_squares(self) -> np.ndarray:
         """Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the last
         step of the mean flow (a copy: one transfer)."""
