@@ -155,12 +155,14 @@ class FusedScalarSteps:
         self.change[...] = self.star
         self._sweep(1, i, mass_flux, self.star, self.change)
 
-    def update(self, i: int, max_fall: float | None = None) -> None:
-        """Scalar ``i`` += :attr:`change` (falling by at most ``max_fall`` of its value,
-        if given)."""
+    def update(self, i: int, max_fall: float = 0.0, max_change: float = 0.0) -> None:
+        """Scalar ``i`` += :attr:`change`, falling by at most ``max_fall`` of its value
+        and changing by at most ``max_change`` times its size plus its free stream's
+        (each where positive)."""
+        real = self.dtype.type
         self._kernels["update"](_blocks(self.n_cells), (BLOCK,), (
-            self.model.values[i], self.change, np.int32(self.n_cells),
-            np.int32(max_fall is not None), self.dtype.type(max_fall or 0.0)))
+            self.model.values[i], self.change, np.int32(self.n_cells), real(max_fall),
+            real(max_change), real(abs(self.model.free_stream[i]))))
 
     def cell_steps(self, dt):
         """``dt`` (per cell, or one) as the kernels read it: one contiguous value a cell."""
@@ -183,7 +185,8 @@ class FusedScalarSteps:
 
 
 class FusedSpalartAllmaras(FusedScalarSteps):
-    """SA-neg's steps of ``nu_tilde`` in kernels (see :class:`FusedScalarSteps`)."""
+    """SA-neg's steps of ``nu_tilde`` in kernels (see :class:`FusedScalarSteps`); each
+    changes it by at most ``model.MAX_CHANGE`` times its size plus its free stream's."""
 
     def __init__(self, model, tables: tuple):
         super().__init__(model, tables, {"cells": "sa_cell_kernel",
@@ -220,7 +223,7 @@ class FusedSpalartAllmaras(FusedScalarSteps):
             constant_law, gamma, self.diffusivity[0], self.source[0], self.damping[0],
             self.density))
         self.advance(0, None, mass_flux, dt, sa.SIGMA, squares=new_mean_flow)
-        self.update(0)
+        self.update(0, max_change=self.model.MAX_CHANGE)
 
 
 class FusedMenterSST(FusedScalarSteps):
@@ -254,4 +257,4 @@ class FusedMenterSST(FusedScalarSteps):
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
         for i, wall in enumerate(walls):
             self.advance(i, wall, mass_flux, dt, squares=new_mean_flow)
-            self.update(i, model.MAX_FALL)
+            self.update(i, max_fall=model.MAX_FALL)

@@ -320,6 +320,12 @@ class SpalartAllmarasFV(TurbulenceFV):
     names = ("nu_tilde",)
     fused_steps = FusedSpalartAllmaras
 
+    #: An implicit step changes ``nu_tilde`` by at most this times its size plus the free
+    #: stream's (it may double, or change sign, in a step): a source's explicit part
+    #: (production, taken at the step's start) cannot run away over a few steps, as it
+    #: did behind the NACA 0012's trailing edge at 15 degrees (1e-4 to 1e19 in two steps).
+    MAX_CHANGE = 1.0
+
     def __init__(self, discretisation, distance: np.ndarray):
         # the free stream's nt is 3 nu (rho = 1: nu = mu)
         super().__init__(discretisation, distance,
@@ -366,18 +372,20 @@ class SpalartAllmarasFV(TurbulenceFV):
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """One implicit step of ``nt`` at the mean flow ``u`` (its face mass fluxes
-        ``mass_flux``) with local time steps ``dt`` (per cell, or one). ``new_mean_flow``:
-        ``u`` changed since the last step (the first of a step's sub-steps): its matrix
-        is factorised anew (else the last factorisation serves) and the residual's
-        :attr:`squares` are summed."""
+        ``mass_flux``) with local time steps ``dt`` (per cell, or one), each cell's change
+        bounded by :attr:`MAX_CHANGE`. ``new_mean_flow``: ``u`` changed since the last
+        step (the first of a step's sub-steps): its matrix is factorised anew (else the
+        last factorisation serves) and the residual's :attr:`squares` are summed."""
         if self.kernels is not None:
             self.kernels.step(u, mass_flux, dt, new_mean_flow)
             return
         residual, coefficient, damping, rho = self.residual(u, mass_flux)
         if new_mean_flow:
             self._sum_squares(0, residual)
-        self.values[0] += self._change(0, residual, mass_flux, coefficient, damping, rho, dt,
-                                       new_mean_flow)
+        change = self._change(0, residual, mass_flux, coefficient, damping, rho, dt,
+                              new_mean_flow)
+        bound = self.MAX_CHANGE * (abs(self.nt) + self.free_stream[0])
+        self.values[0] += self.xp.minimum(self.xp.maximum(change, -bound), bound)
 
 
 class MenterSSTFV(TurbulenceFV):

@@ -16,7 +16,7 @@
 //                           the implicit matrix's diagonal and the sum of (R / V)^2;
 //   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep (the
 //                           mean flow's LU-SGS sweep tables of kernels/lusgs.cu);
-//   scalar_update_kernel    one thread per cell: phi += dphi, each fall bounded or not.
+//   scalar_update_kernel    one thread per cell: phi += dphi, its fall or size bounded.
 // and each step's eddy viscosity for the mean flow:
 //   sa_eddy_viscosity_kernel    one thread per cell: SA's mu_t = rho nt fv1;
 //   face_eddy_viscosity_kernel  one thread per face: the mean of its cells' mu_t (0 on
@@ -383,14 +383,22 @@ __global__ void __launch_bounds__(256) scalar_sweep_kernel(
     x[c] = forward ? (rhs[c] - total) / diagonal[c] : rhs[c] - total / diagonal[c];
 }
 
-// phi += dphi on every cell; bounded: phi falls by at most max_fall of its value.
+// phi += dphi on every cell, its fall at most max_fall phi (where max_fall > 0) and its
+// size at most max_change (|phi| + scale) (where max_change > 0).
 template <typename real>
 __global__ void __launch_bounds__(256) scalar_update_kernel(
-    real* __restrict__ phi, const real* __restrict__ change, int n_cells, int bounded,
-    real max_fall) {
+    real* __restrict__ phi, const real* __restrict__ change, int n_cells, real max_fall,
+    real max_change, real scale) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
-    phi[c] += bounded ? fmax(change[c], -max_fall * phi[c]) : change[c];
+    const real value = phi[c];
+    real d = change[c];
+    if (max_fall > 0) d = fmax(d, -max_fall * value);
+    if (max_change > 0) {
+        const real bound = max_change * (fabs(value) + scale);
+        d = fmin(fmax(d, -bound), bound);
+    }
+    phi[c] = value + d;
 }
 
 // spalart_allmaras.eddy_viscosity of every cell: mu_t = rho nt fv1(nt / nu), 0 where
