@@ -99,6 +99,8 @@ class FusedScalarSteps:
         self.star = xp.zeros(n, self.dtype)
         self.change = xp.zeros(n, self.dtype)
         self.tables = tables
+        #: Each cell's eddy viscosity (:meth:`cell_eddy_viscosity`).
+        self.mu_t = xp.empty(n, self.dtype)
 
     def face_eddy_viscosity(self, mu_t):
         """Each face's eddy viscosity from its cells' ``mu_t`` (the mean; a boundary
@@ -192,8 +194,6 @@ class FusedSpalartAllmaras(FusedScalarSteps):
         super().__init__(model, tables, {"cells": "sa_cell_kernel",
                                          "cell_eddy": "sa_eddy_viscosity_kernel"},
                          sa.KERNEL_CONSTANTS)
-        #: Each cell's eddy viscosity (:meth:`cell_eddy_viscosity`).
-        self.mu_t = self.xp.empty(self.n_cells, self.dtype)
 
     def cell_eddy_viscosity(self, u):
         """Each cell's ``mu_t`` at the mean flow ``u`` (:attr:`mu_t`, overwritten by the
@@ -231,8 +231,23 @@ class FusedMenterSST(FusedScalarSteps):
     falls by at most ``model.MAX_FALL`` of its value."""
 
     def __init__(self, model, tables: tuple):
-        super().__init__(model, tables, {"cells": "sst_cell_kernel"}, sst.KERNEL_CONSTANTS)
+        super().__init__(model, tables, {"cells": "sst_cell_kernel",
+                                         "cell_eddy": "sst_eddy_viscosity_kernel"},
+                         sst.KERNEL_CONSTANTS)
         self.wall_omega = self.xp.empty(self.n_faces - self.n_interior, self.dtype)
+
+    def cell_eddy_viscosity(self, u):
+        """Each cell's ``mu_t`` at the mean flow ``u`` (its gradients taken anew;
+        :attr:`mu_t`, overwritten by the next call)."""
+        u = self.fused.backend.asarray(u)
+        self.mean_gradients(u)
+        mu_ref, sutherland, constant_law, gamma = self.law
+        model = self.model
+        self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
+            u, model.values[0], model.values[1], self.mean_gradient, model.distance,
+            np.int32(self.n_cells), self.constants, mu_ref, sutherland, constant_law, gamma,
+            self.mu_t))
+        return self.mu_t
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """``k`` and ``omega`` advanced in place by one implicit step each at the mean flow

@@ -438,7 +438,9 @@ class MenterSSTFV(TurbulenceFV):
 
     def cell_eddy_viscosity(self, u):
         """``mu_t`` of every cell (``F2`` from the cells' distances and laminar
-        viscosity)."""
+        viscosity; in kernels: their buffer, overwritten by the next call)."""
+        if self.kernels is not None:
+            return self.kernels.cell_eddy_viscosity(u)
         w, nu, vorticity = self._fields(u)
         k, omega = self.values
         _, f2 = sst.blending(w[0], k, omega, nu, self.distance, self.xp.zeros_like(k))

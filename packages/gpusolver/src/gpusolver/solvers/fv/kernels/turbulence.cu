@@ -19,6 +19,7 @@
 //   scalar_update_kernel    one thread per cell: phi += dphi, its fall or size bounded.
 // and each step's eddy viscosity for the mean flow:
 //   sa_eddy_viscosity_kernel    one thread per cell: SA's mu_t = rho nt fv1;
+//   sst_eddy_viscosity_kernel   one thread per cell: SST's mu_t (F2 and the vorticity);
 //   face_eddy_viscosity_kernel  one thread per face: the mean of its cells' mu_t (0 on
 //                               no-slip walls).
 //
@@ -111,6 +112,26 @@ struct SSTConstants {
 template <typename real>
 __device__ __forceinline__ real blend(real f1, real inner, real outer) {
     return f1 * inner + (real(1) - f1) * outer;
+}
+
+// The distance terms of menter_sst.blending: sqrt(k) / (beta* omega d) (turbulent) and
+// 500 nu / (d^2 omega) (viscous).
+template <typename real>
+__device__ __forceinline__ void sst_distance_terms(real k_plus, real omega, real nu, real dist,
+                                                   const SSTConstants<real>& m,
+                                                   real* turbulent, real* viscous) {
+    *viscous = real(500) * nu / (dist * dist * omega);
+    *turbulent = sqrt(k_plus) / (m.beta_star * omega * dist);
+}
+
+// menter_sst.eddy_viscosity with F2 = tanh(max(2 turbulent, viscous)^2): mu_t, and F2.
+template <typename real>
+__device__ __forceinline__ real sst_eddy_viscosity(real rho, real k_plus, real omega,
+                                                   real vorticity, real turbulent, real viscous,
+                                                   const SSTConstants<real>& m, real* f2) {
+    const real arg2 = fmax(real(2) * turbulent, viscous);
+    *f2 = tanh(arg2 * arg2);
+    return rho * m.a1 * k_plus / fmax(m.a1 * omega, vorticity * *f2);
 }
 
 // The scalar's ghost value across boundary face b of a cell holding `inside`.
@@ -242,14 +263,14 @@ __global__ void __launch_bounds__(256) sst_cell_kernel(
     for (int d = 0; d < DIM; ++d) cross += grad_k[d * n_cells + c] * grad_omega[d * n_cells + c];
     // F1 and F2
     const real dist = distance[c], d2 = dist * dist;
-    const real viscous = real(500) * nu / (d2 * omega);
-    const real turbulent = sqrt(k_plus) / (m.beta_star * omega * dist);
+    real turbulent, viscous, f2;
+    sst_distance_terms(k_plus, omega, nu, dist, m, &turbulent, &viscous);
     const real cross_term = fmax(real(2) * rho * m.sigma_w2 / omega * cross, real(1e-20));
     const real arg1 = fmin(fmax(turbulent, viscous),
                            real(4) * rho * m.sigma_w2 * k_plus / (cross_term * d2));
-    const real arg2 = fmax(real(2) * turbulent, viscous);
-    const real f1 = tanh(arg1 * arg1 * arg1 * arg1), f2 = tanh(arg2 * arg2);
-    const real mu_t = rho * m.a1 * k_plus / fmax(m.a1 * omega, vorticity * f2);
+    const real f1 = tanh(arg1 * arg1 * arg1 * arg1);
+    const real mu_t = sst_eddy_viscosity(rho, k_plus, omega, vorticity, turbulent, viscous, m,
+                                         &f2);
     diffusivity_k[c] = mu + blend(f1, m.sigma_k1, m.sigma_k2) * mu_t;
     diffusivity_omega[c] = mu + blend(f1, m.sigma_w1, m.sigma_w2) * mu_t;
     // sources
@@ -417,6 +438,28 @@ __global__ void __launch_bounds__(256) sa_eddy_viscosity_kernel(
     const real positive = fmax(nt[c], real(0));
     const real chi = positive / nu, chi3 = chi * chi * chi;
     mu_t[c] = rho * positive * (chi3 / (chi3 + k.cv1 * k.cv1 * k.cv1));
+}
+
+// SST's mu_t of every cell (menter_sst.blending's F2, menter_sst.eddy_viscosity), from the
+// mean flow's primitive gradients.
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) sst_eddy_viscosity_kernel(
+    const real* __restrict__ U, const real* __restrict__ k_values,
+    const real* __restrict__ omega_values, const real* __restrict__ mean_gradient,
+    const real* __restrict__ distance, int n_cells, const real* __restrict__ constants,
+    real mu_ref, real sutherland, int constant_law, real gamma, real* __restrict__ mu_t) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    const SSTConstants<real> m(constants);
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
+    real rho;
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real k_plus = fmax(k_values[c], real(0)), omega = omega_values[c];
+    real turbulent, viscous, f2;
+    sst_distance_terms(k_plus, omega, nu, distance[c], m, &turbulent, &viscous);
+    mu_t[c] = sst_eddy_viscosity(rho, k_plus, omega,
+                                 vorticity_of<real, DIM>(mean_gradient, n_cells, c), turbulent,
+                                 viscous, m, &f2);
 }
 
 // Each face's eddy viscosity: the mean of its cells' mu_t; a boundary face's cell's, 0 on
