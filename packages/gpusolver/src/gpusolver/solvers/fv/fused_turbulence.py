@@ -81,6 +81,7 @@ class FusedScalarSteps:
                               backend.asarray(d.gradient.coef_right, self.dtype))
                              if d.scheme.gradient == "least-squares" else (NULL, NULL))
         gas, real_of = d.gas, self.dtype.type
+        #: The cell kernels' viscosity law and gamma, in their argument order.
         self.law = (real_of(gas.mu_ref), real_of(SUTHERLAND_K / gas.temperature_ref),
                     np.int32(gas.viscosity_law == "constant"), real_of(gas.gamma))
         self.constants = backend.asarray(np.array(constants), self.dtype)
@@ -198,10 +199,9 @@ class FusedSpalartAllmaras(FusedScalarSteps):
     def cell_eddy_viscosity(self, u):
         """Each cell's ``mu_t`` at the mean flow ``u`` (:attr:`mu_t`, overwritten by the
         next call)."""
-        mu_ref, sutherland, constant_law, gamma = self.law
         self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
             self.fused.backend.asarray(u), self.model.values[0], np.int32(self.n_cells),
-            self.constants, mu_ref, sutherland, constant_law, gamma, self.mu_t))
+            self.constants, *self.law, self.mu_t))
         return self.mu_t
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
@@ -216,12 +216,10 @@ class FusedSpalartAllmaras(FusedScalarSteps):
             self.model.squares.fill(0)
         self.gradients(mass_flux, [None])
         n = self.n_cells
-        mu_ref, sutherland, constant_law, gamma = self.law
         self._kernels["cells"](_blocks(n), (BLOCK,), (
             u, self.model.values[0], self.mean_gradient, self.gradient[0], self.fused.volume,
-            self.model.distance, np.int32(n), self.constants, mu_ref, sutherland,
-            constant_law, gamma, self.diffusivity[0], self.source[0], self.damping[0],
-            self.density))
+            self.model.distance, np.int32(n), self.constants, *self.law, self.diffusivity[0],
+            self.source[0], self.damping[0], self.density))
         self.advance(0, None, mass_flux, dt, sa.SIGMA, squares=new_mean_flow)
         self.update(0, max_change=self.model.MAX_CHANGE)
 
@@ -241,12 +239,10 @@ class FusedMenterSST(FusedScalarSteps):
         :attr:`mu_t`, overwritten by the next call)."""
         u = self.fused.backend.asarray(u)
         self.mean_gradients(u)
-        mu_ref, sutherland, constant_law, gamma = self.law
         model = self.model
         self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
             u, model.values[0], model.values[1], self.mean_gradient, model.distance,
-            np.int32(self.n_cells), self.constants, mu_ref, sutherland, constant_law, gamma,
-            self.mu_t))
+            np.int32(self.n_cells), self.constants, *self.law, self.mu_t))
         return self.mu_t
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
@@ -264,11 +260,10 @@ class FusedMenterSST(FusedScalarSteps):
         walls = [None, self.wall_omega]
         self.gradients(mass_flux, walls)
         n = self.n_cells
-        mu_ref, sutherland, constant_law, gamma = self.law
         self._kernels["cells"](_blocks(n), (BLOCK,), (
             u, model.values[0], model.values[1], self.mean_gradient, self.gradient[0],
             self.gradient[1], self.fused.volume, model.distance, np.int32(n), self.constants,
-            mu_ref, sutherland, constant_law, gamma, self.diffusivity[0], self.diffusivity[1],
+            *self.law, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
         for i, wall in enumerate(walls):
             self.advance(i, wall, mass_flux, dt, squares=new_mean_flow)

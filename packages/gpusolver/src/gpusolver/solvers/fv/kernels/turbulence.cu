@@ -44,11 +44,14 @@ struct SAConstants {
           cv1(c[7]), ct3(c[8]), ct4(c[9]), cv2(c[10]), cv3(c[11]), cn1(c[12]), r_max(c[13]) {}
 };
 
-// Laminar kinematic viscosity and density of cell c (rho_out) from the conserved state.
+// Laminar kinematic viscosity and density of cell c (rho_out) from the conserved state,
+// by the viscosity law of the kernels' arguments (mu_ref, sutherland, constant_law).
 template <typename real, int DIM>
 __device__ __forceinline__ real kinematic_viscosity(const real* __restrict__ U, int n, int c,
-                                                    const Transport<real>& law, real gamma,
+                                                    real mu_ref, real sutherland,
+                                                    int constant_law, real gamma,
                                                     real* rho_out) {
+    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real w[Vars<DIM>::N];
     primitive<real, DIM>(U, n, c, gamma, w);
     *rho_out = w[0];
@@ -213,9 +216,9 @@ __global__ void __launch_bounds__(256) sa_cell_kernel(
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const SAConstants<real> k(constants);
-    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real rho;
-    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
+                                                   constant_law, gamma, &rho);
     const real value = nt[c];
     real rate, derivative;
     sa_source(value, nu, vorticity_of<real, DIM>(mean_gradient, n_cells, c), distance[c], k,
@@ -252,9 +255,9 @@ __global__ void __launch_bounds__(256) sst_cell_kernel(
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const SSTConstants<real> m(constants);
-    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real rho;
-    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
+                                                   constant_law, gamma, &rho);
     const real mu = nu * rho;
     const real vorticity = vorticity_of<real, DIM>(mean_gradient, n_cells, c);
     const real k = k_values[c], omega = omega_values[c], k_plus = fmax(k, real(0));
@@ -432,9 +435,9 @@ __global__ void __launch_bounds__(256) sa_eddy_viscosity_kernel(
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const SAConstants<real> k(constants);
-    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real rho;
-    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
+                                                   constant_law, gamma, &rho);
     const real positive = fmax(nt[c], real(0));
     const real chi = positive / nu, chi3 = chi * chi * chi;
     mu_t[c] = rho * positive * (chi3 / (chi3 + k.cv1 * k.cv1 * k.cv1));
@@ -451,9 +454,9 @@ __global__ void __launch_bounds__(256) sst_eddy_viscosity_kernel(
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const SSTConstants<real> m(constants);
-    const Transport<real> law{mu_ref, sutherland, real(0), constant_law};
     real rho;
-    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, law, gamma, &rho);
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
+                                                   constant_law, gamma, &rho);
     const real k_plus = fmax(k_values[c], real(0)), omega = omega_values[c];
     real turbulent, viscous, f2;
     sst_distance_terms(k_plus, omega, nu, distance[c], m, &turbulent, &viscous);
