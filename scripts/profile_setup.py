@@ -72,7 +72,7 @@ STEP_PHASES = [
     "gpusolver.solvers.fv.turbulence:TurbulenceFV.set_eddy_viscosity",
     "gpusolver.solvers.fv.solver:_cell_steps",
     "gpusolver.solvers.fv.solver:Solver._turbulence_time_steps",
-    "gpusolver.solvers.fv.turbulence:TurbulenceFV.residual_squares",
+    "gpusolver.solvers.fv.turbulence:TurbulenceFV.step_report",
     "gpusolver.solvers.fv.turbulence:SpalartAllmarasFV.step",
     "gpusolver.solvers.fv.turbulence:MenterSSTFV.step",
     "gpusolver.solvers.fv.turbulence:SpalartAllmarasFV.residual",

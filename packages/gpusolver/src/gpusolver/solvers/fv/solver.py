@@ -593,10 +593,9 @@ class Solver(Parts):
                 # sums the residuals of the step's start
                 model.step(u, d.mass_flux, steps, new_mean_flow=sub_step == 0)
         names = self.turbulence[0].names
-        squares = sum(model.residual_squares() for model in self.turbulence)
-        local = self._bad_flags([model.first_non_finite() for model in self.turbulence],
-                                len(names))
-        local[self.transport.n_parts:] = squares
+        reports = [model.step_report() for model in self.turbulence]
+        local = self._bad_flags([bad for _, bad in reports], len(names))
+        local[self.transport.n_parts:] = sum(squares for squares, _ in reports)
         total = self.transport.sum(local)  # one sum: the bad cells and the squares
         self._raise_if_bad(total[:self.transport.n_parts],
                            f"has a non-finite {' or '.join(names)} after the model's step",

@@ -106,7 +106,7 @@ class TurbulenceFV:
         #: The cells whose residuals the norms sum (a part's own; the solver sets it).
         self.n_own = g.n_cells
         #: Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the
-        #: last step of the mean flow, on the backend in fp64 (:meth:`residual_squares`).
+        #: last step of the mean flow, on the backend in fp64 (:meth:`step_report`).
         self.squares = self.xp.zeros(len(self.names), np.float64)
 
     # ------------------------------------------------------------------ coupling
@@ -289,21 +289,36 @@ class TurbulenceFV:
         change = self._solves[index](backend.to_host(residual).astype(np.float64))
         return backend.asarray(change, self.d.dtype)
 
+    def _update(self, index: int, change, max_fall: float = 0.0,
+                max_change: float = 0.0) -> None:
+        """Scalar ``index`` += ``change``, falling by at most ``max_fall`` of its value and
+        changing by at most ``max_change`` times its size plus its free stream's (each
+        where positive): the array code of the kernels' update."""
+        xp, value = self.xp, self.values[index]
+        if max_fall > 0:
+            change = xp.maximum(change, -max_fall * value)
+        if max_change > 0:
+            bound = max_change * (abs(value) + abs(self.free_stream[index]))
+            change = xp.minimum(xp.maximum(change, -bound), bound)
+        value += change
+
     def _sum_squares(self, index: int, residual) -> None:
         """:attr:`squares` of scalar ``index`` from its residual (on the backend)."""
         n = self.n_own
         rate = residual[:n].astype(np.float64) / self.d.geometry.volume[:n]
         self.squares[index] = (rate * rate).sum()
 
-    def first_non_finite(self) -> int | None:
-        """The first own cell with a non-finite scalar, or None (one transfer)."""
-        bad = ~self.xp.isfinite(self.values[:, :self.n_own]).all(axis=0)
-        return int(self.xp.argmax(bad)) if bool(bad.any()) else None
-
-    def residual_squares(self) -> np.ndarray:
+    def step_report(self) -> tuple[np.ndarray, int | None]:
         """Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the last
-        step of the mean flow (a copy: one transfer)."""
-        return np.array(self.d.backend.to_host(self.squares))
+        step of the mean flow (a copy), and the first own cell with a non-finite scalar
+        now (None: none): one transfer, a second only to find that cell."""
+        xp = self.xp
+        finite = xp.isfinite(self.values[:, :self.n_own]).all()
+        report = self.d.backend.to_host(xp.concatenate([self.squares, finite[None]]))
+        if report[-1]:
+            return report[:-1], None
+        bad = ~xp.isfinite(self.values[:, :self.n_own]).all(axis=0)
+        return report[:-1], int(xp.argmax(bad))
 
 
 class SpalartAllmarasFV(TurbulenceFV):
@@ -384,8 +399,7 @@ class SpalartAllmarasFV(TurbulenceFV):
             self._sum_squares(0, residual)
         change = self._change(0, residual, mass_flux, coefficient, damping, rho, dt,
                               new_mean_flow)
-        bound = self.MAX_CHANGE * (abs(self.nt) + self.free_stream[0])
-        self.values[0] += self.xp.minimum(self.xp.maximum(change, -bound), bound)
+        self._update(0, change, max_change=self.MAX_CHANGE)
 
 
 class MenterSSTFV(TurbulenceFV):
@@ -488,7 +502,7 @@ class MenterSSTFV(TurbulenceFV):
                 self._sum_squares(i, residual[i])
             change = self._change(i, residual[i], mass_flux, coefficients[i], damping[i],
                                   rho, dt, new_mean_flow)
-            self.values[i] += self.xp.maximum(change, -self.MAX_FALL * self.values[i])
+            self._update(i, change, max_fall=self.MAX_FALL)
 
 
 def _vorticity(grad_velocity):
