@@ -259,6 +259,11 @@ def test_a_singular_preconditioner_backs_the_cfl_number_off_and_then_names_its_c
     with pytest.raises(SolverDivergedError, match=r"cell \d+ .*makes the implicit matrix "
                                                   r"singular \(SuperLU: Factor is exactly"):
         solver.step()
+    # a suspect row (a non-finite or empty one) names its cell: unknowns are cell-major
+    monkeypatch.setattr(jacobian, "suspect_row", lambda matrix: 4 * 7 + 2)
+    with pytest.raises(SolverDivergedError) as error:
+        solver.step()
+    assert error.value.cell == solver.layouts[0].file_cells[7]
 
 
 def test_the_suspect_row_of_a_singular_matrix_is_its_first_non_finite_or_empty_one():
