@@ -25,3 +25,14 @@ unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=/tmp/pycache
 python3 -m compileall -q -j 0 /tmp/site packages/meshorder/src packages/gpusolver/src \
     > /dev/null 2>&1 || true
+# gpusolver's entry points (meshorder finds its layout timer by them), as an install has them
+python3 - <<'PY'
+import pathlib, tomllib
+project = tomllib.loads(pathlib.Path("packages/gpusolver/pyproject.toml").read_text())["project"]
+info = pathlib.Path(f"/tmp/site/gpusolver-{project['version']}.dist-info")
+info.mkdir(parents=True, exist_ok=True)
+(info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: gpusolver\nVersion: {project['version']}\n")
+(info / "entry_points.txt").write_text("".join(
+    f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
+    for group, points in project["entry-points"].items()))
+PY

@@ -1,5 +1,5 @@
 """``gpusolver`` command line. Subcommands: ``run``, ``bench``, ``bench-flux``,
-``bench-vortex``, ``bench-parallel``.
+``bench-vortex``, ``bench-layout``, ``bench-parallel``.
 
 Exit codes: 0 success, 1 bad input (mesh, plan, case file), 2 usage, 3 the
 solution diverged.
@@ -19,6 +19,8 @@ from gpusolver.backends import PRECISIONS, cupy_available
 from gpusolver.bench.dg import COLUMNS as DG_COLUMNS
 from gpusolver.bench.dg import run_dg_benchmark
 from gpusolver.bench.flux import default_orderings, run_benchmark, valid_orderings
+from gpusolver.bench.layout import COLUMNS as LAYOUT_COLUMNS
+from gpusolver.bench.layout import SolverTimer, run_layout_benchmark
 from gpusolver.bench.parallel import COLUMNS as PARALLEL_COLUMNS
 from gpusolver.bench.parallel import run_dg_parallel_benchmark, run_parallel_benchmark
 from gpusolver.bench.solver import COLUMNS as SOLVER_COLUMNS
@@ -99,6 +101,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tree: multipole coefficients per box, comma-separated")
     v.add_argument("--json", default=None, help="write every row as JSON here")
     v.add_argument("--markdown", default=None, help="write the table as markdown here")
+    y = sub.add_parser("bench-layout", help="time every candidate layout (cell order, face "
+                       "order, LU-SGS sweep levels) of each mesh, the cost model's prediction "
+                       "of it, and what meshorder's --cells auto chooses with and without a GPU")
+    y.add_argument("meshes", nargs="+", help="mesh files")
+    y.add_argument("--precisions", default="fp64,fp32", help="fp32 and/or fp64")
+    y.add_argument("--no-sweeps", action="store_true",
+                   help="the residual only (no LU-SGS steps over hyperplanes and colours)")
+    y.add_argument("--repeats", type=positive_int, default=10, help="timed runs per layout")
+    y.add_argument("--trials-json", default=None, help="write every layout's row as JSON here "
+                   "(what scripts/fit_layout_model.py reads)")
+    y.add_argument("--json", default=None, help="write the choices' rows as JSON here")
+    y.add_argument("--markdown", default=None, help="write the choices' table as markdown here")
     m = sub.add_parser("bench-parallel", help="time the fused FV or DG solver on several "
                        "GPUs, one part per rank (run it under mpiexec -n N)")
     m.add_argument("--mesh", required=True, help="mesh file")
@@ -308,6 +322,25 @@ def bench_vortex(args: argparse.Namespace) -> int:
     return report(rows, VORTEX_COLUMNS, args)
 
 
+def bench_layout(args: argparse.Namespace) -> int:
+    """Execute ``gpusolver bench-layout``."""
+    check_result_paths(args.json, args.markdown, args.trials_json)
+    precisions = names(args.precisions, PRECISIONS, "precision(s)")
+    need_gpu("gpusolver bench-layout")
+    timer = SolverTimer(repeats=args.repeats)
+    trials, choices = [], []
+    for path in args.meshes:
+        mesh = timed(f"reading {path}", lambda p=path: read_mesh(p))
+        rows = run_layout_benchmark(mesh, precisions=precisions, sweeps=not args.no_sweeps,
+                                    timer=timer,
+                                    log=lambda s: print(s, flush=True))
+        trials += rows[0]
+        choices += rows[1]
+    if args.trials_json:
+        write_results(trials, "", args.trials_json, None)
+    return report(choices, LAYOUT_COLUMNS, args)
+
+
 def bench_parallel(args: argparse.Namespace) -> int:
     """Execute ``gpusolver bench-parallel`` (every rank of ``mpiexec``)."""
     transports = names(args.transports, TRANSPORTS, "transport(s)")
@@ -354,6 +387,7 @@ def bench_parallel(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": run, "bench": bench, "bench-flux": bench_flux, "bench-vortex": bench_vortex,
+            "bench-layout": bench_layout,
             "bench-parallel": bench_parallel}
 
 

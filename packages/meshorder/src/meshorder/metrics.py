@@ -84,6 +84,36 @@ def sectors_per_warp(face_cells: np.ndarray, value_bytes: int) -> float:
     return float(touched / n_warps)
 
 
+def neighbour_sectors_per_warp(face_cells: np.ndarray, n_cells: int, value_bytes: int
+                               ) -> float:
+    """Mean number of distinct 32-byte sectors a warp of 32 consecutive cells reads when
+    each cell gathers one value of each of its face neighbours (a cell loop: gradients,
+    sweeps).
+
+    Parameters
+    ----------
+    face_cells : numpy.ndarray
+        ``(n_faces, 2)`` new cell indices (-1 for no second cell).
+    n_cells : int
+    value_bytes : int
+        4 for fp32, 8 for fp64.
+
+    Examples
+    --------
+    >>> neighbour_sectors_per_warp(np.array([[0, 1], [1, 40]]), 41, 8)  # warp 0 reads
+    ... # sectors 0 (cells 0, 1) and 10 (cell 40); warp 1 (cell 40) reads sector 0
+    1.5
+    """
+    inner = face_cells[face_cells[:, 1] >= 0]
+    if n_cells == 0 or len(inner) == 0:
+        return 0.0
+    cell = np.concatenate([inner[:, 0], inner[:, 1]])
+    neighbour = np.concatenate([inner[:, 1], inner[:, 0]])
+    n_sectors = (n_cells * value_bytes) // SECTOR_BYTES + 1
+    keys = (cell // WARP) * n_sectors + neighbour * value_bytes // SECTOR_BYTES
+    return float(len(np.unique(keys)) / -(-n_cells // WARP))
+
+
 def repeated_adds_per_warp(face_cells: np.ndarray) -> float:
     """Mean number of atomic adds per warp of 32 consecutive faces that go to a cell
     another face of the warp adds to through the same side.
@@ -117,12 +147,15 @@ def repeated_adds_per_warp(face_cells: np.ndarray) -> float:
 
 
 def layout_metrics(graph: CSR, face_cells: np.ndarray) -> dict[str, float]:
-    """Matrix metrics of ``graph`` plus, of ``face_cells``, sectors per warp in fp32 and
-    fp64 and repeated atomic adds per warp."""
+    """Matrix metrics of ``graph`` plus, of ``face_cells``, sectors per warp of faces and
+    of cells' neighbours in fp32 and fp64, and repeated atomic adds per warp."""
     result = matrix_metrics(graph)
     result["sectors_per_warp_fp32"] = sectors_per_warp(face_cells, 4)
     result["sectors_per_warp_fp64"] = sectors_per_warp(face_cells, 8)
     result["repeated_adds_per_warp"] = repeated_adds_per_warp(face_cells)
+    for name, size in (("fp32", 4), ("fp64", 8)):
+        result[f"neighbour_sectors_per_warp_{name}"] = neighbour_sectors_per_warp(
+            face_cells, graph.n, size)
     return result
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..plan import Plan
 from ..report import table
 from ..topology import Topology
+from ..tune import tune_table
 from .common import add_mesh_argument, load_mesh
 
 
@@ -75,6 +76,8 @@ def _plan_info(plan: Plan) -> None:
     print(table(["parameter", "value"], list(plan.parameters.items())))
     shown = [(k, v) for k, v in plan.metrics.items() if not isinstance(v, dict | list)]
     print(table(["metric", "value"], shown))
+    if "tune" in plan.metrics:
+        print(tune_table(plan.metrics["tune"]))
     split = plan.partition()
     if split is not None:
         sizes = split.offsets[1:] - split.offsets[:-1]

@@ -14,7 +14,7 @@ from ..blocks import MAX_BLOCK_SIZE
 from ..errors import MeshWriteError, UsageError
 from ..faceorder import FACE_ORDERS
 from ..io import check_format, write_mesh
-from ..options import non_negative_int, positive_int
+from ..options import non_negative_int, positive_float, positive_int
 from ..orderings import ORDERINGS
 from ..partition import PartitionError
 from ..pipeline import (
@@ -25,8 +25,22 @@ from ..pipeline import (
     check_weights,
     make_plan,
 )
+from ..plan import Plan
 from ..progress import activity
 from ..report import table
+from ..topology import Topology
+from ..tune import (
+    AUTO,
+    DEFAULT_TUNE_SECONDS,
+    PRECISIONS,
+    TUNE_CELLS,
+    TUNE_FACES,
+    TUNE_SWEEPS,
+    candidates,
+    find_timer,
+    tune_layout,
+    tune_table,
+)
 from .common import add_mesh_argument, load_mesh
 
 SHOWN_METRICS = ("bandwidth", "profile", "mean_span", "sectors_per_warp_fp32",
@@ -40,17 +54,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "LU-SGS hyperplanes, and save them as a plan (.npz).")
     add_mesh_argument(p)
     p.add_argument("out", help="plan file to write (.npz)")
-    p.add_argument("--cells", choices=sorted(ORDERINGS), default=DEFAULT_CELLS,
-                   help=f"cell ordering (default {DEFAULT_CELLS})")
-    p.add_argument("--faces", choices=sorted(FACE_ORDERS), default=DEFAULT_FACES,
-                   help=f"face ordering (default {DEFAULT_FACES})")
+    p.add_argument("--cells", choices=[*sorted(ORDERINGS), AUTO], default=DEFAULT_CELLS,
+                   help=f"cell ordering (default {DEFAULT_CELLS}); auto: the fastest of "
+                        f"{', '.join(TUNE_CELLS)} for this mesh (timed on a GPU where "
+                        "gpusolver finds one, else predicted)")
+    p.add_argument("--faces", choices=[*sorted(FACE_ORDERS), AUTO], default=DEFAULT_FACES,
+                   help=f"face ordering (default {DEFAULT_FACES}); auto: the fastest of "
+                        f"{', '.join(TUNE_FACES)}")
     p.add_argument("--nodes", choices=sorted(ORDERINGS), default=None,
                    help="node ordering for cell-vertex schemes; also orders and colours edges")
     p.add_argument("--colour", "--color", action="store_true", help="colour faces (and edges)")
-    p.add_argument("--hyperplanes", action="store_true", help="compute LU-SGS wavefront levels")
-    p.add_argument("--sweep-colours", action="store_true",
-                   help="LU-SGS levels by cell colour (multicolour sweeps: a few wide levels "
-                        "instead of hundreds of hyperplanes)")
+    p.add_argument("--sweeps", choices=[*TUNE_SWEEPS, AUTO], default=None,
+                   help="LU-SGS sweep levels: hyperplanes (wavefronts), colours (multicolour "
+                        "sweeps: a few wide levels instead of hundreds of hyperplanes) or "
+                        "auto (the faster LU-SGS step on this mesh); default none")
+    p.add_argument("--hyperplanes", dest="sweeps", action="store_const", const="hyperplanes",
+                   help="the same as --sweeps hyperplanes")
+    p.add_argument("--sweep-colours", dest="sweeps", action="store_const", const="colours",
+                   help="the same as --sweeps colours")
     p.add_argument("--renumber-by-level", action="store_true",
                    help="renumber cells level by level (keeps the LU-SGS sweep exactly)")
     p.add_argument("--seed-markers", default=None, metavar="A,B",
@@ -74,6 +95,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--multigrid", type=non_negative_int, default=0, metavar="LEVELS",
                    help="store this many coarse levels of agglomeration multigrid "
                         "(gpusolver [run] multigrid)")
+    p.add_argument("--tune-seconds", type=positive_float, default=DEFAULT_TUNE_SECONDS,
+                   metavar="S", help="with auto: stop timing candidates on the GPU after S "
+                                     f"seconds (default {DEFAULT_TUNE_SECONDS:g})")
+    p.add_argument("--tune-precision", choices=PRECISIONS, default="fp64",
+                   help="with auto: the precision the layout is chosen for (default fp64)")
     p.add_argument("--compress", action="store_true",
                    help="deflate the plan's arrays (smaller file, slower to write and load)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -96,10 +122,15 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() != ".npz":
         raise UsageError(f"{args.out}: a plan is written as .npz; name it plan.npz (the "
                          "reordered mesh goes to --write-mesh)")
+    if args.renumber_by_level:
+        if args.sweeps not in (None, "hyperplanes"):
+            raise UsageError(f"--sweeps {args.sweeps} and --renumber-by-level exclude each "
+                             "other (renumbering keeps hyperplane sweeps)")
+        args.sweeps = "hyperplanes"
     options = PlanOptions(
         cells=args.cells, faces=args.faces, nodes=args.nodes, colour=args.colour,
-        hyperplanes=args.hyperplanes or args.renumber_by_level,
-        sweep_colours=args.sweep_colours, renumber_by_level=args.renumber_by_level,
+        hyperplanes=args.sweeps == "hyperplanes", sweep_colours=args.sweeps == "colours",
+        renumber_by_level=args.renumber_by_level,
         seed_markers=tuple(args.seed_markers.split(",")) if args.seed_markers else None,
         seed=args.seed, cluster_size=args.cluster_size, blocks=args.blocks,
         partitions=args.partitions, weights=args.weights, multigrid=args.multigrid)
@@ -109,8 +140,6 @@ def run(args: argparse.Namespace) -> int:
                else None)
     if args.partitions > 1 and args.renumber_by_level:
         raise UsageError("--partitions and --renumber-by-level exclude each other")
-    if args.sweep_colours and args.renumber_by_level:
-        raise UsageError("--sweep-colours and --renumber-by-level exclude each other")
     started = time.perf_counter()
     mesh = load_mesh(args)
     read_s = time.perf_counter() - started
@@ -119,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
                          "cells")
     if weights is not None:
         check_weights(weights, mesh.n_cells, args.weights)
-    plan = make_plan(mesh, options, cell_weights=weights, progress=not args.quiet)
+    plan = _plan(mesh, options, args, weights)
     writing = time.perf_counter()
     with (contextlib.ExitStack() as stack,  # every output or none: renamed together at the end
           activity(f"writing {args.out}", show=not args.quiet)):
@@ -136,18 +165,41 @@ def run(args: argparse.Namespace) -> int:
         native = plan.metrics["native"]
         rows = [(k, native[k], plan.metrics[k]) for k in SHOWN_METRICS]
         extra = [(k, v) for k, v in plan.metrics.items()
-                 if k not in SHOWN_METRICS and k not in ("timings", "native")]
+                 if k not in SHOWN_METRICS and k not in ("timings", "native", "tune")]
         print(f"{mesh.source}: {mesh.n_cells} cells, {plan.n_faces} faces -> {args.out}")
         # the file's own cell and face order; `meshorder compare` puts greedy faces on
         # every cell order, native included, so its native row differs in sectors
-        print(table(["metric", "file order (cells+faces)", f"{args.cells}+{args.faces}"], rows))
+        chosen = f"{plan.parameters['cells']}+{plan.parameters['faces']}"
+        print(table(["metric", "file order (cells+faces)", chosen], rows))
         if extra:
             print(table(["metric", "value"], extra))
+        if "tune" in plan.metrics:
+            print(tune_table(plan.metrics["tune"]))
         timings = {"read": read_s, **plan.metrics["timings"],
                    "write": time.perf_counter() - writing}
         print("time: " + ", ".join(f"{k} {v:.2f}s" for k, v in timings.items())
               + f"; total {time.perf_counter() - started:.2f}s")
     return 0
+
+
+def _plan(mesh, options: PlanOptions, args: argparse.Namespace,
+          weights: np.ndarray | None) -> Plan:
+    """The plan of ``options``; where a layout option is ``auto``, of the fastest candidate
+    (:func:`meshorder.tune.tune_layout`), its trials recorded in the plan's metrics."""
+    if AUTO not in (args.cells, args.faces, args.sweeps):
+        return make_plan(mesh, options, cell_weights=weights, progress=not args.quiet)
+    topology = Topology(mesh)
+    timer = find_timer()
+    with activity("tuning the layout" + (f" on {timer.device}" if timer else " (predicted)"),
+                  show=not args.quiet):
+        tuning = tune_layout(mesh, options, candidates(args.cells, args.faces, args.sweeps),
+                             topology=topology, timer=timer, precision=args.tune_precision,
+                             budget_s=args.tune_seconds)
+    plan = make_plan(mesh, tuning.choice.options(options), topology=topology,
+                     cell_order=tuning.cell_order, cell_weights=weights,
+                     progress=not args.quiet)
+    plan.metrics["tune"] = tuning.record()
+    return plan
 
 
 def read_weights(path: str) -> np.ndarray:
