@@ -14,7 +14,7 @@ from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
 from gpusolver.solvers.fv.multigrid import CYCLES
-from gpusolver.solvers.fv.solver import PRECONDITIONERS, TURBULENCE_MODELS, Stepping
+from gpusolver.solvers.fv.solver import AUTO_STRATEGY, PRECONDITIONERS, TURBULENCE_MODELS, Stepping
 from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 
 SCHEME_KEYS: dict[str, Key] = {
@@ -35,8 +35,10 @@ SCHEME_KEYS: dict[str, Key] = {
 }
 
 RUN_KEYS: dict[str, Key] = {
-    "strategy": Key(str, tuple(STRATEGIES), "atomic",
-                    help="face-to-cell accumulation (see gpusolver.layout.strategies)"),
+    "strategy": Key(str, (*STRATEGIES, AUTO_STRATEGY), "atomic",
+                    help="face-to-cell accumulation (see gpusolver.layout.strategies); "
+                         "auto: the faster of atomic and reduce for the fused residual, "
+                         "timed at set-up in the run's precision"),
     "kernels": Key(str, KERNELS, "fused",
                    help="fused: CUDA kernels and graphs on the cupy backend; "
                         "arrays: array code (the reference)"),

@@ -48,7 +48,7 @@ from gpusolver.physics.gas import Gas
 from gpusolver.physics.vortex_farfield import circulation_of_lift
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
-from gpusolver.solvers.fv.fused import FusedResidual, limiter_input
+from gpusolver.solvers.fv.fused import ACCUMULATION, FusedResidual, limiter_input
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, SWEEPS, FusedLUSGS, own_levels, sweep_levels
@@ -184,6 +184,13 @@ STALL_BACK_OFF = 200
 #: The cap of a backed-off CFL ramp grows by this factor at each new lowest residual, back
 #: towards ``cfl_max``.
 CEILING_GROWTH = 1.05
+#: ``[run] strategy`` that times the fused residual's accumulations at set-up.
+AUTO_STRATEGY = "auto"
+#: The accumulations ``auto`` chooses from (``colour`` needs a plan with face colours and
+#: faces in colour order: name it to use it).
+AUTO_STRATEGIES = ("atomic", "reduce")
+#: Timed residuals per accumulation (the median is compared).
+AUTO_REPEATS = 5
 
 
 def plan_options(stepping: Stepping, strategy: str) -> PlanOptions:
@@ -230,8 +237,10 @@ class Solver(Parts):
         Whole mesh: must belong to ``mesh``; when omitted one is made with meshorder's
         defaults (plus face colours for the ``colour`` strategy).
     strategy : str
-        ``atomic``, ``colour`` or ``reduce`` on a whole mesh; parts accumulate with
-        atomics whatever this says.
+        ``atomic``, ``colour`` or ``reduce`` on a whole mesh, or ``auto``: the fastest
+        of :data:`AUTO_STRATEGIES` for the fused residual, timed at set-up
+        (:meth:`_choose_strategy`; array code: ``atomic``); parts accumulate with atomics
+        whatever this says.
     backend : str
         ``auto``, ``numpy`` or ``cupy``.
     precision : str
@@ -273,6 +282,12 @@ class Solver(Parts):
                  precision: str = "fp64", reference_area: float = 1.0,
                  kernels: str = "fused", transport=None,
                  overlap: bool = True, faces: str = DEFAULT_FACES, turbulence: str = "none"):
+        #: ``strategy = "auto"``: the fused residual's seconds per accumulation tried
+        #: (:meth:`_choose_strategy`), else None.
+        self.strategy_times = None
+        self._auto_strategy = strategy == AUTO_STRATEGY
+        if self._auto_strategy:
+            strategy = "atomic"
         if strategy in ALL_STRATEGIES and strategy not in STRATEGIES:
             raise ConfigError(f"strategy {strategy!r} runs in the face-flux kernels only "
                               f"(gpusolver bench); the solver runs: {', '.join(STRATEGIES)}")
@@ -317,6 +332,8 @@ class Solver(Parts):
                            {name: specs[name] for name in layout.geometry.markers},
                            strategy, self.backend, self.dtype, kernels)
             for layout in self.layouts]
+        if self._auto_strategy:
+            self._choose_strategy()
         self.wall_markers = [name for name, spec in specs.items() if spec.condition.wall]
         self._no_slip_walls = [name for name, spec in specs.items()
                                if spec.condition.viscous_wall]
@@ -345,6 +362,8 @@ class Solver(Parts):
         self.time = 0.0
         self.states = [self._uniform(layout) for layout in self.layouts]
         self._start_loads()
+        if self.strategy_times:
+            self.notes.append(self._strategy_note())
 
     def _build_steps(self) -> None:
         """The step drivers of the discretisations as they are (fused or array code; with
@@ -464,7 +483,34 @@ class Solver(Parts):
         for d, layout in zip(self.discretisations, self.layouts, strict=True):
             if d.fused is None:
                 d.fused = FusedResidual(d, layout.geometry, d.accumulator_name)
+        if self._auto_strategy:
+            self._choose_strategy()
+            if self.strategy_times:
+                self.notes.append(self._strategy_note())
         self._build_steps()
+
+    def _choose_strategy(self) -> None:
+        """``strategy = "auto"`` on a whole mesh in the fused kernels: time the residual of
+        the free stream with each accumulation of :data:`AUTO_STRATEGIES`, keep the
+        fastest, and say so in :attr:`notes`. Runs before the step drivers and a turbulence
+        model take the fused residual."""
+        d, layout = self.discretisations[0], self.layouts[0]
+        if self.mesh is None or d.fused is None:
+            return
+        state, built, times = self._uniform(layout), {}, {}
+        for name in AUTO_STRATEGIES:
+            d.fused = built[name] = (d.fused if d.fused.accumulation == ACCUMULATION[name]
+                                     else FusedResidual(d, layout.geometry, name))
+            times[name] = self.backend.median_seconds(lambda: d.residual(state),
+                                                      AUTO_REPEATS, warmup=1)
+        d.fused, self.strategy_times = built[min(times, key=times.get)], times
+
+    def _strategy_note(self) -> str:
+        """The log's line on what ``strategy = "auto"`` measured and kept."""
+        times = self.strategy_times
+        return ("strategy auto: the fused residual took " + ", ".join(
+            f"{t * 1e3:.4g} ms ({name})" for name, t in times.items())
+            + f" in {self.dtype.name}; {min(times, key=times.get)} kept")
 
     # ------------------------------------------------------------------ state
     def _uniform(self, layout: PartLayout):

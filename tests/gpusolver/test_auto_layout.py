@@ -1,4 +1,5 @@
-"""gpusolver's layout timer: what ``meshorder reorder --cells auto`` times on a GPU."""
+"""Layouts chosen by timing: gpusolver's layout timer (what ``meshorder reorder --cells
+auto`` times on a GPU) and ``[run] strategy = "auto"``."""
 
 from importlib.metadata import entry_points
 
@@ -6,6 +7,8 @@ import numpy as np
 import pytest
 
 from gpusolver.bench.layout import SolverTimer, layout_timer, run_layout_benchmark
+from gpusolver.solvers.fv import Gas, Solver
+from gpusolver.solvers.fv.solver import AUTO_STRATEGIES
 from meshorder import Topology
 from meshorder.pipeline import PlanOptions
 from meshorder.testing import grid_mesh
@@ -48,3 +51,36 @@ def test_on_the_gpu_the_timer_is_found_and_times_the_fused_kernels():
                          timer=timer, budget_s=1e9)
     seconds = [t.measured for t in tuning.trials if t.measured is not None]
     assert len(seconds) >= 2 and 0 < min(seconds) < 1e-2
+
+
+BOX = {"left": "farfield", "right": "farfield", "bottom": "farfield", "top": "farfield"}
+
+
+def _auto_and_its_choice(backend: str) -> tuple[Solver, Solver]:
+    mesh, gas = grid_mesh(24, 12), Gas(dim=2, mach=0.5, aoa_deg=2.0)
+    auto = Solver(mesh, gas, BOX, backend=backend, strategy="auto")
+    if backend == "numpy":
+        auto.fuse()  # the fused kernels compiled for the CPU
+    times = auto.strategy_times
+    assert set(times) == set(AUTO_STRATEGIES) and all(t > 0 for t in times.values())
+    chosen = Solver(mesh, gas, BOX, backend=backend, strategy=min(times, key=times.get))
+    if backend == "numpy":
+        chosen.fuse()
+    return auto, chosen
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_strategy_auto_keeps_the_faster_accumulation_and_its_answer(backend):
+    auto, chosen = _auto_and_its_choice(backend)
+    note = auto.take_notes()
+    assert len(note) == 1 and note[0].startswith("strategy auto: the fused residual took")
+    assert note[0].endswith(f"{min(auto.strategy_times, key=auto.strategy_times.get)} kept")
+    for _ in range(3):
+        np.testing.assert_allclose(auto.step(), chosen.step(), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(auto.conserved(), chosen.conserved(), rtol=1e-12, atol=1e-14)
+
+
+def test_strategy_auto_in_array_code_is_atomic_and_says_nothing():
+    auto = Solver(grid_mesh(6, 4), Gas(dim=2, mach=0.5), BOX, backend="numpy", strategy="auto")
+    assert auto.strategy_times is None and auto.take_notes() == []
+    assert auto.discretisations[0].accumulator_name == "atomic"
