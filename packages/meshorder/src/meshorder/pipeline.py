@@ -131,7 +131,8 @@ def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.nda
 
 def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
               topology: Topology | None = None, cell_order: np.ndarray | None = None,
-              cell_weights: np.ndarray | None = None, progress: bool = False) -> Plan:
+              cell_weights: np.ndarray | None = None, native: dict | None = None,
+              progress: bool = False) -> Plan:
     """Compute a plan for ``mesh``.
 
     Parameters
@@ -147,6 +148,10 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     cell_weights : numpy.ndarray, optional
         Positive weight of every cell (the file's order) for the partitions; then
         ``options.weights`` only labels them.
+    native : dict, optional
+        The layout metrics of the file's own order (:func:`layout_metrics` of the
+        topology's cell graph and faces) where already known: they cost as much as the
+        plan's own.
     progress : bool
         Show a progress bar on stderr for long runs.
 
@@ -184,14 +189,14 @@ def make_plan(mesh: Mesh, options: PlanOptions | None = None, *,
     steps = Steps(total=7 + 2 * (options.partitions > 1) + (options.multigrid > 0),
                   show=progress)
     try:
-        return _make_plan(mesh, options, topology, cell_order, cell_weights, steps)
+        return _make_plan(mesh, options, topology, cell_order, cell_weights, native, steps)
     finally:
         steps.close()
 
 
 def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                given_order: np.ndarray | None, weights: np.ndarray | None,
-               steps: Steps) -> Plan:
+               native: dict | None, steps: Steps) -> Plan:
     with steps.step("topology"):
         topology = topology or Topology(mesh)
         graph = topology.cell_graph
@@ -266,7 +271,7 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
         node_order = _node_order(mesh, topology, cell_order, options, arrays, metrics)
     with steps.step("metrics"):
         metrics |= layout_metrics(new_graph, face_cells)
-        metrics["native"] = layout_metrics(graph, topology.face_cells)
+        metrics["native"] = native or layout_metrics(graph, topology.face_cells)
     parts: tuple[PartMesh, ...] = ()
     if options.partitions > 1:
         with steps.step("part meshes"):

@@ -30,6 +30,7 @@ import numpy as np
 
 from .errors import UsageError
 from .mesh import Mesh
+from .metrics import layout_metrics
 from .orderings import OrderingInput
 from .pipeline import PlanOptions, make_plan, run_ordering
 from .plan import Plan
@@ -218,8 +219,10 @@ def candidate_plans(mesh: Mesh, options: PlanOptions, layouts: Iterable[Layout],
               for name in dict.fromkeys(layout.cells for layout in layouts)}
     base = replace(options, colour=False, blocks=0, partitions=1, weights=None, multigrid=0,
                    renumber_by_level=False)
+    native = layout_metrics(topology.cell_graph, topology.face_cells)
     return [Trial(layout, make_plan(mesh, layout.options(base), topology=topology,
-                                    cell_order=orders[layout.cells]), orders[layout.cells])
+                                    cell_order=orders[layout.cells], native=native),
+                  orders[layout.cells])
             for layout in layouts]
 
 
