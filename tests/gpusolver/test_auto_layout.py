@@ -8,9 +8,11 @@ import pytest
 
 from gpusolver.bench.layout import SolverTimer, layout_timer, run_layout_benchmark
 from gpusolver.solvers.fv import Gas, Solver
+from gpusolver.solvers.fv.layout_check import layouts_to_check, predicted_layout, recheck_layout
 from gpusolver.solvers.fv.solver import AUTO_STRATEGIES
 from meshorder import Topology
-from meshorder.pipeline import PlanOptions
+from meshorder.pipeline import PlanOptions, make_plan
+from meshorder.plan import Plan
 from meshorder.testing import grid_mesh
 from meshorder.tune import AUTO, TIMER_GROUP, candidates, tune_layout
 
@@ -84,3 +86,27 @@ def test_strategy_auto_in_array_code_is_atomic_and_says_nothing():
     auto = Solver(grid_mesh(6, 4), Gas(dim=2, mach=0.5), BOX, backend="numpy", strategy="auto")
     assert auto.strategy_times is None and auto.take_notes() == []
     assert auto.discretisations[0].accumulator_name == "atomic"
+
+
+def test_a_predicted_layout_is_rechecked_by_timing_the_cases_solver(tmp_path):
+    mesh, gas = grid_mesh(16, 10), Gas(dim=2, mach=0.5)
+    tuning = tune_layout(mesh, PlanOptions(), candidates(AUTO, AUTO, None))
+    plan = make_plan(mesh, tuning.choice.options(PlanOptions()), cell_order=tuning.cell_order)
+    plan.metrics["tune"] = tuning.record()
+    plan.save(tmp_path / "plan.npz")
+    plan = Plan.load(tmp_path / "plan.npz")
+    assert predicted_layout(plan)
+    layouts = layouts_to_check(plan)
+    assert len(layouts) >= 2 and layouts[0] == tuning.choice
+
+    def make(layout_plan):
+        return Solver(mesh, gas, BOX, backend="numpy", plan=layout_plan)
+
+    made = []
+    solver = recheck_layout(mesh, plan, make(plan), lambda p: made.append(p) or make(p))
+    assert len(made) == len(layouts) - 1
+    (note,) = solver.take_notes()
+    assert note.startswith("layout re-checked on the GPU (the plan's was predicted): ")
+    assert all(layout.name in note for layout in layouts)
+    kept = solver.plan.parameters
+    assert f"{kept['cells']}+{kept['faces']}" in note.rsplit(";", 1)[1]

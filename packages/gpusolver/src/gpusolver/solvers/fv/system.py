@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from gpusolver.io.case import Case
 from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of, unused_keys
-from gpusolver.solvers.fv.solver import Solver, check_parts, plan_options
+from gpusolver.solvers.fv.layout_check import predicted_layout, recheck_layout
+from gpusolver.solvers.fv.solver import AUTO_STRATEGY, Solver, check_parts, plan_options
 from gpusolver.solvers.mesh_system import MeshSystem
 from meshorder import Mesh
 from meshorder.pipeline import PlanOptions
@@ -25,13 +26,23 @@ class FVSystem(MeshSystem):
 
     @classmethod
     def on_whole_mesh(cls, case: Case, mesh: Mesh, plan: Plan) -> Solver:
-        """:class:`Solver` with the case's scheme, stepping and run settings."""
+        """:class:`Solver` with the case's scheme, stepping and run settings; with
+        ``strategy = "auto"`` on the GPU and a plan whose layout was predicted, the layout
+        re-checked there (:mod:`gpusolver.solvers.fv.layout_check`)."""
         run = case.run
-        return Solver(mesh, case.gas_for(mesh.dim), case.boundaries, scheme=scheme_of(case),
-                      stepping=stepping_of(case), plan=plan, strategy=run["strategy"],
-                      backend=run["backend"], precision=run["precision"],
-                      reference_area=case.reference_area,
-                      kernels=run["kernels"], turbulence=case.physics["turbulence"])
+
+        def make(layout: Plan) -> Solver:
+            return Solver(mesh, case.gas_for(mesh.dim), case.boundaries,
+                          scheme=scheme_of(case), stepping=stepping_of(case), plan=layout,
+                          strategy=run["strategy"], backend=run["backend"],
+                          precision=run["precision"], reference_area=case.reference_area,
+                          kernels=run["kernels"], turbulence=case.physics["turbulence"])
+
+        solver = make(plan)
+        if (run["strategy"] == AUTO_STRATEGY and predicted_layout(plan)
+                and solver.backend.name == "cupy" and solver.strategy_times is not None):
+            solver = recheck_layout(mesh, plan, solver, make)
+        return solver
 
     def case_notes(self) -> list[str]:
         """The keys the case sets that its scheme and integrator do not read."""
