@@ -491,9 +491,9 @@ class Solver(Parts):
 
     def _choose_strategy(self) -> None:
         """``strategy = "auto"`` on a whole mesh in the fused kernels: time the residual of
-        the free stream with each accumulation of :data:`AUTO_STRATEGIES`, keep the
-        fastest, and say so in :attr:`notes`. Runs before the step drivers and a turbulence
-        model take the fused residual."""
+        the free stream with each accumulation of :data:`AUTO_STRATEGIES` and keep the
+        fastest (:attr:`strategy_times`; :meth:`_strategy_note` is the log's line). Runs
+        before the step drivers and a turbulence model take the fused residual."""
         d, layout = self.discretisations[0], self.layouts[0]
         if self.mesh is None or d.fused is None:
             return
