@@ -125,14 +125,15 @@ def test_neighbour_sectors_count_distinct_sectors_per_warp_of_cells(n_cells, see
     faces = rng.integers(0, n_cells, size=(n_faces, 2))
     faces[rng.random(n_faces) < 0.2, 1] = -1
     inner = faces[faces[:, 1] >= 0]
-    expected = 0
-    for warp in range(-(-n_cells // 32)):
-        mine = set()
-        for a, b in inner:
-            if a // 32 == warp:
-                mine.add(b * 8 // 32)
-            if b // 32 == warp:
-                mine.add(a * 8 // 32)
-        expected += len(mine)
-    got = neighbour_sectors_per_warp(faces, n_cells, 8) * -(-n_cells // 32)
-    assert got == pytest.approx(expected)
+    got = neighbour_sectors_per_warp(faces, n_cells, (4, 8))
+    for size, per_warp in zip((4, 8), got, strict=True):
+        expected = 0
+        for warp in range(-(-n_cells // 32)):
+            mine = set()
+            for a, b in inner:
+                if a // 32 == warp:
+                    mine.add(b * size // 32)
+                if b // 32 == warp:
+                    mine.add(a * size // 32)
+            expected += len(mine)
+        assert per_warp * -(-n_cells // 32) == pytest.approx(expected)

@@ -84,34 +84,41 @@ def sectors_per_warp(face_cells: np.ndarray, value_bytes: int) -> float:
     return float(touched / n_warps)
 
 
-def neighbour_sectors_per_warp(face_cells: np.ndarray, n_cells: int, value_bytes: int
-                               ) -> float:
+def neighbour_sectors_per_warp(face_cells: np.ndarray, n_cells: int,
+                               value_bytes: tuple[int, ...]) -> tuple[float, ...]:
     """Mean number of distinct 32-byte sectors a warp of 32 consecutive cells reads when
     each cell gathers one value of each of its face neighbours (a cell loop: gradients,
-    sweeps).
+    sweeps), for each value size (one sort serves them all).
 
     Parameters
     ----------
     face_cells : numpy.ndarray
         ``(n_faces, 2)`` new cell indices (-1 for no second cell).
     n_cells : int
-    value_bytes : int
-        4 for fp32, 8 for fp64.
+    value_bytes : tuple of int
+        Bytes per value: 4 for fp32, 8 for fp64.
 
     Examples
     --------
-    >>> neighbour_sectors_per_warp(np.array([[0, 1], [1, 40]]), 41, 8)  # warp 0 reads
+    >>> neighbour_sectors_per_warp(np.array([[0, 1], [1, 40]]), 41, (8,))  # warp 0 reads
     ... # sectors 0 (cells 0, 1) and 10 (cell 40); warp 1 (cell 40) reads sector 0
-    1.5
+    (1.5,)
     """
     inner = face_cells[face_cells[:, 1] >= 0]
     if n_cells == 0 or len(inner) == 0:
-        return 0.0
+        return tuple(0.0 for _ in value_bytes)
     cell = np.concatenate([inner[:, 0], inner[:, 1]])
     neighbour = np.concatenate([inner[:, 1], inner[:, 0]])
-    n_sectors = (n_cells * value_bytes) // SECTOR_BYTES + 1
-    keys = np.sort((cell // WARP) * n_sectors + neighbour * value_bytes // SECTOR_BYTES)
-    return float((1 + np.count_nonzero(np.diff(keys))) / -(-n_cells // WARP))
+    # sorted by warp, then neighbour: so, for any size, by warp, then sector
+    order = np.lexsort((neighbour, cell // WARP))
+    warp, neighbour = cell[order] // WARP, neighbour[order]
+    n_warps = -(-n_cells // WARP)
+    result = []
+    for size in value_bytes:
+        sector = neighbour * size // SECTOR_BYTES
+        new = (np.diff(warp) != 0) | (np.diff(sector) != 0)
+        result.append(float((1 + np.count_nonzero(new)) / n_warps))
+    return tuple(result)
 
 
 def repeated_adds_per_warp(face_cells: np.ndarray) -> float:
@@ -153,9 +160,8 @@ def layout_metrics(graph: CSR, face_cells: np.ndarray) -> dict[str, float]:
     result["sectors_per_warp_fp32"] = sectors_per_warp(face_cells, 4)
     result["sectors_per_warp_fp64"] = sectors_per_warp(face_cells, 8)
     result["repeated_adds_per_warp"] = repeated_adds_per_warp(face_cells)
-    for name, size in (("fp32", 4), ("fp64", 8)):
-        result[f"neighbour_sectors_per_warp_{name}"] = neighbour_sectors_per_warp(
-            face_cells, graph.n, size)
+    fp32, fp64 = neighbour_sectors_per_warp(face_cells, graph.n, (4, 8))
+    result |= {"neighbour_sectors_per_warp_fp32": fp32, "neighbour_sectors_per_warp_fp64": fp64}
     return result
 
 
