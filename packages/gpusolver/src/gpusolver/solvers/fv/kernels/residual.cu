@@ -141,12 +141,7 @@ __device__ void jst_differences(const real* __restrict__ U, int n_cells, const F
     const real p = w[DIM + 1];
     real change = 0, total = 0;
     int count = 0;
-    const int unused = 2 * F.n_faces;
-    for (int k = 0; k < width; ++k) {
-        const int s = slots[k * n_cells + c];
-        if (s == unused) break;
-        bool is_right;
-        const int f = slot_face(s, F.n_faces, &is_right);
+    for_each_face(slots, width, n_cells, F.n_faces, c, [&](int f, bool is_right) {
         const int nb = cell_across(F, f, is_right);
         real other[NV], w_other[NV];
         if (nb >= 0) {
@@ -164,7 +159,7 @@ __device__ void jst_differences(const real* __restrict__ U, int n_cells, const F
         change += w_other[DIM + 1] - p;
         total += w_other[DIM + 1] + p;
         ++count;
-    }
+    });
 #pragma unroll
     for (int v = 0; v < NV; ++v) out[v * n_cells + c] = laplacian[v];
     out[NV * n_cells + c] = fabs(change) / total;
@@ -222,6 +217,8 @@ __device__ void cell_gradients(const real* __restrict__ U, int n_cells, Faces<re
 #pragma unroll
         for (int d = 0; d < DIM; ++d) grad[v][d] = 0;
     }
+    // plain slot loops here and in the limiter below: for_each_face (faces.cuh) changes
+    // the sm_90 code of four of this kernel's instantiations, which no GPU has timed
     const int unused = 2 * F.n_faces;
     for (int k = 0; k < width; ++k) {
         const int s = slots[k * n_cells + c];
@@ -574,19 +571,14 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
     real r[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) r[v] = 0;
-    const int unused = 2 * n_faces;
     if (active && SOURCE == STORE) {
-        for (int k = 0; k < width; ++k) {
-            const int s = slots[k * n_cells + c];
-            if (s == unused) break;
-            bool is_right;
-            const int f = slot_face(s, n_faces, &is_right);
+        for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool is_right) {
 #pragma unroll
             for (int v = 0; v < NV; ++v) {
                 const real value = source[v * n_faces + f];
                 r[v] += is_right ? value : -value;
             }
-        }
+        });
     } else if (active) {
 #pragma unroll
         for (int v = 0; v < NV; ++v) r[v] = source[v * n_cells + c];
@@ -609,16 +601,12 @@ __device__ void cell_update(int n_cells, int n_faces, const int* __restrict__ sl
     real step;
     if (stage.local_dt || implicit.diagonal != nullptr) {
         real radius = 0, lambda = 0;
-        for (int j = 0; j < width; ++j) {
-            const int s = slots[j * n_cells + c];
-            if (s == unused) break;
-            bool is_right;
-            const int f = slot_face(s, n_faces, &is_right);
+        for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool) {
             const real convective = speed[f];
             const real viscous = viscous_factor != 0 ? speed[n_faces + f] : real(0);
             radius += convective + viscous_factor * viscous;
             lambda += implicit.omega * convective + implicit.viscous_factor * viscous;
-        }
+        });
         if (stage.local_dt) {
             step = real(cfl[0]) * vol / radius;
             dt[c] = step;

@@ -161,12 +161,7 @@ __global__ void __launch_bounds__(256) scalar_gradient_kernel(
     real grad[DIM];
 #pragma unroll
     for (int d = 0; d < DIM; ++d) grad[d] = 0;
-    const int unused = 2 * n_faces;
-    for (int j = 0; j < width; ++j) {
-        const int s = slots[j * n_cells + c];
-        if (s == unused) break;
-        bool is_right;
-        const int f = slot_face(s, n_faces, &is_right);
+    for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool is_right) {
         real neighbour;
         if (f < n_interior) {
             neighbour = phi[is_right ? left[f] : right[f]];
@@ -186,7 +181,7 @@ __global__ void __launch_bounds__(256) scalar_gradient_kernel(
 #pragma unroll
             for (int d = 0; d < DIM; ++d) grad[d] += face * (normal[d * n_faces + f] * a);
         }
-    }
+    });
 #pragma unroll
     for (int d = 0; d < DIM; ++d)
         gradient[d * n_cells + c] = GRADIENT == GREEN_GAUSS ? grad[d] / volume[c] : grad[d];
@@ -345,12 +340,7 @@ __global__ void __launch_bounds__(256) scalar_matrix_kernel(
     double rate2[1] = {0};
     if (c < n_cells) {
         real faces = 0, implicit = 0;
-        const int unused = 2 * n_faces;
-        for (int j = 0; j < width; ++j) {
-            const int s = slots[j * n_cells + c];
-            if (s == unused) break;
-            bool is_right;
-            const int f = slot_face(s, n_faces, &is_right);
+        for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool is_right) {
             const real m = mass_flux[f], cf = coefficient[f];
             const real out = fmax(m, real(0)), inward = fmin(m, real(0));
             if (is_right) {
@@ -366,7 +356,7 @@ __global__ void __launch_bounds__(256) scalar_matrix_kernel(
                                        : b == FREE_STREAM && m < 0 ? cf : real(0));
                 }
             }
-        }
+        });
         const real r = faces + source[c];
         residual[c] = r;
         diagonal[c] = density[c] * volume[c] / dt[c] + damping[c] + implicit;
