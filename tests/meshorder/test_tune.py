@@ -137,3 +137,19 @@ def test_neighbour_sectors_count_distinct_sectors_per_warp_of_cells(n_cells, see
                     mine.add(a * size // 32)
             expected += len(mine)
         assert per_warp * -(-n_cells // 32) == pytest.approx(expected)
+
+
+def test_an_unknown_precision_or_no_candidates_is_refused_before_any_plan():
+    from meshorder.errors import UsageError
+
+    with pytest.raises(UsageError, match="tune precision 'fp16'"):
+        tune_layout(grid_mesh(4, 4), PlanOptions(), candidates("rcm", "greedy", None),
+                    precision="fp16")
+    with pytest.raises(UsageError, match="no candidate layouts"):
+        tune_layout(grid_mesh(4, 4), PlanOptions(), [])
+
+
+def test_a_layout_is_read_back_from_the_options_a_plan_records():
+    options = Layout("metis", "strided", "colours").options(PlanOptions(multigrid=2))
+    again = PlanOptions.from_dict(options.as_dict())
+    assert again == options and Layout.of(again) == Layout("metis", "strided", "colours")

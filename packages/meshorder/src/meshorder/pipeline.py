@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -119,6 +119,23 @@ class PlanOptions:
         d = dict(self.__dict__)
         d["seed_markers"] = list(self.seed_markers) if self.seed_markers else None
         return d
+
+    @classmethod
+    def from_dict(cls, parameters: dict) -> PlanOptions:
+        """The options :meth:`as_dict` gave ``parameters`` (a plan's; keys it does not
+        know are left out).
+
+        Examples
+        --------
+        >>> options = PlanOptions(cells="metis", seed_markers=("wall",), multigrid=2)
+        >>> PlanOptions.from_dict(options.as_dict()) == options
+        True
+        """
+        names = {f.name for f in fields(cls)}
+        given = {k: v for k, v in parameters.items() if k in names}
+        if given.get("seed_markers") is not None:
+            given["seed_markers"] = tuple(given["seed_markers"])
+        return cls(**given)
 
 
 def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.ndarray:

@@ -89,6 +89,12 @@ class Layout:
         """``cells+faces[+sweeps]``, e.g. ``rcm+greedy+colours``."""
         return "+".join(part for part in (self.cells, self.faces, self.sweeps) if part)
 
+    @classmethod
+    def of(cls, options: PlanOptions) -> Layout:
+        """The layout that ``options`` (or a plan's, :meth:`PlanOptions.from_dict`) make."""
+        return cls(options.cells, options.faces, "hyperplanes" if options.hyperplanes
+                   else "colours" if options.sweep_colours else None)
+
     @property
     def integrator(self) -> str:
         """What a step of this layout runs: ``lusgs`` with sweep levels, else ``rk4``."""
@@ -242,8 +248,7 @@ def choose(mesh: Mesh, trials: list[Trial], *, topology: Topology | None = None,
     UsageError
         If ``precision`` is not one of :data:`PRECISIONS`.
     """
-    if precision not in PRECISIONS:
-        raise UsageError(f"tune precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+    check_precision(precision)
     started = time.perf_counter()
     for trial in trials:
         trial.predicted = predict(trial.plan, precision, trial.layout.integrator)
@@ -266,6 +271,12 @@ def choose(mesh: Mesh, trials: list[Trial], *, topology: Topology | None = None,
                   time.perf_counter() - started)
 
 
+def check_precision(precision: str) -> None:
+    """Raise :class:`UsageError` unless ``precision`` is one of :data:`PRECISIONS`."""
+    if precision not in PRECISIONS:
+        raise UsageError(f"tune precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+
+
 def worth_timing(trials: list[Trial]) -> list[Trial]:
     """The trials :func:`choose` times, best predicted first: those predicted within
     :data:`PRUNE_FACTOR` of the best, and at least two."""
@@ -279,6 +290,7 @@ def tune_layout(mesh: Mesh, options: PlanOptions, layouts: Iterable[Layout], *,
                 precision: str = "fp64", budget_s: float = DEFAULT_TUNE_SECONDS,
                 log: Callable[[str], None] = lambda line: None) -> Tuning:
     """:func:`candidate_plans` then :func:`choose`; the tuning's seconds count both."""
+    check_precision(precision)
     started = time.perf_counter()
     topology = topology or Topology(mesh)
     trials = candidate_plans(mesh, options, layouts, topology=topology)

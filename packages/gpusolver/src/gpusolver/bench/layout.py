@@ -68,7 +68,7 @@ class SolverTimer:
                 integrator: str) -> Callable[[], float]:
         """The solver on ``plan``, built once; each call of the returned function times it
         again (an independent median)."""
-        sweeps = "colours" if plan.parameters.get("sweep_colours") else "hyperplanes"
+        sweeps = Layout.of(PlanOptions.from_dict(plan.parameters)).sweeps or "hyperplanes"
         kernels = "fused" if self.backend.name == "cupy" else "arrays"
         solver = bench_solver(mesh, topology, plan, "atomic", precision, self.backend.name,
                               kernels=kernels, integrator=integrator, sweeps=sweeps)

@@ -11,7 +11,6 @@ plan for later runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields
 
 from meshorder import Mesh, Topology
 from meshorder.orderings import OrderingInput
@@ -30,15 +29,6 @@ def predicted_layout(plan: Plan) -> bool:
     return plan.metrics.get("tune", {}).get("source") == "predicted"
 
 
-def plan_options(plan: Plan) -> PlanOptions:
-    """The options ``plan`` was made with (its ``parameters``)."""
-    names = {f.name for f in fields(PlanOptions)}
-    given = {k: v for k, v in plan.parameters.items() if k in names}
-    if given.get("seed_markers") is not None:
-        given["seed_markers"] = tuple(given["seed_markers"])
-    return PlanOptions(**given)
-
-
 def layouts_to_check(plan: Plan) -> list[Layout]:
     """The plan's recorded candidates predicted within :data:`PRUNE_FACTOR` of the best
     (at least two), best first, with the plan's own sweep levels."""
@@ -53,9 +43,7 @@ def layouts_to_check(plan: Plan) -> list[Layout]:
 
 def own_layout(plan: Plan) -> Layout:
     """The layout ``plan`` has."""
-    options = plan_options(plan)
-    return Layout(options.cells, options.faces, "hyperplanes" if options.hyperplanes
-                  else "colours" if options.sweep_colours else None)
+    return Layout.of(PlanOptions.from_dict(plan.parameters))
 
 
 def recheck_layout(mesh: Mesh, plan: Plan, solver, make: Callable[[Plan], object]):
@@ -67,7 +55,7 @@ def recheck_layout(mesh: Mesh, plan: Plan, solver, make: Callable[[Plan], object
         state = candidate.states[0]
         return candidate.backend.median_seconds(lambda: d.residual(state), REPEATS, warmup=1)
 
-    options, own = plan_options(plan), own_layout(plan)
+    options, own = PlanOptions.from_dict(plan.parameters), own_layout(plan)
     times = {own: residual_seconds(solver)}
     best, best_solver = own, solver
     topology = Topology(mesh)
