@@ -45,17 +45,17 @@ def test_candidates_span_every_auto_option_and_keep_fixed_ones():
 
 def test_a_timer_picks_the_fastest_measured_layout_and_its_plan_order():
     mesh = grid_mesh(12, 9)
-    timer = FakeTimer({"native": 3.0, "rcm": 2.0, "metis": 0.5, "hilbert": 1.0, "layers": 4.0})
-    tuning = tune_layout(mesh, PlanOptions(), candidates(AUTO, "greedy", None), timer=timer,
-                         budget_s=1e9)
-    # the cheapest ones by the model are all timed; metis wins wherever it was timed
-    timed = {cells for cells, *_ in timer.calls}
-    assert tuning.choice == Layout("metis", "greedy") if "metis" in timed else True
-    best = min((t for t in tuning.trials if t.measured is not None), key=lambda t: t.measured)
-    assert tuning.choice == best.layout
+    timer = FakeTimer({"rcm": 2.0, "metis": 0.5})
+    layouts = [Layout("rcm", "greedy"), Layout("metis", "greedy")]
+    tuning = tune_layout(mesh, PlanOptions(), layouts, timer=timer, budget_s=0.0)
+    assert sorted(cells for cells, *_ in timer.calls) == ["metis", "rcm"]  # two, at least
+    assert tuning.choice == Layout("metis", "greedy") and tuning.source == "measured"
+    metis = next(t for t in tuning.trials if t.layout.cells == "metis")
+    assert np.array_equal(tuning.cell_order, metis.cell_order)
     assert np.array_equal(np.sort(tuning.cell_order), np.arange(mesh.n_cells))
     record = tuning.record()
-    assert record["device"] == "fake GPU" and record["choice"] == best.layout.name
+    assert record["device"] == "fake GPU" and record["choice"] == "metis+greedy"
+    assert [c["measured_ms"] for c in record["candidates"]] == [2000.0, 500.0]
     assert all(c["predicted_ms"] > 0 for c in record["candidates"])
 
 
