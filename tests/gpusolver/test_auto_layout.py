@@ -86,6 +86,12 @@ def _auto_and_its_choice(backend: str) -> tuple[Solver, Solver]:
 @pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
 def test_strategy_auto_keeps_the_faster_accumulation_and_its_answer(backend):
     auto, chosen = _auto_and_its_choice(backend)
+    seed = 5
+    print(f"seed {seed}")
+    start = auto.conserved()  # the free stream's residual is round-off: perturb it
+    start = start * (1 + 0.01 * np.random.default_rng(seed).standard_normal(start.shape))
+    auto.set_conserved(start)
+    chosen.set_conserved(start)
     note = auto.take_notes()
     assert len(note) == 1 and note[0].startswith("strategy auto: the fused residual took")
     kept = min(auto.strategy_times, key=auto.strategy_times.get)

@@ -45,6 +45,25 @@ def test_coarse_cells_are_closed_and_keep_volume_and_boundary_area(mesh):
     assert np.all(g.left[:g.n_interior] < g.right[:g.n_interior])
 
 
+@pytest.mark.gpu
+def test_coarse_geometry_summed_on_the_gpu_equals_numpys():
+    from gpusolver.backends import get_backend
+
+    mesh = box_mesh(6, 5, 4)
+    fine = build_geometry(mesh, make_plan(mesh))
+    coarse = agglomerate(Topology(mesh).cell_graph)[fine.cell_order]
+    host = coarse_geometry(fine, coarse)
+    on_gpu = coarse_geometry(fine.to(get_backend("cupy"), np.float64), coarse)
+    assert hasattr(on_gpu.volume, "__cuda_array_interface__")
+    gpu = on_gpu.on_host()
+    assert (gpu.n_interior, gpu.markers) == (host.n_interior, host.markers)
+    np.testing.assert_array_equal(gpu.left, host.left)
+    np.testing.assert_array_equal(gpu.right, host.right)
+    for name in ("volume", "centroid", "normal", "area", "face_centre"):  # atomic sums
+        np.testing.assert_allclose(getattr(gpu, name), getattr(host, name), rtol=1e-12,
+                                   atol=1e-15, err_msg=name)
+
+
 def _multigrid_solver(levels: int, order: int = 1, **kwargs):
     """LU-SGS with ``levels`` coarse levels on a perturbed flow in a square."""
     stepping = Stepping("lusgs", cfl=20.0, cfl_max=1e4, multigrid=levels,

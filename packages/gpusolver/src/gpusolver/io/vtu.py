@@ -8,6 +8,9 @@ still, but meshio's reader mistakes one raw array for another when a raw offset 
 earlier array's base64 one. Compression uses VTK's block format
 (``vtkZLibDataCompressor``, ``vtkLZMADataCompressor``): a header of UInt64 block sizes,
 then each block deflated.
+
+The base64 text is encoded by NumPy in pieces on a pool of threads (NumPy lets go of
+Python's lock, ``binascii`` does not), and the blocks are compressed there too.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import binascii
 import lzma
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +36,16 @@ COMPRESSORS = {"none": None, "zlib": "vtkZLibDataCompressor", "lzma": "vtkLZMADa
 
 #: Bytes of each compressed block (VTK's readers take any size).
 BLOCK_BYTES = 1 << 20
+
+#: Bytes encoded as one base64 piece by one thread (a multiple of 3: the pieces' texts
+#: join without padding into the text of the whole).
+BASE64_BYTES = 3 << 20
+
+_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                          np.uint8)
+#: The two base64 characters of each 12-bit value, as one little-endian 16-bit word.
+_PAIRS = (_ALPHABET[np.arange(4096) >> 6].astype("<u2")
+          | (_ALPHABET[np.arange(4096) & 63].astype("<u2") << 8))
 
 _VTK_TYPES = {np.dtype(np.float64): "Float64", np.dtype(np.float32): "Float32",
               np.dtype(np.int64): "Int64", np.dtype(np.int32): "Int32",
@@ -87,12 +101,13 @@ def write_vtu(path: str | Path, points: np.ndarray, cells: list[tuple[str, np.nd
     arrays += [("CellData", name, _stored(values)) for name, values in (cell_data or {}).items()]
     arrays += [("PointData", name, _stored(values))
                for name, values in (point_data or {}).items()]
-    texts = [_encoded(values, compressor) for *_, values in arrays]
     head, tail = _xml(arrays, len(points), n_cells, compressor)
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+    with (ThreadPoolExecutor() as pool, atomic_path(path) as tmp, open(tmp, "wb") as handle):
+        texts = [_encoded(values, compressor, pool) for *_, values in arrays]
         handle.write(head[0].encode())
-        for text, after in zip(texts, head[1:], strict=True):
-            handle.write(text)
+        for pieces, after in zip(texts, head[1:], strict=True):
+            for piece in pieces:
+                handle.write(piece.result())
             handle.write(after.encode())
         handle.write(tail.encode())
 
@@ -110,21 +125,55 @@ def _concatenated(pieces: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(pieces).astype(dtype, copy=False) if pieces else np.zeros(0, dtype)
 
 
-def _encoded(values: np.ndarray, compressor: str | None) -> bytes:
-    """The base64 text of one array: its UInt64 byte count (or VTK's compressed-block
-    header) and its bytes (or the compressed blocks), each encoded apart."""
+def _encoded(values: np.ndarray, compressor: str | None, pool: ThreadPoolExecutor
+             ) -> list[Future]:
+    """The base64 text of one array, in pieces computed on ``pool``: its UInt64 byte count
+    (or VTK's compressed-block header) and its bytes (or the compressed blocks), each
+    encoded apart."""
     raw = memoryview(values).cast("B")
     if compressor is None:
         header, body = np.uint64(raw.nbytes).tobytes(), raw
     else:
         compress = zlib.compress if compressor == COMPRESSORS["zlib"] else lzma.compress
-        chunks = [compress(raw[start:start + BLOCK_BYTES])
-                  for start in range(0, raw.nbytes, BLOCK_BYTES)] or [compress(b"")]
+        chunks = [chunk.result() for chunk in
+                  [pool.submit(compress, raw[start:start + BLOCK_BYTES])
+                   for start in range(0, raw.nbytes, BLOCK_BYTES)]] or [compress(b"")]
         last = raw.nbytes - (len(chunks) - 1) * BLOCK_BYTES
         header = np.array([len(chunks), BLOCK_BYTES, last, *map(len, chunks)],
                           np.uint64).tobytes()
-        body = b"".join(chunks)
-    return binascii.b2a_base64(header, newline=False) + binascii.b2a_base64(body, newline=False)
+        body = memoryview(b"".join(chunks))
+    return [*_base64(memoryview(header), pool), *_base64(body, pool)]
+
+
+def _base64(data: memoryview, pool: ThreadPoolExecutor) -> list[Future]:
+    """``binascii.b2a_base64(data, newline=False)`` in pieces computed on ``pool``.
+
+    Examples
+    --------
+    >>> data = memoryview(bytes(range(256)) * 40000)  # 10 MB: several pieces
+    >>> with ThreadPoolExecutor() as pool:
+    ...     text = b"".join(piece.result() for piece in _base64(data, pool))
+    >>> text == binascii.b2a_base64(data, newline=False)
+    True
+    """
+    whole = len(data) - len(data) % 3
+    pieces = [pool.submit(_base64_of_groups, data[start:min(start + BASE64_BYTES, whole)])
+              for start in range(0, whole, BASE64_BYTES)]
+    if whole < len(data):  # the last one or two bytes, padded
+        pieces.append(pool.submit(binascii.b2a_base64, data[whole:], newline=False))
+    return pieces
+
+
+def _base64_of_groups(data: memoryview) -> bytes:
+    """Base64 of ``data``, a multiple of 3 bytes: each group of 3 bytes as two 12-bit
+    values, each looked up as two characters."""
+    octets = np.frombuffer(data, np.uint8)
+    groups = ((octets[0::3].astype(np.uint32) << 16) | (octets[1::3].astype(np.uint32) << 8)
+              | octets[2::3])
+    text = np.empty((len(groups), 2), "<u2")
+    text[:, 0] = _PAIRS[groups >> 12]
+    text[:, 1] = _PAIRS[groups & 0xFFF]
+    return text.tobytes()
 
 
 def _xml(arrays: list, n_points: int, n_cells: int,

@@ -91,6 +91,12 @@ class FVGeometry:
             changes[f.name] = backend.asarray(value, dtype=kind)
         return replace(self, **changes)
 
+    def on_host(self) -> FVGeometry:
+        """The geometry with NumPy arrays (copies of a GPU's; itself when it has them)."""
+        changes = {f.name: getattr(self, f.name).get() for f in fields(self)
+                   if hasattr(getattr(self, f.name), "__cuda_array_interface__")}
+        return replace(self, **changes) if changes else self
+
     def permute_interior(self, order: np.ndarray, colour_offsets: np.ndarray) -> FVGeometry:
         """Reorder interior faces by ``order`` (new -> old), recording colour offsets."""
         full = np.concatenate([order, np.arange(self.n_interior, self.n_faces)])

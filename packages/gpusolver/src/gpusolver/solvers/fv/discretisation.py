@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gpusolver.backends import array_module
 from gpusolver.errors import ConfigError
 from gpusolver.layout.geometry import FVGeometry, neighbour_offsets, periodic_partners
 from gpusolver.physics.boundary import BoundarySpec, characteristic_ghost, check_markers
@@ -212,9 +213,11 @@ class Discretisation:
         xp = backend.xp
         ni = host.n_interior
         self.n_interior = ni
-        self.offset_left = backend.asarray(host.face_centre - host.centroid[:, host.left], dtype)
-        offset_right = np.zeros_like(host.face_centre)
-        offset_right[:, :ni] = host.face_centre[:, :ni] - host.centroid[:, host.right[:ni]]
+        # the offsets in float64, on the backend when its geometry is (no host gathers)
+        wide = g if g.area.dtype == np.float64 else host
+        self.offset_left = backend.asarray(wide.face_centre - wide.centroid[:, wide.left], dtype)
+        offset_right = array_module(wide.area).zeros_like(wide.face_centre)
+        offset_right[:, :ni] = wide.face_centre[:, :ni] - wide.centroid[:, wide.right[:ni]]
         self.offset_right = backend.asarray(offset_right, dtype)
         self.needs_gradient = scheme.order == 2 or self.viscous
         if self.needs_gradient:

@@ -191,9 +191,11 @@ class Multigrid:
         self.parts: list[list[CoarseLevel]] = []
         for x, host, part_specs, part_maps, part_owns in zip(fines, hosts, specs, maps, owns,
                                                              strict=True):
-            finer, mine = host, []
+            # the levels' geometry summed on the backend, each copied to the host once
+            finer, mine = host.to(backend, np.float64), []
             for k, (coarse, n_own) in enumerate(zip(part_maps, part_owns, strict=True)):
-                geometry = coarse_geometry(finer, coarse)
+                on_backend = coarse_geometry(finer, coarse)
+                geometry = on_backend.on_host()
                 d = Discretisation(geometry, coarse_gas, scheme, part_specs, strategy, backend,
                                    x.dtype, kernels)
                 if n_own is not None:  # a part: its own coarse cells only
@@ -209,7 +211,7 @@ class Multigrid:
                          if lusgs.kernels is not None else None)
                 mine.append(CoarseLevel(geometry, d, lusgs, steps, backend.asarray(coarse),
                                         backend.asarray(finer.volume, x.dtype), n_own))
-                finer = geometry
+                finer = on_backend
             self.parts.append(mine)
         fused = kernels == "fused" and all(level.steps for mine in self.parts for level in mine)
         #: The cycle in kernels, recorded as one CUDA graph where the transport allows
