@@ -321,14 +321,15 @@ def test_part_meshes_keep_the_curved_edges_of_their_cells_through_the_plan_file(
 
 def test_a_rank_reads_its_part_of_the_plan_file_and_nothing_of_the_whole_mesh(tmp_path,
                                                                              monkeypatch):
+    from meshorder.npz import NpzArrays
     from meshorder.pipeline import PlanOptions, make_plan
     from meshorder.plan import PART_PREFIX, read_plan_part
 
     plan = make_plan(box_mesh(5, 4, 3), PlanOptions(partitions=3))
     plan.save(tmp_path / "plan.npz")
     read = []
-    getitem = np.lib.npyio.NpzFile.__getitem__
-    monkeypatch.setattr(np.lib.npyio.NpzFile, "__getitem__",
+    getitem = NpzArrays.__getitem__
+    monkeypatch.setattr(NpzArrays, "__getitem__",
                         lambda self, key: read.append(key) or getitem(self, key))
     part = read_plan_part(tmp_path / "plan.npz", 1)
     own = [key for key in read if key.startswith(f"{PART_PREFIX}1.")]

@@ -21,6 +21,7 @@ import numpy as np
 from .atomic import atomic_path
 from .blocks import BLOCK_ARRAYS, BLOCK_DTYPES, FaceBlocks
 from .errors import PlanError
+from .npz import NpzArrays
 from .part_mesh import PartMesh
 from .partition import Partition
 from .permutation import check_permutation, group_of, stable_argsort
@@ -283,7 +284,7 @@ class Plan:
             If the file is not a plan, was written by a newer format, or is inconsistent.
         """
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with NpzArrays(path) as data:
                 contents = {name: data[name] for name in data.files
                             if not name.startswith(PART_PREFIX)}
                 meta = _meta(path, data)
@@ -297,7 +298,10 @@ class Plan:
         contents.pop("meta")
         version = meta["format_version"]
         if version >= 2:
-            contents = _ungroup(contents, meta.get("groups", {}))
+            try:
+                contents = _ungroup(contents, meta.get("groups", {}))
+            except PlanError as exc:  # a damaged file (its arrays' checksums are not read)
+                raise PlanError(f"{path}: {exc}") from None
         contents = _optional_defaults() | contents
         missing = [name for name in ARRAY_FIELDS if name not in contents]
         if missing:
@@ -488,7 +492,7 @@ def read_plan_part(path: str | Path, part: int) -> PlanPart:
         If the file is not a plan, has no parts, or no part ``part``.
     """
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with NpzArrays(path) as data:
             meta = _meta(path, data)
             if not meta.get("parts"):
                 raise PlanError(f"{path}: the plan has no parts; make it with "

@@ -1,0 +1,43 @@
+"""meshorder.npz: .npz arrays read at their offsets, as numpy.load reads them."""
+
+import zipfile
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from meshorder.npz import NpzArrays
+
+ARRAYS = st.dictionaries(
+    st.from_regex(r"[a-z][a-z0-9_.]{0,12}", fullmatch=True).filter(lambda name: name != "file"),
+    hnp.arrays(st.sampled_from([np.int8, np.int32, np.int64, np.float64, np.bool_]),
+               hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)),
+    max_size=5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays=ARRAYS, compressed=st.booleans(), fortran=st.booleans())
+def test_the_arrays_are_numpy_loads(tmp_path_factory, arrays, compressed, fortran):
+    path = tmp_path_factory.mktemp("npz") / "a.npz"
+    arrays = {name: np.asfortranarray(a) if fortran else a for name, a in arrays.items()}
+    (np.savez_compressed if compressed else np.savez)(path, **arrays)
+    with np.load(path) as expected, NpzArrays(path) as got:
+        assert got.files == expected.files
+        for name in expected.files:
+            assert name in got
+            np.testing.assert_array_equal(got[name], expected[name])
+            assert got[name].dtype == expected[name].dtype
+            assert got[name].flags.f_contiguous == expected[name].flags.f_contiguous
+
+
+def test_a_cut_file_is_a_bad_zip_file_not_garbage(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez(path, x=np.arange(100_000), y=np.ones(100_000))
+    data = path.read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(data[:len(data) // 2] + data[-200:])  # the directory kept, data lost
+    with pytest.raises((zipfile.BadZipFile, ValueError)), NpzArrays(cut) as arrays:
+        for name in arrays.files:
+            arrays[name]
