@@ -13,6 +13,7 @@ import json
 import tokenize
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -306,12 +307,18 @@ class Plan:
         missing = [name for name in ARRAY_FIELDS if name not in contents]
         if missing:
             raise PlanError(f"{path}: plan lacks arrays {', '.join(missing)}")
+        # widened side by side: NumPy's casts let go of Python's lock (0.45 s of a 1.7M-cell
+        # plan's loading in one thread on 2 cores, 2026-11-28)
+        with ThreadPoolExecutor() as pool:
+            wide = dict(zip(ARRAY_FIELDS, pool.map(
+                lambda name: np.asarray(contents[name], dtype=np.int64), ARRAY_FIELDS),
+                strict=True))
         plan = cls(
             mesh_digest=meta["mesh_digest"], parameters=meta["parameters"],
             metrics=meta["metrics"],
             marker_names={int(k): v for k, v in meta["marker_names"].items()},
             format_version=version, created_by=meta.get("created_by", ""), parts=parts,
-            **{name: np.asarray(contents[name], dtype=np.int64) for name in ARRAY_FIELDS},
+            **wide,
         )
         try:
             plan.validate()
