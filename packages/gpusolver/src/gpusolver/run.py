@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,10 +170,15 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None],
     looping = time.perf_counter()
     pulse(True)
 
-    def write_checkpoint() -> None:
+    def write_checkpoint(beside: ThreadPoolExecutor | None = None) -> Future | None:
+        """Save the state (with ``beside``: on its thread, returning the future)."""
         snapshot = system.snapshot()  # every rank: a global gather under MPI
-        if root:
-            save_checkpoint(checkpoint, system.identity(), snapshot)
+        if not root:
+            return None
+        if beside is not None:
+            return beside.submit(save_checkpoint, checkpoint, system.identity(), snapshot)
+        save_checkpoint(checkpoint, system.identity(), snapshot)
+        return None
 
     with StopRequests() as stop:
         try:
@@ -210,12 +216,15 @@ def _run(case: Any, progress: bool, notify: Callable[[str], None],
             pulse(False)
         # the last checkpoint and the outputs as one set that matches the log: a first
         # Ctrl-C or SIGTERM now waits for them (a second stops at once, without them)
-        write_checkpoint()
-        if converged is False and not interrupted:
-            note = system.diagnose()  # every rank: a global gather under MPI
-            if note is not None and root:
-                notify(note)
-        files.update(system.write_outputs(out))
+        with ThreadPoolExecutor(max_workers=1) as beside:  # the file written beside the rest
+            saving = write_checkpoint(beside)
+            if converged is False and not interrupted:
+                note = system.diagnose()  # every rank: a global gather under MPI
+                if note is not None and root:
+                    notify(note)
+            files.update(system.write_outputs(out))
+            if saving is not None:
+                saving.result()
     written = sorted(files) if root else []
     return RunResult(system, written, report, converged, interrupted,
                      time.perf_counter() - start)
