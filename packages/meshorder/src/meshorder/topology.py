@@ -10,15 +10,17 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from .celltypes import CELL_TYPES
 from .errors import MeshWarning, TopologyError, UnknownNameError
 from .mesh import CellBlock, Mesh
 from .permutation import argsort_distinct
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: Marker of interior faces in :attr:`Topology.face_marker`.
 INTERIOR = -1
@@ -44,6 +46,8 @@ class CSR:
 
     def to_scipy(self) -> sp.csr_array:
         """As a SciPy sparse array with unit weights."""
+        import scipy.sparse as sp  # here, not at the top: a run with a plan needs no SciPy
+
         data = np.ones(len(self.indices), dtype=np.int8)
         return sp.csr_array((data, self.indices, self.indptr), shape=(self.n, self.n))
 
@@ -145,6 +149,8 @@ class Topology:
 
     def components(self) -> tuple[int, np.ndarray]:
         """Number of connected components of the cell graph and each cell's component."""
+        from scipy.sparse.csgraph import connected_components
+
         n, labels = connected_components(self.cell_graph.to_scipy(), directed=False)
         return int(n), labels
 

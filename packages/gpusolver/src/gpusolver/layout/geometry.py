@@ -13,7 +13,6 @@ import dataclasses
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from gpusolver.errors import ConfigError
 from meshorder import Mesh, PlanError, Topology
@@ -263,6 +262,7 @@ def periodic_partners(geometry: FVGeometry, marker: str, partner: str) -> np.nda
         raise ConfigError(f"periodic {marker!r} has {a1 - a0} faces but {partner!r} has {b1 - b0}")
     ca, cb = geometry.face_centre[:, a0:a1], geometry.face_centre[:, b0:b1]
     shift = cb.mean(axis=1) - ca.mean(axis=1)
+    from scipy.spatial import cKDTree
     distance, match = cKDTree(cb.T).query((ca + shift[:, None]).T)
     scale = np.sqrt(geometry.area[a0:a1].min()) if geometry.dim == 3 else geometry.area[a0:a1].min()
     if distance.max() > 1e-6 * scale or len(np.unique(match)) != len(match):

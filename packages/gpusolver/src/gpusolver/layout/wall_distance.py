@@ -31,8 +31,12 @@ hour.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from scipy.spatial import cKDTree
+
+if TYPE_CHECKING:
+    from scipy.spatial import cKDTree
 
 #: Nearest face centroids each point tries first.
 CANDIDATES = 8
@@ -142,6 +146,7 @@ def wall_distance(points: np.ndarray, faces: np.ndarray, backend=None) -> np.nda
     if backend is not None:
         return _in_kernels(points, faces, centroid, radius, backend)
     reach = float(radius.max())
+    from scipy.spatial import cKDTree
     tree, boxes = cKDTree(centroid), FaceBoxes(faces, centroid)
     return np.concatenate([_nearest(points[start:start + CHUNK], faces, tree, boxes, reach)
                            for start in range(0, len(points), CHUNK)] or [np.zeros(0)])

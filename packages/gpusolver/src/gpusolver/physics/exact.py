@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 
 def _pressure_function(p, rho, pk, c, gamma):
@@ -47,6 +46,7 @@ def riemann(left: tuple[float, float, float], right: tuple[float, float, float],
         return (_pressure_function(p, rl, pl, cl, gamma)
                 + _pressure_function(p, rr, pr, cr, gamma) + ur - ul)
 
+    from scipy.optimize import brentq
     p_star = brentq(jump, 1e-12, 100.0 * max(pl, pr))
     u_star = 0.5 * (ul + ur) + 0.5 * (_pressure_function(p_star, rr, pr, cr, gamma)
                                       - _pressure_function(p_star, rl, pl, cl, gamma))
@@ -95,6 +95,7 @@ def oblique_shock_angle(mach: float, deflection_deg: float, gamma: float = 1.4) 
                 / (mach**2 * (gamma + math.cos(2 * beta)) + 2) - math.tan(theta))
 
     mu = math.asin(1.0 / mach)
+    from scipy.optimize import brentq
     beta_max = brentq(lambda b: _derivative(residual, b), mu + 1e-6, math.pi / 2 - 1e-6)
     return math.degrees(brentq(residual, mu + 1e-9, beta_max))
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy.special import roots_jacobi
 
 #: Element shapes, with their reference corners in counter-clockwise order.
 CORNERS = {"triangle": np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),
@@ -57,6 +56,7 @@ def element_rule(shape: str, strength: int) -> Rule:
     if shape != "triangle":
         raise ValueError(f"unknown element shape {shape!r}")
     # (u, v) on [0, 1]^2 -> (u (1 - v), v); Gauss-Jacobi(1, 0) in v absorbs the (1 - v)
+    from scipy.special import roots_jacobi
     v, wv = roots_jacobi(n, 1.0, 0.0)
     u, v = 0.5 * (x + 1.0), 0.5 * (v + 1.0)
     uu, vv = np.tile(u, n), np.repeat(v, n)

@@ -10,13 +10,16 @@ with none of the slowly decaying modes that explicit pseudo-time steps leave beh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from gpusolver.errors import SolverDivergedError
 from meshorder.colouring import colour_cells
 from meshorder.topology import CSR
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: Finite-difference step, relative to the largest magnitude of the perturbed coefficient.
 RELATIVE_STEP = 1e-7
@@ -63,6 +66,7 @@ def rate_jacobian(solver, u: np.ndarray, rate: np.ndarray | None = None) -> sp.c
     True
     """
     graph = element_graph(solver).to_scipy()
+    import scipy.sparse as sp
     closed = (graph + sp.identity(graph.shape[0], dtype=np.int8, format="csr")).tocsr()
     reach = (closed @ closed).tocsr()
     reach.setdiag(0)
@@ -115,6 +119,7 @@ def newton_steady_state(solver, max_iterations: int = 10) -> list[float]:
         if not np.isfinite(history[-1]):
             raise SolverDivergedError(f"Newton's method: the rate is {history[-1]}",
                                       iteration, -1)
+        import scipy.sparse.linalg as spla
         step = spla.splu(rate_jacobian(solver, u, rate)).solve(rate.ravel()).reshape(u.shape)
         u = u - step
         if np.abs(step).max() <= ROUND_OFF * np.abs(u).max():

@@ -23,8 +23,6 @@ there; the residual, and so the converged solution, is exact).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse
-import scipy.sparse.linalg
 
 from gpusolver.errors import SingularMatrixError
 from gpusolver.solvers.fv.discretisation import Discretisation
@@ -157,6 +155,7 @@ def suspect_row(matrix) -> int:
     >>> suspect_row(sp.csr_matrix(np.array([[1.0, 2.0], [np.nan, 1.0]])))
     1
     """
+    import scipy.sparse
     csr = scipy.sparse.csr_matrix(matrix)
     rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
     bad = rows[~np.isfinite(csr.data)]
@@ -183,6 +182,7 @@ def ordered_lu(matrix, order: np.ndarray):
         If SuperLU finds the matrix exactly singular (naming its first suspect row).
     """
     try:
+        import scipy.sparse.linalg
         factors = scipy.sparse.linalg.splu(
             matrix[order][:, order].tocsc(), permc_spec="NATURAL",
             diag_pivot_thresh=PIVOT_THRESHOLD, options={"SymmetricMode": True})

@@ -37,7 +37,6 @@ blended by ``F1``) and ``omega`` takes the cross-diffusion term.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from gpusolver.backends.ids import ScalarBoundary
 from gpusolver.physics import menter_sst as sst
@@ -240,6 +239,7 @@ class TurbulenceFV:
         cols = np.concatenate([np.arange(n), right, left[:ni]])
         values = np.concatenate([to_host(x).astype(np.float64) for x in (diagonal, upper,
                                                                           lower)])
+        import scipy.sparse as sp
         self._solves[index] = ordered_lu(sp.csr_matrix((values, (rows, cols)), shape=(n, n)),
                                          self._order)
         return self._solve(index, residual)

@@ -46,7 +46,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from gpusolver.backends import array_module
 from gpusolver.errors import ConfigError
@@ -85,6 +84,7 @@ def domain_radii(positions: np.ndarray, floor: float = 0.0) -> np.ndarray:
     if len(positions) <= NEIGHBOURS:
         raise ConfigError(f"domain radii need more than {NEIGHBOURS} elements, got "
                           f"{len(positions)}")
+    from scipy.spatial import cKDTree
     distances, _ = cKDTree(positions).query(positions, k=NEIGHBOURS + 1)
     return np.maximum(np.sqrt((distances[:, 1:] ** 2).mean(axis=1)), floor)
 

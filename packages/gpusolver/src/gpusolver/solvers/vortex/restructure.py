@@ -24,7 +24,6 @@ These are the NumPy references; :mod:`.kernels` runs the same rules as CUDA kern
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from gpusolver.backends import array_module
 from gpusolver.solvers.vortex.body import Body
@@ -72,6 +71,7 @@ def partners(positions: np.ndarray, gammas: np.ndarray, radii: np.ndarray,
     partner = np.full(len(positions), -1, dtype=np.int64)
     if len(positions) < 2:
         return partner
+    from scipy.spatial import cKDTree
     pairs = cKDTree(positions).query_pairs(float(radii.max()), output_type="ndarray")
     if len(pairs) == 0:
         return partner

@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
 
 from gpusolver.backends import array_module
 from gpusolver.errors import ConfigError
@@ -95,6 +94,7 @@ class VortexSheet:
         self.matrix[:n, n] = 1.0
         self.matrix[n, :n] = body.lengths
         #: The matrix's inverse, as the paper stores it: each step's solve is one product.
+        import scipy.linalg
         self.inverse = scipy.linalg.inv(self.matrix)
         self._device: dict = {}
 
