@@ -10,7 +10,7 @@ from gpusolver.bench.layout import SolverTimer, layout_timer, run_layout_benchma
 from gpusolver.solvers.fv import Gas, Solver
 from gpusolver.solvers.fv.fused import ACCUMULATION
 from gpusolver.solvers.fv.layout_check import layouts_to_check, predicted_layout, recheck_layout
-from gpusolver.solvers.fv.solver import AUTO_STRATEGIES
+from gpusolver.solvers.fv.solver import AUTO_BLOCKS, AUTO_STRATEGIES
 from meshorder import Topology
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan
@@ -76,10 +76,13 @@ def _auto_and_its_choice(backend: str) -> tuple[Solver, Solver]:
     if backend == "numpy":
         auto.fuse()  # the fused kernels compiled for the CPU
     times = auto.strategy_times
-    assert set(times) == set(AUTO_STRATEGIES) and all(t > 0 for t in times.values())
-    chosen = Solver(mesh, gas, BOX, backend=backend, strategy=min(times, key=times.get))
+    assert set(times) == {(name, block) for name in AUTO_STRATEGIES for block in AUTO_BLOCKS}
+    assert all(t > 0 for t in times.values())
+    name, block = min(times, key=times.get)
+    chosen = Solver(mesh, gas, BOX, backend=backend, strategy=name)
     if backend == "numpy":
         chosen.fuse()
+    chosen.discretisations[0].fused.block = block  # launched as auto's choice
     return auto, chosen
 
 
@@ -94,9 +97,10 @@ def test_strategy_auto_keeps_the_faster_accumulation_and_its_answer(backend):
     chosen.set_conserved(start)
     note = auto.take_notes()
     assert len(note) == 1 and note[0].startswith("strategy auto: the fused residual took")
-    kept = min(auto.strategy_times, key=auto.strategy_times.get)
-    assert note[0].endswith(f"{kept} kept")
-    assert auto.discretisations[0].fused.accumulation == ACCUMULATION[kept]
+    kept, block = min(auto.strategy_times, key=auto.strategy_times.get)
+    assert note[0].endswith(f"{kept} with {block} threads per block kept")
+    fused = auto.discretisations[0].fused
+    assert (fused.accumulation, fused.block) == (ACCUMULATION[kept], block)
     for _ in range(3):
         np.testing.assert_allclose(auto.step(), chosen.step(), rtol=1e-12, atol=0)
     np.testing.assert_allclose(auto.conserved(), chosen.conserved(), rtol=1e-12, atol=1e-14)

@@ -37,8 +37,9 @@ SCHEME_KEYS: dict[str, Key] = {
 RUN_KEYS: dict[str, Key] = {
     "strategy": Key(str, (*STRATEGIES, AUTO_STRATEGY), "atomic",
                     help="face-to-cell accumulation (see gpusolver.layout.strategies); "
-                         "auto: the faster of atomic and reduce for the fused residual, "
-                         "timed at set-up in the run's precision (and, on a GPU, a plan's "
+                         "auto: the faster of atomic and reduce, each with 128, 256 or "
+                         "512 threads per block, for the fused residual, timed at set-up "
+                         "in the run's precision (and, on a GPU, a plan's "
                          "layout that meshorder predicted re-checked there)"),
     "kernels": Key(str, KERNELS, "fused",
                    help="fused: CUDA kernels and graphs on the cupy backend; "

@@ -43,7 +43,8 @@ STORE, ATOMIC, PLAIN = Accumulation
 #: Solver strategy -> how the face kernel accumulates.
 ACCUMULATION = {"reduce": STORE, "atomic": ATOMIC, "colour": PLAIN}
 
-#: Threads per block of every kernel (``__launch_bounds__(256)``).
+#: Threads per block of the residual's kernels unless :attr:`FusedResidual.block` says
+#: otherwise (``[run] strategy = "auto"`` times others).
 BLOCK = 256
 
 SOURCE = "kernels/residual.cu"
@@ -115,6 +116,8 @@ class FusedResidual:
         self.n_active = host.n_cells
         self.gamma = self.dtype.type(d.gas.gamma)
         self.accumulation = ACCUMULATION[strategy]
+        #: Threads per block of the gradients, flux and update kernels.
+        self.block = BLOCK
         g = d.geometry
         code, value, partner = _boundary_values(d, host)
         self.bc_value = d.backend.asarray(value, dtype=self.dtype)
@@ -204,7 +207,7 @@ class FusedResidual:
         return {key: compiled[expression] for key, expression in names.items()}
 
     def _blocks(self, n: int) -> tuple[int]:
-        return (max(1, (n + BLOCK - 1) // BLOCK),)
+        return (max(1, (n + self.block - 1) // self.block),)
 
     def update_far_field(self) -> None:
         """Refresh the outside states of vortex-corrected far fields (current circulation)."""
@@ -261,7 +264,7 @@ class FusedResidual:
         outputs = ((self.gradient, self.raw_gradient) if self.order == 2 or self.jst
                    else (self.raw_gradient, NULL))
         self._kernels[f"gradients{limiter}"](
-            self._blocks(last - first), (BLOCK,),
+            self._blocks(last - first), (self.block,),
             (u, np.int32(self.n_cells), *self.faces, self.slots, self.width,
              *self.coefficients, self.volume, self.epsilon2, phi, *outputs, self.gamma,
              np.int32(first), np.int32(last)))
@@ -281,7 +284,7 @@ class FusedResidual:
         if last <= first:
             return
         self._kernels[f"flux{accumulation}"](
-            self._blocks(last - first), (BLOCK,),
+            self._blocks(last - first), (self.block,),
             (u, self.gradient, self.epsilon2, np.int32(self.n_cells), *self.faces,
              *self.viscosity, np.int32(first), np.int32(last), self.accumulated,
              boundary_flux, mass_flux, self.speed if speed else NULL, self.gamma,
@@ -305,7 +308,7 @@ class FusedResidual:
                                                         "squares", "bad_cell", "relaxed")]
         real = self.dtype.type
         self._kernels["update"](
-            self._blocks(self.n_active), (BLOCK,),
+            self._blocks(self.n_active), (self.block,),
             (np.int32(self.n_cells), np.int32(self.n_faces), self.slots, self.width, source,
              self.volume, NULL if residual_out is None else residual_out, *scalars,
              arrays.get("cfl", NULL), self.speed, self.viscous_factor, diagonal,

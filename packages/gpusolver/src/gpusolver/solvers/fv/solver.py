@@ -189,7 +189,9 @@ AUTO_STRATEGY = "auto"
 #: The accumulations ``auto`` chooses from (``colour`` needs a plan with face colours and
 #: faces in colour order: name it to use it).
 AUTO_STRATEGIES = ("atomic", "reduce")
-#: Timed residuals per accumulation (the median is compared).
+#: The threads per block ``auto`` chooses from, with each accumulation.
+AUTO_BLOCKS = (128, 256, 512)
+#: Timed residuals per accumulation and block size (the median is compared).
 AUTO_REPEATS = 5
 
 
@@ -238,7 +240,8 @@ class Solver(Parts):
         defaults (plus face colours for the ``colour`` strategy).
     strategy : str
         ``atomic``, ``colour`` or ``reduce`` on a whole mesh, or ``auto``: the fastest
-        of :data:`AUTO_STRATEGIES` for the fused residual, timed at set-up
+        of :data:`AUTO_STRATEGIES` with the fastest threads per block of
+        :data:`AUTO_BLOCKS` for the fused residual, timed at set-up
         (:meth:`_choose_strategy`; array code: ``atomic``); parts accumulate with atomics
         whatever this says.
     backend : str
@@ -282,7 +285,8 @@ class Solver(Parts):
                  precision: str = "fp64", reference_area: float = 1.0,
                  kernels: str = "fused", transport=None,
                  overlap: bool = True, faces: str = DEFAULT_FACES, turbulence: str = "none"):
-        #: ``strategy = "auto"``: the fused residual's seconds per accumulation tried
+        #: ``strategy = "auto"``: the fused residual's seconds per accumulation and
+        #: threads per block tried, ``{(strategy, block): seconds}``
         #: (:meth:`_choose_strategy`), else None.
         self.strategy_times = None
         self._auto_strategy = strategy == AUTO_STRATEGY
@@ -491,9 +495,10 @@ class Solver(Parts):
 
     def _choose_strategy(self) -> None:
         """``strategy = "auto"`` on a whole mesh in the fused kernels: time the residual of
-        the free stream with each accumulation of :data:`AUTO_STRATEGIES` and keep the
-        fastest (:attr:`strategy_times`; :meth:`_strategy_note` is the log's line). Runs
-        before the step drivers and a turbulence model take the fused residual."""
+        the free stream with each accumulation of :data:`AUTO_STRATEGIES` and threads per
+        block of :data:`AUTO_BLOCKS` and keep the fastest pair (:attr:`strategy_times`;
+        :meth:`_strategy_note` is the log's line). Runs before the step drivers and a
+        turbulence model take the fused residual."""
         d, layout = self.discretisations[0], self.layouts[0]
         if self.mesh is None or d.fused is None:
             return
@@ -501,16 +506,22 @@ class Solver(Parts):
         for name in AUTO_STRATEGIES:
             d.fused = built[name] = (d.fused if d.fused.accumulation == ACCUMULATION[name]
                                      else FusedResidual(d, layout.geometry, name))
-            times[name] = self.backend.median_seconds(lambda: d.residual(state),
-                                                      AUTO_REPEATS, warmup=1)
-        d.fused, self.strategy_times = built[min(times, key=times.get)], times
+            for block in AUTO_BLOCKS:
+                d.fused.block = block
+                times[name, block] = self.backend.median_seconds(lambda: d.residual(state),
+                                                                 AUTO_REPEATS, warmup=1)
+        name, block = min(times, key=times.get)
+        d.fused, self.strategy_times = built[name], times
+        d.fused.block = block
 
     def _strategy_note(self) -> str:
         """The log's line on what ``strategy = "auto"`` measured and kept."""
         times = self.strategy_times
+        name, block = min(times, key=times.get)
         return ("strategy auto: the fused residual took " + ", ".join(
-            f"{t * 1e3:.4g} ms ({name})" for name, t in times.items())
-            + f" in {self.dtype.name}; {min(times, key=times.get)} kept")
+            f"{t * 1e3:.4g} ms ({strategy}, {threads})" for (strategy, threads), t
+            in times.items()) + f" in {self.dtype.name}; {name} with {block} threads per "
+            "block kept")
 
     # ------------------------------------------------------------------ state
     def _uniform(self, layout: PartLayout):
