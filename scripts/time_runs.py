@@ -6,7 +6,8 @@ in a subprocess (so the gpusolver on ``PYTHONPATH`` is the one timed: run it twi
 two checkouts to compare them in one call), from a copy of the case file beside it with
 ``iterations`` (or ``steps``) set to N and the output in a temporary folder. Per run it
 prints and records the whole run's seconds, the seconds in the loop (the log's last
-``wall_s``), the mean seconds per step over all but the first log row, and the steps.
+``wall_s``), the mean seconds per step over all but the first log row, the steps, and the
+last row's CL and CD where the log has them.
 """
 
 import argparse
@@ -51,8 +52,9 @@ def time_run(case: Path, iterations: int) -> dict:
                 "setup_s": math.nan, "step_ms": math.nan}
     wall = [float(row["wall_s"]) for row in rows]
     per_step = (wall[-1] - wall[0]) / max(len(wall) - 1, 1)
+    answer = {name: float(rows[-1][name]) for name in ("cl", "cd") if name in rows[-1]}
     return {"case": str(case), "steps": len(rows), "whole_s": whole, "loop_s": wall[-1],
-            "setup_s": whole - wall[-1], "step_ms": per_step * 1e3}
+            "setup_s": whole - wall[-1], "step_ms": per_step * 1e3, **answer}
 
 
 def main() -> None:
@@ -67,8 +69,11 @@ def main() -> None:
         for _ in range(args.repeat):
             row = time_run(case, args.iterations)
             rows.append(row)
+            answer = "".join(f", {name.upper()} {row[name]:.10g}" for name in ("cl", "cd")
+                             if name in row)
             print(f"{case}: {row['steps']} steps, whole {row['whole_s']:.2f} s, set-up "
-                  f"{row['setup_s']:.2f} s, {row['step_ms']:.3f} ms per step", flush=True)
+                  f"{row['setup_s']:.2f} s, {row['step_ms']:.3f} ms per step{answer}",
+                  flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 
