@@ -106,6 +106,19 @@ def test_strategy_auto_keeps_the_faster_accumulation_and_its_answer(backend):
     np.testing.assert_allclose(auto.conserved(), chosen.conserved(), rtol=1e-12, atol=1e-14)
 
 
+def test_strategy_auto_tries_no_block_larger_than_the_kernels_launch_bounds():
+    import re
+    from pathlib import Path
+
+    import gpusolver.solvers.fv.fused as fused
+
+    source = (Path(fused.__file__).parent / fused.SOURCE).read_text()
+    bounds = {name: int(bound) for bound, name in re.findall(
+        r"__launch_bounds__\((\d+)\)\s+(\w+)_kernel", source)}
+    assert {"gradients", "flux", "update"} <= set(bounds)  # the kernels it launches
+    assert max(AUTO_BLOCKS) <= min(bounds[name] for name in ("gradients", "flux", "update"))
+
+
 def test_strategy_auto_in_array_code_is_atomic_and_says_nothing():
     auto = Solver(grid_mesh(6, 4), Gas(dim=2, mach=0.5), BOX, backend="numpy", strategy="auto")
     assert auto.strategy_times is None and auto.take_notes() == []

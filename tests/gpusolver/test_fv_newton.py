@@ -248,7 +248,7 @@ def test_a_singular_preconditioner_backs_the_cfl_number_off_and_then_names_its_c
             raise RuntimeError("Factor is exactly singular")
         return splu(matrix, *args, **kwargs)
 
-    monkeypatch.setattr(jacobian.scipy.sparse.linalg, "splu", refusing)
+    monkeypatch.setattr(scipy.sparse.linalg, "splu", refusing)  # the module jacobian imports
     refuse = 1
     solver = perturbed_solver(grid_mesh(6, 5, "triangle"),
                               stepping=Stepping("newton-krylov", cfl=100.0))

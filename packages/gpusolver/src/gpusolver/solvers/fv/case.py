@@ -37,8 +37,8 @@ SCHEME_KEYS: dict[str, Key] = {
 RUN_KEYS: dict[str, Key] = {
     "strategy": Key(str, (*STRATEGIES, AUTO_STRATEGY), "atomic",
                     help="face-to-cell accumulation (see gpusolver.layout.strategies); "
-                         "auto: the faster of atomic and reduce, each with 128, 256 or "
-                         "512 threads per block, for the fused residual, timed at set-up "
+                         "auto: the faster of atomic and reduce, each with 64, 128 or "
+                         "256 threads per block, for the fused residual, timed at set-up "
                          "in the run's precision (and, on a GPU, a plan's "
                          "layout that meshorder predicted re-checked there)"),
     "kernels": Key(str, KERNELS, "fused",

@@ -189,8 +189,9 @@ AUTO_STRATEGY = "auto"
 #: The accumulations ``auto`` chooses from (``colour`` needs a plan with face colours and
 #: faces in colour order: name it to use it).
 AUTO_STRATEGIES = ("atomic", "reduce")
-#: The threads per block ``auto`` chooses from, with each accumulation.
-AUTO_BLOCKS = (128, 256, 512)
+#: The threads per block ``auto`` chooses from, with each accumulation (at most the
+#: kernels' ``__launch_bounds__(256)``).
+AUTO_BLOCKS = (64, 128, 256)
 #: Timed residuals per accumulation and block size (the median is compared).
 AUTO_REPEATS = 5
 
