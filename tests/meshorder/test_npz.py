@@ -41,3 +41,13 @@ def test_a_cut_file_is_a_bad_zip_file_not_garbage(tmp_path):
     with pytest.raises((zipfile.BadZipFile, ValueError)), NpzArrays(cut) as arrays:
         for name in arrays.files:
             arrays[name]
+
+
+def test_a_flipped_byte_in_an_array_fails_its_crc(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez(path, x=np.arange(1000, dtype=np.int64))
+    data = bytearray(path.read_bytes())
+    data[data.index(np.int64(500).tobytes())] ^= 1  # inside x's values
+    path.write_bytes(bytes(data))
+    with pytest.raises(zipfile.BadZipFile, match="CRC"), NpzArrays(path) as arrays:
+        arrays["x"]

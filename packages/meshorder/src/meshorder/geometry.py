@@ -89,15 +89,26 @@ def face_sum_volumes(points: np.ndarray, block: CellBlock, xp=np) -> np.ndarray:
     return volume
 
 
-def _tetra_volumes(points: np.ndarray, nodes: np.ndarray, xp=np) -> np.ndarray:
+def corner_coordinates(points: np.ndarray, nodes: np.ndarray, xp=np,
+                       axes: list | None = None) -> list[list]:
+    """``[axis][corner]``: the coordinate of each cell's corner, one array per axis and
+    corner, gathered with contiguous index columns (``xp``: as :func:`signed_measures`;
+    ``axes``: the points' coordinate columns, when already contiguous)."""
+    columns = xp.ascontiguousarray(nodes.T)
+    if axes is None:
+        axes = [xp.ascontiguousarray(points[:, axis]) for axis in range(points.shape[1])]
+    return [[coordinate[column] for column in columns] for coordinate in axes]
+
+
+def _tetra_volumes(points: np.ndarray, nodes: np.ndarray, xp=np,
+                   corners: list[list] | None = None) -> np.ndarray:
     """``(b - a) x (c - a) . (d - a) / 6`` per tetrahedron, one coordinate at a time
-    (on 10M cells a tenth of the time of the face sum, with no ``(n, 4, 3)`` copies)."""
-    edges = []
-    for axis in range(3):
-        coordinate = xp.ascontiguousarray(points[:, axis])
-        corner = coordinate[nodes[:, 0]]
-        edges.append([coordinate[nodes[:, k]] - corner for k in (1, 2, 3)])
-    (bx, cx, dx), (by, cy, dy), (bz, cz, dz) = edges
+    (on 10M cells a tenth of the time of the face sum, with no ``(n, 4, 3)`` copies);
+    ``corners``: :func:`corner_coordinates`, when already gathered."""
+    if corners is None:
+        corners = corner_coordinates(points, nodes, xp)
+    (bx, cx, dx), (by, cy, dy), (bz, cz, dz) = ([corner - axis[0] for corner in axis[1:]]
+                                                for axis in corners)
     volume = bx * (cy * dz - cz * dy)
     volume += by * (cz * dx - cx * dz)
     volume += bz * (cx * dy - cy * dx)
@@ -105,16 +116,39 @@ def _tetra_volumes(points: np.ndarray, nodes: np.ndarray, xp=np) -> np.ndarray:
     return volume
 
 
-def cell_sizes(points: np.ndarray, block: CellBlock) -> np.ndarray:
-    """Largest corner-to-corner distance along each axis, per cell (a length scale)."""
+def cell_sizes(points: np.ndarray, block: CellBlock,
+               corners: list[list] | None = None) -> np.ndarray:
+    """Largest corner-to-corner distance along each axis, per cell (a length scale);
+    ``corners``: :func:`corner_coordinates`, when already gathered."""
+    if corners is None:
+        corners = corner_coordinates(points, block.nodes)
     size = np.zeros(len(block))
-    for axis in range(points.shape[1]):
-        coordinate = np.ascontiguousarray(points[:, axis])
+    for axis in corners:
         # corner by corner: elementwise over long columns, not a reduction along short rows
-        corners = [coordinate[column] for column in block.nodes.T]
-        np.maximum(size, functools.reduce(np.maximum, corners)
-                   - functools.reduce(np.minimum, corners), out=size)
+        np.maximum(size, functools.reduce(np.maximum, axis) - functools.reduce(np.minimum, axis),
+                   out=size)
     return size
+
+
+#: Cells per chunk of :func:`orient_cells`' measures: the chunks' temporaries are reused
+#: by the allocator, where whole-block ones are new memory each time, whose first touch
+#: costs more than the arithmetic (1.7M tetrahedra: 0.63 s to 0.2 s, 2-core CPU).
+ORIENT_CHUNK = 1 << 16
+
+
+def _measures_and_sizes(points: np.ndarray, block: CellBlock) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`signed_measures` and :func:`cell_sizes` of ``block``, chunk by chunk, the
+    tetrahedra's from one gather of their corners."""
+    measure, size = np.empty(len(block)), np.empty(len(block))
+    axes = [np.ascontiguousarray(points[:, axis]) for axis in range(points.shape[1])]
+    for first in range(0, len(block), ORIENT_CHUNK):
+        cells = slice(first, first + ORIENT_CHUNK)
+        chunk = CellBlock(block.type, block.nodes[cells])
+        corners = corner_coordinates(points, chunk.nodes, axes=axes)
+        measure[cells] = (_tetra_volumes(points, chunk.nodes, corners=corners)
+                          if block.type == "tetra" else signed_measures(points, chunk))
+        size[cells] = cell_sizes(points, chunk, corners)
+    return measure, size
 
 
 def orient_cells(mesh: Mesh) -> Mesh:
@@ -133,11 +167,11 @@ def orient_cells(mesh: Mesh) -> Mesh:
     first = 0
     for block in mesh.cells:
         ctype = CELL_TYPES[block.type]
-        measure = signed_measures(mesh.points, block)
+        measure, size = _measures_and_sizes(mesh.points, block)
         if np.count_nonzero(measure < 0) > np.count_nonzero(measure > 0):
             block = dataclasses.replace(block, nodes=block.nodes[:, list(ctype.flip)])
             measure = -measure
-        tiny = np.abs(measure) <= DEGENERATE_TOLERANCE * cell_sizes(mesh.points, block) ** ctype.dim
+        tiny = np.abs(measure) <= DEGENERATE_TOLERANCE * size ** ctype.dim
         bad = np.flatnonzero(tiny | (measure < 0))
         if len(bad):
             i = int(bad[0])

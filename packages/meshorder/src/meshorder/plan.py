@@ -301,7 +301,7 @@ class Plan:
         if version >= 2:
             try:
                 contents = _ungroup(contents, meta.get("groups", {}))
-            except PlanError as exc:  # a damaged file (its arrays' checksums are not read)
+            except PlanError as exc:  # the file named, as in every other error of it
                 raise PlanError(f"{path}: {exc}") from None
         contents = _optional_defaults() | contents
         missing = [name for name in ARRAY_FIELDS if name not in contents]
