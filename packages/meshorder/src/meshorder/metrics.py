@@ -107,11 +107,13 @@ def neighbour_sectors_per_warp(face_cells: np.ndarray, n_cells: int,
     inner = face_cells[face_cells[:, 1] >= 0]
     if n_cells == 0 or len(inner) == 0:
         return tuple(0.0 for _ in value_bytes)
-    cell = np.concatenate([inner[:, 0], inner[:, 1]])
-    neighbour = np.concatenate([inner[:, 1], inner[:, 0]])
-    # sorted by warp, then neighbour: so, for any size, by warp, then sector
-    order = np.lexsort((neighbour, cell // WARP))
-    warp, neighbour = cell[order] // WARP, neighbour[order]
+    cell = np.concatenate([inner[:, 0], inner[:, 1]]).astype(np.int64)
+    neighbour = np.concatenate([inner[:, 1], inner[:, 0]]).astype(np.int64)
+    # sorted by warp, then neighbour (so, for any size, by warp, then sector): one key,
+    # one sort (a third of a lexsort's time)
+    key = cell // WARP * n_cells + neighbour
+    key.sort()
+    warp, neighbour = key // n_cells, key % n_cells
     n_warps = -(-n_cells // WARP)
     result = []
     for size in value_bytes:
