@@ -5,9 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from meshorder import Topology
 from meshorder.cli import main
+from meshorder.errors import UsageError
 from meshorder.metrics import neighbour_sectors_per_warp
-from meshorder.pipeline import PlanOptions
+from meshorder.pipeline import PlanOptions, make_plan, with_sweeps
 from meshorder.plan import Plan
 from meshorder.testing import grid_mesh
 from meshorder.tune import (
@@ -153,3 +155,30 @@ def test_a_layout_is_read_back_from_the_options_a_plan_records():
     options = Layout("metis", "strided", "colours").options(PlanOptions(multigrid=2))
     again = PlanOptions.from_dict(options.as_dict())
     assert again == options and Layout.of(again) == Layout("metis", "strided", "colours")
+
+
+@pytest.mark.parametrize("sweeps", [None, "hyperplanes", "colours"])
+def test_a_plan_with_other_sweeps_is_the_plan_made_with_them(sweeps):
+    mesh = grid_mesh(9, 7, "triangle")
+    topology = Topology(mesh)
+    made = make_plan(mesh, PlanOptions(cells="rcm", faces="strided", hyperplanes=True),
+                     topology=topology)
+    options = PlanOptions(cells="rcm", faces="strided", hyperplanes=sweeps is not None,
+                          sweep_colours=sweeps == "colours")
+    expected = make_plan(mesh, options, topology=topology, cell_order=made.cell_order)
+    got = with_sweeps(made, topology, options)
+    assert got.parameters == expected.parameters
+    for name in ("cell_order", "face_order", "node_order", "forward_order", "forward_offsets",
+                 "backward_order", "backward_offsets"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), err_msg=name)
+    levels = {k: v for k, v in expected.metrics.items() if k.startswith(("forward", "backward"))}
+    assert {k: v for k, v in got.metrics.items() if k.startswith(("forward", "backward"))} == levels
+    got.validate()
+
+
+def test_with_sweeps_refuses_what_changes_more_than_the_sweeps():
+    mesh = grid_mesh(4, 3)
+    topology = Topology(mesh)
+    plan = make_plan(mesh, topology=topology)
+    with pytest.raises(UsageError, match="sweep levels alone"):
+        with_sweeps(plan, topology, PlanOptions(multigrid=1))

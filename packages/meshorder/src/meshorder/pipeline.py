@@ -279,11 +279,7 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                                        options.blocks)
             arrays |= {f"block_{name}": getattr(blocks, name) for name in BLOCK_ARRAYS}
             metrics |= {"face_blocks": blocks.n_blocks, "block_colours": blocks.n_block_colours}
-    for name, lv in levels.items():
-        arrays |= {f"{name}_order": lv.order, f"{name}_offsets": lv.offsets}
-        widths = lv.widths()
-        metrics |= {f"{name}_levels": lv.n_levels, f"{name}_min_width": int(widths.min()),
-                    f"{name}_mean_width": float(widths.mean())}
+    arrays |= _level_arrays(levels, metrics)
     with steps.step("nodes"):
         node_order = _node_order(mesh, topology, cell_order, options, arrays, metrics)
     with steps.step("metrics"):
@@ -302,6 +298,52 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
                 **arrays)
     plan.validate()
     return plan
+
+
+def _level_arrays(levels: dict, metrics: dict) -> dict[str, np.ndarray]:
+    """The plan arrays of the sweep ``levels`` (``forward``, ``backward``); their counts
+    and widths added to ``metrics``."""
+    arrays = {}
+    for name, lv in levels.items():
+        arrays |= {f"{name}_order": lv.order, f"{name}_offsets": lv.offsets}
+        widths = lv.widths()
+        metrics |= {f"{name}_levels": lv.n_levels, f"{name}_min_width": int(widths.min()),
+                    f"{name}_mean_width": float(widths.mean())}
+    return arrays
+
+
+def with_sweeps(plan: Plan, topology: Topology, options: PlanOptions) -> Plan:
+    """``plan`` with the LU-SGS sweep levels that ``options`` asks for (colours,
+    hyperplanes or none) instead of its own, the rest kept: the same plan as
+    :func:`make_plan` with ``options`` and ``plan``'s cell order, for ``options`` that
+    differ from ``plan``'s in their sweeps alone, without its multigrid levels
+    (:mod:`meshorder.tune`'s candidates).
+
+    Raises
+    ------
+    UsageError
+        For options that renumber cells by level or make coarse levels: those change more
+        than the sweeps.
+    """
+    if options.renumber_by_level or options.multigrid:
+        raise UsageError("with_sweeps changes the sweep levels alone: not renumbering by "
+                         "level or coarse levels")
+    new_graph = renumber_graph(topology.cell_graph, plan.cell_order)
+    levels = {}
+    if options.sweep_colours:
+        forward, backward = colour_levels(new_graph, seed=options.seed)
+        levels = {"forward": forward, "backward": backward}
+    elif options.hyperplanes:
+        forward, backward = sweep_levels(new_graph)
+        levels = {"forward": forward, "backward": backward}
+    metrics = {name: value for name, value in plan.metrics.items()
+               if not name.startswith(("forward_", "backward_"))}
+    metrics["timings"] = {step: seconds for step, seconds in metrics.get("timings", {}).items()
+                          if step not in ("sweep colours", "hyperplanes")}
+    arrays = {f.name: f.default_factory() for f in fields(Plan)  # no sweeps: empty groups
+              if f.name.startswith(("forward_", "backward_"))}
+    arrays |= _level_arrays(levels, metrics)
+    return plan.replace(parameters=options.as_dict(), metrics=metrics, **arrays)
 
 
 def _coarse_colours(graph: CSR, maps: list[np.ndarray], seed: int) -> np.ndarray:

@@ -32,7 +32,7 @@ from .errors import UsageError
 from .mesh import Mesh
 from .metrics import layout_metrics
 from .orderings import OrderingInput
-from .pipeline import PlanOptions, make_plan, run_ordering
+from .pipeline import PlanOptions, make_plan, run_ordering, with_sweeps
 from .plan import Plan
 from .report import table
 from .topology import Topology
@@ -228,10 +228,16 @@ def candidate_plans(mesh: Mesh, options: PlanOptions, layouts: Iterable[Layout],
     base = replace(options, colour=False, blocks=0, partitions=1, weights=None, multigrid=0,
                    renumber_by_level=False)
     native = layout_metrics(topology.cell_graph, topology.face_cells)
-    return [Trial(layout, make_plan(mesh, layout.options(base), topology=topology,
-                                    cell_order=orders[layout.cells], native=native),
-                  orders[layout.cells])
-            for layout in layouts]
+    made: dict[tuple[str, str], Plan] = {}  # by cells and faces: the sweeps alone differ
+    trials = []
+    for layout in layouts:
+        first = made.get((layout.cells, layout.faces))
+        plan = (with_sweeps(first, topology, layout.options(base)) if first is not None
+                else make_plan(mesh, layout.options(base), topology=topology,
+                               cell_order=orders[layout.cells], native=native))
+        made.setdefault((layout.cells, layout.faces), plan)
+        trials.append(Trial(layout, plan, orders[layout.cells]))
+    return trials
 
 
 def choose(mesh: Mesh, trials: list[Trial], *, topology: Topology | None = None,
