@@ -76,3 +76,19 @@ def test_the_low_mach_fix_scales_roes_pressure_dissipation_by_the_mach_number(ma
     wl[-1] = wr[-1] = 1.0 / (fast.gamma * 4.0)
     np.testing.assert_allclose(FLUXES["lmroe"](fast, wl, wr, n), FLUXES["roe"](fast, wl, wr, n),
                                rtol=1e-14)
+
+
+def test_lmroe_dissipates_no_shear_across_a_face_without_normal_flow():
+    """A jump of the tangential velocity across a face that nothing crosses (a boundary
+    layer's faces along the wall): Roe's entropy fix dissipates it at the smoothed
+    eigenvalue 0.05 c, LMRoe (the fix on the acoustic waves only) not at all."""
+    gas = Gas(dim=2, mach=0.15)
+    c = 1.0 / 0.15
+    wl = np.array([[1.0], [0.0], [1.0], [1.0 / (gas.gamma * 0.15**2)]])
+    wr = wl.copy()
+    wr[2] += 1e-3
+    n = np.array([[1.0], [0.0]])
+    central = 0.5 * (gas.euler_flux(wl, n) + gas.euler_flux(wr, n))
+    roe, low_mach = (central - FLUXES[name](gas, wl, wr, n) for name in ("roe", "lmroe"))
+    assert roe[2, 0] == pytest.approx(0.5 * 0.05 * c * 1e-3, rel=1e-6)
+    np.testing.assert_array_equal(low_mach, 0.0)

@@ -63,7 +63,9 @@ def lmroe(gas: Gas, wl, wr, normal):
     """Roe's flux with Rieper's low-Mach fix (LMRoe, J. Comput. Phys. 230, 2011): the normal
     velocity jump in the acoustic waves scaled by ``min(1, |u| / c)``, so that the pressure
     dissipation no longer grows as ``1 / M`` in low-speed flow (the spurious pressure drag
-    of Roe's flux on stretched grids at M 0.15-0.2)."""
+    of Roe's flux on stretched grids at M 0.15-0.2); and Harten's entropy fix on the
+    acoustic waves only: on the entropy and shear waves it adds a dissipation of ``0.05 c``
+    where a boundary layer's faces carry no normal velocity."""
     return _roe(gas, wl, wr, normal, low_mach=True)
 
 
@@ -86,7 +88,7 @@ def _roe(gas: Gas, wl, wr, normal, low_mach: bool):
 
     delta = ENTROPY_FIX * c
     lam_minus = _harten(un - c, delta)
-    lam_mid = _harten(un, delta)
+    lam_mid = abs(un) if low_mach else _harten(un, delta)
     lam_plus = _harten(un + c, delta)
 
     d_acoustic = array_module(c).minimum(1.0, q2**0.5 / c) * d_un if low_mach else d_un
