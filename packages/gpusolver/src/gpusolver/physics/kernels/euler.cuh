@@ -79,9 +79,8 @@ __device__ __forceinline__ real harten(real eigenvalue, real delta) {
 
 // LOW_MACH: Rieper's fix (LMRoe, J. Comput. Phys. 230, 2011): the normal velocity jump in
 // the acoustic waves scaled by min(1, |u| / c), which removes the O(1/M) pressure
-// dissipation of low-speed flow; and Harten's entropy fix on the acoustic waves only (on
-// the entropy and shear waves it adds a dissipation of 0.05 c where a boundary layer's
-// faces carry no normal velocity).
+// dissipation of low-speed flow; and Harten's entropy fix of the entropy and shear waves
+// a tenth of the acoustic waves' (ENTROPY_FIX_LOW_MACH_LINEAR; see physics/fluxes.py).
 template <typename real, int DIM, bool LOW_MACH = false>
 __device__ void roe(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N], const real n[DIM],
                     real gamma, real flux[Vars<DIM>::N]) {
@@ -107,7 +106,7 @@ __device__ void roe(const real wl[Vars<DIM>::N], const real wr[Vars<DIM>::N], co
     const real d_acoustic = LOW_MACH ? fmin(real(1), sqrt(q2) / c) * d_un : d_un;
     const real a_minus = harten(un - c, delta) * (d_p - rho * c * d_acoustic) / (real(2) * c * c);
     const real a_plus = harten(un + c, delta) * (d_p + rho * c * d_acoustic) / (real(2) * c * c);
-    const real lam_mid = LOW_MACH ? fabs(un) : harten(un, delta);
+    const real lam_mid = harten(un, LOW_MACH ? real(ENTROPY_FIX_LOW_MACH_LINEAR) * c : delta);
     const real a_entropy = lam_mid * (d_rho - d_p / (c * c));
     const real a_shear = lam_mid * rho;
     real fl[NV], fr[NV];
