@@ -51,3 +51,29 @@ def test_a_flipped_byte_in_an_array_fails_its_crc(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(zipfile.BadZipFile, match="CRC"), NpzArrays(path) as arrays:
         arrays["x"]
+
+
+def test_an_object_array_is_refused_not_unpickled(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez(path, x=np.array([{"a": 1}, None], dtype=object))
+    with pytest.raises(ValueError, match="object arrays"), NpzArrays(path) as arrays:
+        arrays["x"]
+
+
+def test_a_member_without_its_local_header_is_a_bad_zip_file(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez(path, x=np.arange(10))
+    data = bytearray(path.read_bytes())
+    data[:4] = b"XXXX"  # the first member's local header signature
+    path.write_bytes(bytes(data))
+    with pytest.raises(zipfile.BadZipFile, match="no local header"), NpzArrays(path) as arrays:
+        arrays["x"]
+
+
+def test_an_array_whose_header_does_not_fit_its_bytes_is_a_bad_zip_file(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez(path, x=np.arange(10))
+    data = path.read_bytes().replace(b"'shape': (10,)", b"'shape': (11,)")
+    path.write_bytes(data)
+    with pytest.raises(zipfile.BadZipFile, match="does not fit"), NpzArrays(path) as arrays:
+        arrays["x"]

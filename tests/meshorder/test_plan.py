@@ -460,3 +460,15 @@ def test_an_atomic_write_reaches_the_disk_before_and_after_its_rename(tmp_path, 
         tmp.write_text("new")
     assert len(synced) == 2
     assert Path(synced[0]).name.startswith(".plan.") and synced[1] == str(tmp_path)
+
+
+def test_a_plan_whose_groups_name_no_group_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "plan.npz"
+    make_plan(grid_mesh(5, 4), PlanOptions(colour=True)).save(path)
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["colour_group"] = arrays["colour_group"].astype(np.int64) + 1000  # new checksums
+    np.savez(path, **arrays)
+    with pytest.raises(PlanError, match="colour groups hold ids outside") as error:
+        Plan.load(path)
+    assert str(error.value).startswith(str(path))

@@ -239,18 +239,13 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
             metrics |= split.metrics(graph, weights)
     new_graph = renumber_graph(graph, cell_order)
     levels = {}
-    if options.sweep_colours:
-        with steps.step("sweep colours"):
-            forward, backward = colour_levels(new_graph, seed=options.seed)
-            levels = {"forward": forward, "backward": backward}
-    elif options.hyperplanes:
-        with steps.step("hyperplanes"):
-            forward, backward = sweep_levels(new_graph)
-            if options.renumber_by_level:
-                cell_order = cell_order[renumber_by_level(forward)]
+    if options.sweep_colours or options.hyperplanes:
+        with steps.step(_LEVELS_STEP[options.sweep_colours]):
+            levels = _sweep_levels(new_graph, options)
+            if options.renumber_by_level:  # hyperplanes only (checked above)
+                cell_order = cell_order[renumber_by_level(levels["forward"])]
                 new_graph = renumber_graph(graph, cell_order)
-                forward, backward = sweep_levels(new_graph)
-            levels = {"forward": forward, "backward": backward}
+                levels = _sweep_levels(new_graph, options)
     if options.multigrid > 0:
         with steps.step("agglomeration"):
             maps = hierarchy(new_graph, options.multigrid, seed=options.seed)
@@ -300,6 +295,22 @@ def _make_plan(mesh: Mesh, options: PlanOptions, topology: Topology | None,
     return plan
 
 
+#: The plan's timing step of its sweep levels, by whether they are colours.
+_LEVELS_STEP = {True: "sweep colours", False: "hyperplanes"}
+
+
+def _sweep_levels(graph: CSR, options: PlanOptions) -> dict:
+    """The ``forward`` and ``backward`` LU-SGS levels of ``graph`` that ``options`` asks
+    for: cell colours, hyperplanes, or none (empty)."""
+    if options.sweep_colours:
+        forward, backward = colour_levels(graph, seed=options.seed)
+    elif options.hyperplanes:
+        forward, backward = sweep_levels(graph)
+    else:
+        return {}
+    return {"forward": forward, "backward": backward}
+
+
 def _level_arrays(levels: dict, metrics: dict) -> dict[str, np.ndarray]:
     """The plan arrays of the sweep ``levels`` (``forward``, ``backward``); their counts
     and widths added to ``metrics``."""
@@ -329,17 +340,11 @@ def with_sweeps(plan: Plan, topology: Topology, options: PlanOptions) -> Plan:
         raise UsageError("with_sweeps changes the sweep levels alone: not renumbering by "
                          "level or coarse levels")
     new_graph = renumber_graph(topology.cell_graph, plan.cell_order)
-    levels = {}
-    if options.sweep_colours:
-        forward, backward = colour_levels(new_graph, seed=options.seed)
-        levels = {"forward": forward, "backward": backward}
-    elif options.hyperplanes:
-        forward, backward = sweep_levels(new_graph)
-        levels = {"forward": forward, "backward": backward}
+    levels = _sweep_levels(new_graph, options)
     metrics = {name: value for name, value in plan.metrics.items()
                if not name.startswith(("forward_", "backward_"))}
     metrics["timings"] = {step: seconds for step, seconds in metrics.get("timings", {}).items()
-                          if step not in ("sweep colours", "hyperplanes")}
+                          if step not in _LEVELS_STEP.values()}
     arrays = {f.name: f.default_factory() for f in fields(Plan)  # no sweeps: empty groups
               if f.name.startswith(("forward_", "backward_"))}
     arrays |= _level_arrays(levels, metrics)

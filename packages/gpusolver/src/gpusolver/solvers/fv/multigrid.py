@@ -191,8 +191,10 @@ class Multigrid:
         self.parts: list[list[CoarseLevel]] = []
         for x, host, part_specs, part_maps, part_owns in zip(fines, hosts, specs, maps, owns,
                                                              strict=True):
-            # the levels' geometry summed on the backend, each copied to the host once
-            finer, mine = host.to(backend, np.float64), []
+            # the levels' geometry summed on the backend (the fine one there already in
+            # fp64 runs), each copied to the host once
+            finer = x.geometry if x.dtype == np.float64 else host.to(backend, np.float64)
+            mine = []
             for k, (coarse, n_own) in enumerate(zip(part_maps, part_owns, strict=True)):
                 on_backend = coarse_geometry(finer, coarse)
                 geometry = on_backend.on_host()
