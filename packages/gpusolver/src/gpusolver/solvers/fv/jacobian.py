@@ -29,8 +29,12 @@ from gpusolver.solvers.fv.discretisation import Discretisation
 from meshorder.orderings.metis import nested_dissection
 from meshorder.topology import CSR
 
-#: Partial pivoting only where a diagonal entry is below this fraction of its column.
-PIVOT_THRESHOLD = 0.1
+#: Partial pivoting only where a diagonal entry is below this fraction of its column. At
+#: large CFL numbers the diagonal blocks lose their dominance: on TMR's 137x97 flat plate
+#: (SA-neg, CFL 1e6) a threshold of 0.1 pivoted often enough to quadruple the fill-in (32.7M
+#: entries in L + U against 8.9M) and took ten times as long to factorise (3.2 s against
+#: 0.46 s on the H200's host, 2026-11-28); the solves' error stays near 1e-13.
+PIVOT_THRESHOLD = 1e-4
 
 
 def _perturbation(u_side, k: int, dtype):
@@ -114,9 +118,11 @@ class SparseLU:
     SuperLU factorises :func:`implicit_operator` on the CPU, its unknowns eliminated
     cell by cell in METIS's nested-dissection order of the cell graph (on SU2's
     10,216-cell NACA0012 mesh: a third of the fill-in of SuperLU's own COLAMD and a
-    fifth of its factorisation time), with threshold pivoting that prefers the
-    diagonal. The solves run on the CPU as well; on CuPy the vectors travel both ways.
-    Fill-in grows quickly in 3D: meant for 2D and moderate meshes.
+    fifth of its factorisation time), pivoting only where a diagonal entry is tiny
+    (:data:`PIVOT_THRESHOLD`). The solves run on the CPU as well; on CuPy the vectors
+    travel both ways (CuPy's own GPU solves of the same factors were 19 times slower on the
+    flat plate, H200, 2026-11-28). Fill-in grows quickly in 3D: meant for 2D and moderate
+    meshes.
     """
 
     def __init__(self, discretisation: Discretisation):
@@ -171,10 +177,10 @@ def elimination_order(left: np.ndarray, right: np.ndarray, n_cells: int) -> np.n
     return nested_dissection(CSR.from_pairs(left, right, n_cells))
 
 
-def ordered_lu(matrix, order: np.ndarray):
-    """SuperLU's factorisation of the SciPy sparse ``matrix`` with its unknowns eliminated
-    in ``order`` (new -> old), pivoting only where a diagonal entry falls below
-    :data:`PIVOT_THRESHOLD` of its column; returns the solve of one host vector.
+def ordered_factors(matrix, order: np.ndarray):
+    """SuperLU's factors of the SciPy sparse ``matrix`` with its unknowns eliminated in
+    ``order`` (new -> old), pivoting only where a diagonal entry falls below
+    :data:`PIVOT_THRESHOLD` of its column.
 
     Raises
     ------
@@ -183,11 +189,16 @@ def ordered_lu(matrix, order: np.ndarray):
     """
     try:
         import scipy.sparse.linalg
-        factors = scipy.sparse.linalg.splu(
+        return scipy.sparse.linalg.splu(
             matrix[order][:, order].tocsc(), permc_spec="NATURAL",
             diag_pivot_thresh=PIVOT_THRESHOLD, options={"SymmetricMode": True})
     except RuntimeError as error:  # SuperLU: "Factor is exactly singular"
         raise SingularMatrixError(f"SuperLU: {error}", suspect_row(matrix)) from None
+
+
+def ordered_lu(matrix, order: np.ndarray):
+    """The solve of one host vector by :func:`ordered_factors` of ``matrix``."""
+    factors = ordered_factors(matrix, order)
 
     def solve(vector: np.ndarray) -> np.ndarray:
         solution = np.empty_like(vector)
