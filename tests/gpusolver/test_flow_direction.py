@@ -77,6 +77,28 @@ def _wing_case(tmp_path, mesh_file, name, mesh_keys="", run_keys=""):
     return case
 
 
+@pytest.mark.parametrize(("lift_axis", "sideslip", "angle"), [
+    ("z", 0.0, "3"), ("y", 0.0, None), ("y", 4.0, "4")])
+def test_a_free_stream_through_the_symmetry_plane_is_named(tmp_path, lift_axis, sideslip, angle):
+    """data/wing.msh is y-up (its symmetry plane z = 0): lifting along z, or sideslip,
+    takes the free stream through that plane, and the log says so before the run."""
+    from gpusolver.run import build_system
+    from gpusolver.systems import load_case
+
+    case = _wing_case(tmp_path, DATA / "wing.msh", "c")
+    case.write_text(case.read_text().replace('lift_axis = "y"', f'lift_axis = "{lift_axis}"\n'
+                                             f'sideslip_deg = {sideslip}'))
+    lines = []
+    build_system(load_case(case), notify=lines.append)
+    crossings = [line for line in lines if "crosses the symmetry plane" in line]
+    if angle is None:
+        assert not crossings
+    else:
+        (line,) = crossings
+        assert f"'symmetry' (normal z) at {angle} degrees" in line
+        assert ("lift_axis = 'y' here?" in line) == (lift_axis == "z")
+
+
 def test_a_mesh_in_millimetres_with_scale_has_the_loads_of_the_mesh_in_metres(tmp_path):
     """``[mesh] scale = 0.001`` on a millimetre copy of the wing (plan made for that file)
     gives the metre wing's loads; its checkpoint does not restart the unscaled case."""

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
 from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
 from gpusolver.io.case import READ_BY, Case, keys_unread, mesh_schema
 from gpusolver.io.schema import NUMBER, Key
+from gpusolver.layout.geometry import FVGeometry
 from gpusolver.physics.fluxes import FLUXES
+from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
 from gpusolver.solvers.fv.discretisation import KERNELS, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
@@ -216,3 +222,45 @@ def unused_keys(case: Case) -> list[str]:
     c.toml: [run] cfl_max does nothing here (it needs an implicit time_integrator)
     """
     return keys_unread(case, READ_BY | _READ_BY)
+
+
+#: A flat symmetry boundary that the free stream crosses at more than this angle (degrees)
+#: gets a line in the log.
+SYMMETRY_CROSSING_DEG = 0.01
+
+
+def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas) -> list[str]:
+    """A line for each flat symmetry boundary of ``geometry`` that the free stream of
+    ``gas`` crosses: a half model needs the flow parallel to its symmetry plane, which the
+    lift axis (the mesh's thickness axis) gives. Only those faces' normals and areas are
+    read (from the host or the GPU)."""
+    direction = gas.flow_direction
+    axes = "xyz"[:gas.dim]
+    lines = []
+    for name, (first, end) in geometry.markers.items():
+        spec = case.boundaries.get(name)
+        if spec is None or spec.condition.name != "symmetry" or end == first:
+            continue
+        area, normal = (_on_host(a) for a in (geometry.area[first:end],
+                                              geometry.normal[:, first:end]))
+        summed = normal @ area
+        if np.linalg.norm(summed) < (1.0 - 1e-9) * area.sum():
+            continue  # not flat
+        normal = summed / np.linalg.norm(summed)
+        angle = math.degrees(math.asin(min(1.0, abs(float(normal @ direction)))))
+        if angle <= SYMMETRY_CROSSING_DEG:
+            continue
+        axis = axes[int(np.argmax(abs(normal)))]
+        others = [a for a in axes if a not in ("x", axis)]
+        hint = (f" ([physics] lift_axis = '{others[0]}' here?)"
+                if gas.dim == 3 and axis != "x" and others and others[0] != gas.lift_axis
+                else "")
+        lines.append(f"{case.path}: the free stream crosses the symmetry plane {name!r} "
+                     f"(normal {axis}) at {angle:.3g} degrees: a half model's flow is "
+                     f"parallel to its symmetry plane{hint}")
+    return lines
+
+
+def _on_host(array) -> np.ndarray:
+    """A NumPy copy of a CuPy ``array``, or ``array`` itself."""
+    return array.get() if hasattr(array, "get") else np.asarray(array)

@@ -4,7 +4,13 @@ mesh or on a rank's part."""
 from __future__ import annotations
 
 from gpusolver.io.case import Case
-from gpusolver.solvers.fv.case import SCHEMA, scheme_of, stepping_of, unused_keys
+from gpusolver.solvers.fv.case import (
+    SCHEMA,
+    scheme_of,
+    stepping_of,
+    symmetry_crossings,
+    unused_keys,
+)
 from gpusolver.solvers.fv.layout_check import predicted_layout, recheck_layout
 from gpusolver.solvers.fv.solver import AUTO_STRATEGY, Solver, check_parts, plan_options
 from gpusolver.solvers.mesh_system import MeshSystem
@@ -45,8 +51,11 @@ class FVSystem(MeshSystem):
         return solver
 
     def case_notes(self) -> list[str]:
-        """The keys the case sets that its scheme and integrator do not read."""
-        return unused_keys(self.case)
+        """The keys the case sets that its scheme and integrator do not read, and each flat
+        symmetry boundary that the free stream crosses."""
+        crossings = [line for layout in self.solver.layouts
+                     for line in symmetry_crossings(self.case, layout.geometry, self.solver.gas)]
+        return unused_keys(self.case) + list(dict.fromkeys(crossings))
 
     @classmethod
     def check_ranks(cls, case: Case) -> None:
