@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+#: The signals that stop a command (Ctrl-C, a scheduler's SIGTERM).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 T = TypeVar("T")
 
 
@@ -62,7 +65,7 @@ class StopRequests:
     True
     """
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    SIGNALS = STOP_SIGNALS
 
     def __init__(self) -> None:
         self.requested = False
@@ -107,8 +110,14 @@ def in_child_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_call_and_send, args=(send, function, args, kwargs),
                             daemon=True)
-    child.start()
-    send.close()
+    # a signal while the child starts would leave it running unknown to the handler
+    # below (and holding this process's output open): they wait until it is known
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        child.start()
+        send.close()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     try:
         try:
             failed, value = receive.recv()
@@ -130,6 +139,7 @@ def in_child_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T
 
 def _call_and_send(send, function: Callable, args: tuple, kwargs: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # held while it started
     try:
         answer = (False, function(*args, **kwargs))
     except Exception as error:  # handed to the parent, which raises it
