@@ -9,9 +9,10 @@ no per-mesh tuning; ``--settings``: another case's) at its own condition, to six
 or ``--iterations`` steps. Per mesh it prints and records the cells, the orders the
 density residual fell (at the end, and at its lowest: a residual that wanders ends
 anywhere between), the steps, the whole run's seconds, CL, CD and the run's notes (CFL
-back-offs, limiter freezes, where an unconverged residual sits). The generated
-meshes are made first by :data:`GENERATED`'s commands. ``tests/gpusolver/test_corpus.py``
-runs the 2-D ones for a few steps in CI.
+back-offs, limiter freezes, where an unconverged residual sits). ``--make`` first makes
+the generated meshes that are missing (:data:`GENERATED`'s commands, and gmsh for
+:data:`GEOMETRIES`). ``tests/gpusolver/test_corpus.py`` runs the 2-D ones for a few
+steps in CI.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ CORPUS = [
     Entry("gmsh-naca12-wing", "gmsh/gmsh_naca12_3d_cl0.3.msh", "gmsh's benchmarks/3d/naca12.geo",
           {"surface_??": "slip-wall", "surface_110[01]": "symmetry",
            "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}, dim=3),
-    # made where they run (by GENERATED's commands), into ../shared/meshes/generated
+    # made where they run (--make: GENERATED's commands, GEOMETRIES), into
+    # ../shared/meshes/generated
     Entry("generated-wing-prisms", "generated/wing_prisms.msh",
           "meshorder generate wing --cells 250000 (its 5 prism layers)",
           {"wing": "slip-wall", "symmetry": "symmetry", "farfield": "farfield"},
@@ -78,6 +80,11 @@ CORPUS = [
           "meshorder generate oneram6 --cells 500000 --far 1000",
           {"wing": "slip-wall", "symmetry": "symmetry", "farfield": "farfield"},
           {"mach": 0.8395, "aoa_deg": 3.06}, dim=3),
+    *(Entry(f"gmsh-naca12-geo-{factor}", f"generated/naca12_geo_{factor}.msh",
+            f"gmsh's naca12.geo meshed by gmsh at mesh size factor {factor}",
+            {"surface_??": "slip-wall", "surface_110[01]": "symmetry",
+             "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}, dim=3)
+      for factor in (0.5, 0.2, 0.15)),
 ]
 
 #: The commands that make the generated meshes of :data:`CORPUS` (``meshorder`` on the
@@ -87,6 +94,29 @@ GENERATED = {
     "generated/oneram6_far1000.msh":
         "meshorder generate oneram6 {out} --cells 500000 --far 1000 --threads 16",
 }
+
+#: gmsh geometries meshed into generated files: ``{file: (geometry, mesh size factor)}``.
+GEOMETRIES = {f"generated/naca12_geo_{factor}.msh": ("gmsh/naca12.geo", factor)
+              for factor in (0.5, 0.2, 0.15)}
+
+
+def make_generated(entries: list[Entry]) -> None:
+    """Make the generated meshes of ``entries`` that are missing: by :data:`GENERATED`'s
+    commands, and :data:`GEOMETRIES` meshed by gmsh."""
+    from meshorder.io.read import read_mesh
+    from meshorder.io.write import write_mesh
+
+    for entry in entries:
+        out = MESHES / entry.path
+        if out.exists():
+            continue
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if entry.path in GEOMETRIES:
+            geometry, factor = GEOMETRIES[entry.path]
+            write_mesh(read_mesh(MESHES / geometry, mesh_size_factor=factor), out)
+        elif entry.path in GENERATED:
+            command = GENERATED[entry.path].format(out=out).split()
+            subprocess.run([sys.executable, "-m", *command], check=True)
 
 
 def case_text(entry: Entry, iterations: int, backend: str, out: Path,
@@ -156,6 +186,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--make", action="store_true",
+                        help="first make the generated meshes that are missing")
     parser.add_argument("--settings", type=Path, default=SETTINGS,
                         help="the case whose [scheme] and [run] every mesh runs with")
     args = parser.parse_args()
@@ -164,6 +196,8 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown mesh(es) {', '.join(unknown)}; valid: "
                      f"{', '.join(e.name for e in CORPUS)}")
+    if args.make:
+        make_generated([entry for entry in CORPUS if entry.name in wanted])
     rows = []
     for entry in CORPUS:
         if entry.name in wanted:

@@ -1,5 +1,6 @@
 """Residual properties: strategies agree, conservation, precision, gradients, divergence."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -72,6 +73,41 @@ def test_gradients_of_a_linear_field(gradient):
     tolerance = 1e-12 if gradient == "least-squares" else 1e-10
     np.testing.assert_allclose(gradient_value, expected[:, :, None] + 0 * gradient_value,
                                atol=tolerance)
+
+
+def _linear_field_gradient_error(mesh, gradient: str) -> float:
+    """Largest error of ``gradient``'s cell gradients of a linear field on ``mesh``."""
+    solver = Solver(mesh, Gas(dim=2, mach=0.3), FARFIELD_SQUARE, backend="numpy",
+                    scheme=Scheme(gradient=gradient))
+    d, slope = solver.discretisation, np.array([0.3, -0.7])
+    g, ni = d.geometry, d.n_interior
+    value = np.tile(slope @ g.centroid, (4, 1))
+    neighbour = value[:, np.maximum(g.right, 0)].copy()
+    neighbour[:, ni:] = slope @ g.face_centre[:, ni:]
+    return float(abs(d.gradient(value[:, g.left], neighbour) - slope[None, :, None]).max())
+
+
+def test_least_squares_is_exact_on_irregular_triangles_where_green_gauss_is_not():
+    """Why ``gradient = "auto"`` takes least squares in 2-D (docs/validation.md)."""
+    mesh = grid_mesh(8, 8, "triangle")
+    rng = np.random.default_rng(5)
+    print("seed 5")
+    inner = np.all((mesh.points[:, :2] > 1e-9) & (mesh.points[:, :2] < 1 - 1e-9), axis=1)
+    points = mesh.points.copy()
+    points[inner, :2] += rng.uniform(-0.04, 0.04, (int(inner.sum()), 2))
+    irregular = dataclasses.replace(mesh, points=points)
+    assert _linear_field_gradient_error(irregular, "least-squares") < 1e-12
+    assert _linear_field_gradient_error(irregular, "green-gauss") > 1e-3
+
+
+@pytest.mark.parametrize(("mesh", "gas", "expected"), [
+    (grid_mesh(3, 3, "triangle"), Gas(dim=2, mach=0.3), "least-squares"),
+    (box_mesh(2, 2, 2), Gas(dim=3, mach=0.3), "green-gauss")])
+def test_auto_gradients_are_least_squares_in_2d_and_green_gauss_in_3d(mesh, gas, expected):
+    box = {f"{axis}{end}": "farfield" for axis in "xyz" for end in ("min", "max")}
+    solver = Solver(mesh, gas, box if mesh.dim == 3 else FARFIELD_SQUARE, backend="numpy")
+    assert Scheme().gradient == "auto"
+    assert solver.discretisation.scheme.gradient == expected
 
 
 def test_van_albada_keeps_linear_fields_and_overshoots_a_step_by_the_threshold_only():

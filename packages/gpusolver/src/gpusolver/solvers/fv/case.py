@@ -15,7 +15,7 @@ from gpusolver.layout.geometry import FVGeometry
 from gpusolver.physics.fluxes import FLUXES
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import STRATEGIES
-from gpusolver.solvers.fv.discretisation import KERNELS, Scheme
+from gpusolver.solvers.fv.discretisation import AUTO_GRADIENT, KERNELS, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
@@ -27,7 +27,8 @@ SCHEME_KEYS: dict[str, Key] = {
     "flux": Key(str, (*FLUXES, JST), "roe",
                 help="Riemann flux, or jst: the central JST scheme (euler)"),
     "order": Key(int, (1, 2), 2, help="1: cell values; 2: limited linear reconstruction"),
-    "gradient": Key(str, tuple(GRADIENTS), "least-squares", help="cell gradients"),
+    "gradient": Key(str, (AUTO_GRADIENT, *GRADIENTS), Scheme.gradient,
+                    help="cell gradients; auto: least-squares in 2D, green-gauss in 3D"),
     "limiter": Key(str, LIMITERS, "venkatakrishnan", help="slope limiter"),
     "venkatakrishnan_k": Key(NUMBER, default=Scheme.venkatakrishnan_k, positive=True,
                              help="the limiter's K: larger limits less"),

@@ -37,6 +37,17 @@ VISCOUS_FACTOR = 4.0
 #: The factor of the viscous spectral radius in the LU-SGS operator's dissipation.
 IMPLICIT_VISCOUS_FACTOR = 2.0
 
+#: ``[scheme] gradient = "auto"``: the gradient of each dimension.
+AUTO_GRADIENT = "auto"
+
+#: What ``auto`` takes. In 3-D Green-Gauss: with Venkatakrishnan's limiter least squares
+#: (inverse-distance weighted or not) stalled near three orders on every transonic 3-D
+#: mesh of the corpus (tetrahedral wings of gmsh and meshorder, a prism-layer wing),
+#: where Green-Gauss converged six. In 2-D least squares, exact for linear fields: on gmsh's
+#: wing with flap (triangles, M 0.3) Green-Gauss gave the inviscid flow a drag of 0.087
+#: against 0.0016 (docs/validation.md, "Implicit steps on meshes that fight back").
+GRADIENT_OF_DIM = {2: "least-squares", 3: "green-gauss"}
+
 #: How the residual is computed: ``fused`` CUDA kernels on the cupy backend
 #: (:mod:`gpusolver.solvers.fv.fused`), or ``arrays`` (NumPy/CuPy array code, the reference).
 KERNELS = ("fused", "arrays")
@@ -56,7 +67,8 @@ class Scheme:
     order : int
         1 (cell values on faces) or 2 (limited linear reconstruction).
     gradient : str
-        ``least-squares`` or ``green-gauss``.
+        ``green-gauss``, ``least-squares`` or ``auto`` (the default:
+        :data:`GRADIENT_OF_DIM`, resolved by :meth:`for_dim`).
     limiter : str
         ``venkatakrishnan`` (per cell), ``van-albada`` (per face) or ``none``.
     venkatakrishnan_k : float
@@ -74,7 +86,7 @@ class Scheme:
 
     flux: str = "roe"
     order: int = 2
-    gradient: str = "least-squares"
+    gradient: str = AUTO_GRADIENT
     limiter: str = "venkatakrishnan"
     venkatakrishnan_k: float = 5.0
     venkatakrishnan_cap: float = 0.3
@@ -96,6 +108,21 @@ class Scheme:
         """The Riemann flux of the faces (``jst``: of its boundary faces)."""
         return BOUNDARY_FLUX if self.jst else self.flux
 
+    def for_dim(self, dim: int) -> Scheme:
+        """This scheme with ``gradient = "auto"`` made :data:`GRADIENT_OF_DIM`'s for a
+        ``dim``-dimensional mesh.
+
+        Examples
+        --------
+        >>> Scheme().for_dim(3).gradient, Scheme().for_dim(2).gradient
+        ('green-gauss', 'least-squares')
+        >>> Scheme(gradient="green-gauss").for_dim(2).gradient
+        'green-gauss'
+        """
+        if self.gradient != AUTO_GRADIENT:
+            return self
+        return replace(self, gradient=GRADIENT_OF_DIM[dim])
+
     def first_order(self) -> Scheme:
         """The first-order scheme with this one's Riemann flux (multigrid's coarse levels)."""
         return replace(self, flux=self.riemann_flux, order=1)
@@ -104,7 +131,8 @@ class Scheme:
         """Raise :class:`ConfigError` on an unknown name or order."""
         if not self.jst:
             get_flux(self.flux)
-        GRADIENTS.lookup(self.gradient)
+        if self.gradient != AUTO_GRADIENT:
+            GRADIENTS.lookup(self.gradient)
         if self.limiter not in LIMITERS:
             raise ConfigError(f"unknown limiter {self.limiter!r}; valid: {', '.join(LIMITERS)}")
         if self.order not in (1, 2):
@@ -200,6 +228,7 @@ class Discretisation:
         if kernels not in KERNELS:
             raise ConfigError(f"unknown kernels {kernels!r}; valid: {', '.join(KERNELS)}")
         scheme.check()
+        scheme = scheme.for_dim(host.dim)
         check_markers(list(host.markers), boundaries)
         self.gas, self.scheme, self.backend, self.dtype = gas, scheme, backend, np.dtype(dtype)
         self.geometry = g = host.to(backend, dtype)
