@@ -6,8 +6,8 @@ Usage: ``python scripts/corpus.py [--meshes NAME,...] [--iterations N] [--json o
 ``../shared/meshes``) runs as ``python -m gpusolver run`` with the [scheme] and [run]
 sections of ``cases/naca0012_transonic.toml`` (the project's recommended steady settings;
 no per-mesh tuning; ``--settings``: another case's) at its own condition, to six orders
-or ``--iterations`` steps. Per mesh it prints and records the cells, the orders the
-density residual fell (at the end, and at its lowest: a residual that wanders ends
+or ``--iterations`` steps. Per mesh it prints and records the orders the density
+residual fell (at the end, and at its lowest: a residual that wanders ends
 anywhere between), the steps, the whole run's seconds, CL, CD and the run's notes (CFL
 back-offs, limiter freezes, where an unconverged residual sits). ``--make`` first makes
 the generated meshes that are missing (:data:`GENERATED`'s commands, and gmsh for
@@ -32,6 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MESHES = ROOT.parent / "shared" / "meshes"
 SETTINGS = ROOT / "cases" / "naca0012_transonic.toml"
+
+#: The mesh size factors at which gmsh meshes its ``naca12.geo`` for the corpus (the
+#: shipped ``gmsh_naca12_3d_cl0.3.msh`` is 0.3).
+NACA12_SIZES = (0.5, 0.2, 0.15)
 
 #: Orders of the density residual's fall a run aims for (issue target).
 ORDERS = 6
@@ -84,7 +88,7 @@ CORPUS = [
             f"gmsh's naca12.geo meshed by gmsh at mesh size factor {factor}",
             {"surface_??": "slip-wall", "surface_110[01]": "symmetry",
              "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}, dim=3)
-      for factor in (0.5, 0.2, 0.15)),
+      for factor in NACA12_SIZES),
 ]
 
 #: The commands that make the generated meshes of :data:`CORPUS` (``meshorder`` on the
@@ -97,7 +101,7 @@ GENERATED = {
 
 #: gmsh geometries meshed into generated files: ``{file: (geometry, mesh size factor)}``.
 GEOMETRIES = {f"generated/naca12_geo_{factor}.msh": ("gmsh/naca12.geo", factor)
-              for factor in (0.5, 0.2, 0.15)}
+              for factor in NACA12_SIZES}
 
 
 def make_generated(entries: list[Entry]) -> None:
