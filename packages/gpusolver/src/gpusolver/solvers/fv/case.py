@@ -233,8 +233,22 @@ SYMMETRY_CROSSING_DEG = 0.01
 def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas) -> list[str]:
     """A line for each flat symmetry boundary of ``geometry`` that the free stream of
     ``gas`` crosses: a half model needs the flow parallel to its symmetry plane, which the
-    lift axis (the mesh's thickness axis) gives. Only those faces' normals and areas are
-    read (from the host or the GPU)."""
+    lift axis (the mesh's thickness axis) gives.
+
+    Parameters
+    ----------
+    case : Case
+        Its boundaries (each marker's condition, patterns resolved) and path.
+    geometry : FVGeometry
+        On the host or the GPU: only the symmetry faces' normals and areas are read.
+    gas : Gas
+        The free stream's direction and the lift axis.
+
+    Returns
+    -------
+    list of str
+        One line per crossed plane, its angle in degrees and the lift axis to try.
+    """
     direction = gas.flow_direction
     axes = "xyz"[:gas.dim]
     lines = []
