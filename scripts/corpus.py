@@ -6,8 +6,8 @@ Usage: ``python scripts/corpus.py [--meshes NAME,...] [--iterations N] [--json o
 ``../shared/meshes``) runs as ``python -m gpusolver run`` with the [scheme] and [run]
 sections of ``cases/naca0012_transonic.toml`` (the project's recommended steady settings;
 no per-mesh tuning; ``--settings``: another case's) at its own condition, to six orders
-or ``--iterations`` steps. Per mesh it prints and records the orders the density
-residual fell (at the end, and at its lowest: a residual that wanders ends
+or ``--iterations`` steps. Per mesh it prints and records the cells, the orders the
+density residual fell (at the end, and at its lowest: a residual that wanders ends
 anywhere between), the steps, the whole run's seconds, CL, CD and the run's notes (CFL
 back-offs, limiter freezes, where an unconverged residual sits). ``--make`` first makes
 the generated meshes that are missing (:data:`GENERATED`'s commands, and gmsh for
@@ -21,6 +21,7 @@ import argparse
 import csv
 import json
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -161,6 +162,7 @@ def run_entry(entry: Entry, iterations: int, backend: str,
             return row | {"error": done.stderr.strip().splitlines()[-1:]}
         with open(out / "history.csv", newline="") as f:
             history = list(csv.DictReader(f))
+        row["cells"] = solution_cells(out / "solution.vtu")
     first, last = float(history[0]["residual_0"]), float(history[-1]["residual_0"])
     lowest = min(float(h["residual_0"]) for h in history)
     return row | {"steps": len(history),
@@ -170,17 +172,25 @@ def run_entry(entry: Entry, iterations: int, backend: str,
                   "converged": last <= 10.0 ** -ORDERS * first}
 
 
+def solution_cells(path: Path) -> int:
+    """The ``NumberOfCells`` of a ``.vtu`` file's piece, read from its header."""
+    with open(path, "rb") as f:
+        header = f.read(4096).decode("ascii", errors="replace")
+    return int(re.search(r'NumberOfCells="(\d+)"', header).group(1))
+
+
 def markdown(rows: list[dict]) -> str:
     """The table of ``rows``."""
-    lines = ["| mesh | origin | steps | orders (lowest on the way) | whole run s | CL | CD |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| mesh | origin | cells | steps | orders (lowest on the way) | whole run s | CL "
+             "| CD |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['mesh']} | {r['origin']} | failed: {' '.join(r['error'])} "
+            lines.append(f"| {r['mesh']} | {r['origin']} | | failed: {' '.join(r['error'])} "
                          "| | | | |")
             continue
-        lines.append(f"| {r['mesh']} | {r['origin']} | {r['steps']} | {r['orders']} "
-                     f"({r['best_orders']}) | {r['seconds']} | {r['cl']:.5f} | {r['cd']:.5f} |")
+        lines.append(f"| {r['mesh']} | {r['origin']} | {r['cells']:,} | {r['steps']} "
+                     f"| {r['orders']} ({r['best_orders']}) | {r['seconds']} | {r['cl']:.5f} "
+                     f"| {r['cd']:.5f} |")
     return "\n".join(lines)
 
 

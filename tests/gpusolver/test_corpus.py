@@ -32,3 +32,14 @@ def test_each_2d_mesh_of_the_corpus_starts_converging_with_the_shipped_settings(
     loads = result.report.loads
     assert np.isfinite([loads["cl"], loads["cd"]]).all()
     assert not result.solver.gas.invalid(result.solver.u).any()
+
+
+def test_a_row_records_the_cells_of_the_solution_file(tmp_path):
+    from gpusolver.io.vtu import write_vtu
+
+    points = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
+    write_vtu(tmp_path / "s.vtu", points, [("triangle", np.array([[0, 1, 2], [1, 3, 2]]))])
+    assert corpus.solution_cells(tmp_path / "s.vtu") == 2
+    row = {"mesh": "m", "origin": "o", "cells": 12345, "steps": 7, "orders": 6.0,
+           "best_orders": 6.0, "seconds": 1.5, "cl": 0.1, "cd": 0.02}
+    assert "| m | o | 12,345 | 7 | 6.0 (6.0) | 1.5 | 0.10000 | 0.02000 |" in corpus.markdown([row])
