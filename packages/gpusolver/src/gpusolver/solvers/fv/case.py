@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -230,7 +231,8 @@ def unused_keys(case: Case) -> list[str]:
 SYMMETRY_CROSSING_DEG = 0.01
 
 
-def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas) -> list[str]:
+def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas,
+                       to_host: Callable = np.asarray) -> list[str]:
     """A line for each flat symmetry boundary of ``geometry`` that the free stream of
     ``gas`` crosses: a half model needs the flow parallel to its symmetry plane, which the
     lift axis (the mesh's thickness axis) gives.
@@ -243,6 +245,8 @@ def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas) -> list[str]:
         On the host or the GPU: only the symmetry faces' normals and areas are read.
     gas : Gas
         The free stream's direction and the lift axis.
+    to_host : callable
+        The backend's copy of an array to NumPy (``Backend.to_host`` for a GPU geometry).
 
     Returns
     -------
@@ -256,8 +260,8 @@ def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas) -> list[str]:
         spec = case.boundaries.get(name)
         if spec is None or spec.condition.name != "symmetry" or end == first:
             continue
-        area, normal = (_on_host(a) for a in (geometry.area[first:end],
-                                              geometry.normal[:, first:end]))
+        area, normal = (to_host(a) for a in (geometry.area[first:end],
+                                             geometry.normal[:, first:end]))
         summed = normal @ area
         if np.linalg.norm(summed) < (1.0 - 1e-9) * area.sum():
             continue  # not flat
@@ -274,8 +278,3 @@ def symmetry_crossings(case: Case, geometry: FVGeometry, gas: Gas) -> list[str]:
                      f"(normal {axis}) at {angle:.3g} degrees: a half model's flow is "
                      f"parallel to its symmetry plane{hint}")
     return lines
-
-
-def _on_host(array) -> np.ndarray:
-    """A NumPy copy of a CuPy ``array``, or ``array`` itself."""
-    return array.get() if hasattr(array, "get") else np.asarray(array)

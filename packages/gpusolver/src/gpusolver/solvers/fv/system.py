@@ -53,8 +53,10 @@ class FVSystem(MeshSystem):
     def case_notes(self) -> list[str]:
         """The keys the case sets that its scheme and integrator do not read, and each flat
         symmetry boundary that the free stream crosses."""
-        crossings = [line for layout in self.solver.layouts
-                     for line in symmetry_crossings(self.case, layout.geometry, self.solver.gas)]
+        solver = self.solver
+        crossings = [line for layout in solver.layouts
+                     for line in symmetry_crossings(self.case, layout.geometry, solver.gas,
+                                                    solver.backend.to_host)]
         return unused_keys(self.case) + list(dict.fromkeys(crossings))
 
     @classmethod
