@@ -197,7 +197,7 @@ def markdown(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--meshes", default=",".join(e.name for e in CORPUS))
-    parser.add_argument("--iterations", type=int, default=5000)
+    parser.add_argument("--iterations", type=int, default=8000)
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--make", action="store_true",

@@ -10,7 +10,7 @@ from gpusolver.integrators.relaxation import HALVINGS, relaxed_update
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv import Stepping
 from gpusolver.solvers.fv.solver import RISE, STALL_BACK_OFF
-from meshorder.testing import grid_mesh
+from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import perturbed_solver
 from .kernel_backends import BACKENDS
@@ -103,6 +103,44 @@ def test_a_stalled_residual_halves_the_cfl_number_towards_the_first():
     assert solver.cfl == pytest.approx(15.625)  # halved from 1000 while twice the first
     notes = solver.take_notes()
     assert len(notes) == 6 and f"found no new lowest in {STALL_BACK_OFF} steps" in notes[0]
+
+
+@pytest.mark.parametrize("cycle", ["auto", "v", "w"])
+def test_an_auto_multigrid_cycle_turns_w_at_the_first_stall_and_only_there(cycle):
+    solver = perturbed_solver(grid_mesh(16, 16, "triangle"),
+                              stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4, multigrid=1,
+                                                multigrid_cycle=cycle))
+    first = {"auto": "1", "v": "1", "w": "2"}[cycle]
+    assert solver.monitors()["multigrid_passes"] == first
+    solver.first_residual = 1.0
+    solver._adapt(1e-2)
+    for _ in range(STALL_BACK_OFF):
+        solver._adapt(2e-2)  # never a new lowest: a stall
+    notes = solver.take_notes()
+    if cycle == "auto":  # the first stall turns the cycle, the CFL number stays
+        assert solver.monitors()["multigrid_passes"] == "2"
+        assert solver.cfl == pytest.approx(1e3)
+        assert len(notes) == 1 and notes[0].endswith("the multigrid cycle V -> W")
+    else:  # a named cycle stays; the stall halves the CFL number
+        assert solver.monitors()["multigrid_passes"] == first
+        assert solver.cfl == pytest.approx(500.0)
+        assert len(notes) == 1 and "CFL number 1000 -> 500" in notes[0]
+    for _ in range(STALL_BACK_OFF):
+        solver._adapt(2e-2)
+    assert "CFL number" in solver.take_notes()[0]  # a second stall: the CFL back-off
+    assert solver.multigrid.passes == int(solver.monitors()["multigrid_passes"])
+
+
+def test_an_auto_multigrid_cycle_stays_v_in_3d():
+    solver = perturbed_solver(box_mesh(6, 6, 6),
+                              stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4, multigrid=1))
+    assert solver.multigrid.levels and not solver.multigrid.deepen()
+    solver.first_residual = 1.0
+    solver._adapt(1e-2)
+    for _ in range(STALL_BACK_OFF):
+        solver._adapt(2e-2)
+    assert "CFL number 1000 -> 500" in solver.take_notes()[0]
+    assert solver.monitors()["multigrid_passes"] == "1"
 
 
 def _overshooting_rk4(**stepping):

@@ -20,7 +20,7 @@ from gpusolver.solvers.fv.discretisation import AUTO_GRADIENT, KERNELS, Scheme
 from gpusolver.solvers.fv.gradients import GRADIENTS, LIMITERS
 from gpusolver.solvers.fv.jst import JST
 from gpusolver.solvers.fv.lusgs import SWEEPS
-from gpusolver.solvers.fv.multigrid import CYCLES
+from gpusolver.solvers.fv.multigrid import AUTO_CYCLE, CYCLES
 from gpusolver.solvers.fv.solver import AUTO_STRATEGY, PRECONDITIONERS, TURBULENCE_MODELS, Stepping
 from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 
@@ -92,8 +92,9 @@ RUN_KEYS: dict[str, Key] = {
                                   "(SuperLU on the host, exact), sweeps (symmetric "
                                   "Gauss-Seidel on the LU-SGS levels, on the GPU) or auto "
                                   "(lu in 2D, sweeps in 3D)"),
-    "multigrid_cycle": Key(str, tuple(CYCLES), "v",
-                           help="multigrid: v (each coarse level once) or w (twice)"),
+    "multigrid_cycle": Key(str, (*CYCLES, AUTO_CYCLE), AUTO_CYCLE,
+                           help="multigrid: v (each coarse level once), w (twice) or auto "
+                                "(v; on 2-D meshes w from where the residual stalls)"),
     "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
                           help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
     "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,

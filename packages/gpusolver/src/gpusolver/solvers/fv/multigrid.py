@@ -14,7 +14,8 @@ residual (sum) to the next level and solves there
 
 so that the coarse problem is driven by the fine residual only (it is zero when the
 fine one is), by one LU-SGS step and the corrections of the levels below it (V cycle;
-W: twice per level). The coarse change ``u_c - mean u_f`` is added to the cells of each
+W: twice per level; ``auto``: V, and on 2-D meshes W from where the solver finds the
+residual stalled, :meth:`Multigrid.deepen`). The coarse change ``u_c - mean u_f`` is added to the cells of each
 coarse cell. Safeguards of a transonic start: a coarse step that makes a state invalid
 is dropped, and so is the correction of a fine cell it would make invalid.
 """
@@ -47,6 +48,17 @@ from meshorder.topology import CSR
 
 #: Cycles: how many times each coarse level is smoothed and corrected from below.
 CYCLES = {"v": 1, "w": 2}
+
+#: The cycle that starts as V and, on meshes of :data:`AUTO_W_DIMS`, turns W where the
+#: solver finds the residual stalled.
+AUTO_CYCLE = "auto"
+
+#: Where an ``auto`` cycle may turn W: 2-D, where the W cycle took every mesh of the
+#: robustness corpus six orders down (TMR's 225x65 C-grid and SU2's inviscid cylinder only
+#: with it). Not in 3-D: on the generator's prism-layer wing the V cycle converged where
+#: a W cycle diverged and a turn to W at the first stall held the residual near one order
+#: (H200, 2026-11-28, docs/validation.md).
+AUTO_W_DIMS = (2,)
 
 
 @dataclass
@@ -120,7 +132,8 @@ class Multigrid:
         Most coarse levels (fewer when the mesh, or the parts together, run out of cells, see
         :func:`meshorder.agglomeration.hierarchy`).
     cycle : str
-        ``v`` or ``w`` (:data:`CYCLES`).
+        ``v`` or ``w`` (:data:`CYCLES`), or ``auto`` (:data:`AUTO_CYCLE`: V until
+        :meth:`deepen`, which turns it W on 2-D meshes).
     colours : bool
         Coarse LU-SGS sweeps by cell colours (else hyperplanes).
     coarse_cells : list of numpy.ndarray, optional
@@ -153,8 +166,9 @@ class Multigrid:
                  coarse_colours: list[np.ndarray] | None = None,
                  max_update: float | None = MAX_UPDATE, parts: PartHalos | None = None,
                  omega: float = OMEGA, turbulent: bool = False):
-        if cycle not in CYCLES:
-            raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: {', '.join(CYCLES)}")
+        if cycle not in (*CYCLES, AUTO_CYCLE):
+            raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: "
+                              f"{', '.join((*CYCLES, AUTO_CYCLE))}")
         specs = [{name: b.spec for name, b in zip(host.markers, x.boundaries, strict=True)}
                  for x, host in zip(fines, hosts, strict=True)]
         periodic = sorted({name for part in specs for name, spec in part.items()
@@ -170,7 +184,11 @@ class Multigrid:
         # RANS: the coarse levels take the Euler operator (the forcing keeps the fine
         # answer unchanged); the model's scalars stay on the fine level
         coarse_gas = replace(fine.gas, reynolds=None)
-        self.fines, self.passes, self.max_update = fines, CYCLES[cycle], max_update
+        self.fines, self.max_update = fines, max_update
+        #: The passes of each coarse level per cycle (:data:`CYCLES`).
+        self.passes = CYCLES["v" if cycle == AUTO_CYCLE else cycle]
+        #: The cycle may still turn W (:meth:`deepen`).
+        self.adaptive = cycle == AUTO_CYCLE and fines[0].geometry.dim in AUTO_W_DIMS
         backend = fine.backend
         if parts is not None:
             maps, owns, transports = _part_levels(hosts, parts, levels, backend)
@@ -226,6 +244,19 @@ class Multigrid:
         #: that recorded its operations (:func:`~gpusolver.backends.graphs.graphs_for_exchanges`),
         #: and these transports share the parts'.
         self.transports = transports
+
+    @property
+    def cycle(self) -> str:
+        """The cycle the corrections take now: ``v`` or ``w``."""
+        return next(name for name, passes in CYCLES.items() if passes == self.passes)
+
+    def deepen(self) -> bool:
+        """An ``auto`` cycle's turn from V to W on a 2-D mesh (:data:`AUTO_W_DIMS`), for
+        good (True where it turned now): each coarse level smoothed and corrected twice."""
+        if not self.adaptive or self.passes == CYCLES["w"]:
+            return False
+        self.passes = CYCLES["w"]
+        return True
 
     @property
     def fine(self) -> Discretisation:
@@ -378,7 +409,7 @@ class _PartBuffers:
 class MultigridKernels:
     """:meth:`Multigrid.correct` in kernels: the fine residual, the transfers
     (``kernels/multigrid.cu``) and every coarse level's residual and LU-SGS step, all in
-    buffers of their own, recorded as one CUDA graph per limiter mode and replayed (on
+    buffers of their own, recorded as one CUDA graph per cycle and limiter mode and replayed (on
     parts, where the transport's exchange can be recorded: NCCL's).
 
     Parameters
@@ -434,7 +465,7 @@ class MultigridKernels:
                     level.discretisation.fused.update_far_field()
         for x in mg.fines:
             x.fused.update_far_field()
-        key = tuple((id(phi), mode) for phi, mode in zip(phis, modes, strict=True))
+        key = (mg.passes, *((id(phi), mode) for phi, mode in zip(phis, modes, strict=True)))
         self.graphs.run(key, lambda: self._launches(phis, modes))
         self.backend.synchronize()  # the next step reads u_out on another stream
         for x, phi, mode in zip(mg.fines, phis, modes, strict=True):

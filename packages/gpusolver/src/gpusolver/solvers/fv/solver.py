@@ -52,7 +52,7 @@ from gpusolver.solvers.fv.fused import ACCUMULATION, FusedResidual, limiter_inpu
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
 from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, SWEEPS, FusedLUSGS, own_levels, sweep_levels
-from gpusolver.solvers.fv.multigrid import Multigrid, PartHalos
+from gpusolver.solvers.fv.multigrid import AUTO_CYCLE, Multigrid, PartHalos
 from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
 from gpusolver.solvers.parts import Parts, PerPart, halo_sends, shared
@@ -101,7 +101,8 @@ class Stepping:
         ``lusgs`` only: most coarse levels of agglomeration multigrid corrections after
         each step (:class:`~gpusolver.solvers.fv.multigrid.Multigrid`); 0: none.
     multigrid_cycle : str
-        ``v`` or ``w`` (:data:`~gpusolver.solvers.fv.multigrid.CYCLES`).
+        ``v`` or ``w`` (:data:`~gpusolver.solvers.fv.multigrid.CYCLES`), or ``auto``: V,
+        and on 2-D meshes W from the first stall of the residual (:data:`STALL_BACK_OFF`).
     cfl_frozen : float or None
         Implicit: once the limiter is frozen from above, the CFL number stays at most
         this (large steps keep the limiter falling, and the residual with it, on a 3D
@@ -143,7 +144,7 @@ class Stepping:
     krylov_vectors: int = DEFAULT_KRYLOV_VECTORS
     sweeps: str = "hyperplanes"
     multigrid: int = 0
-    multigrid_cycle: str = "v"
+    multigrid_cycle: str = AUTO_CYCLE
     cfl_frozen: float | None = None
     turbulence_cfl: float = 100.0
     max_update: float | None = MAX_UPDATE
@@ -177,8 +178,10 @@ RISE = 10.0
 
 #: Implicit steps: so many steps without a new lowest density residual are a stall (a
 #: limit cycle; a slow but steady fall keeps finding new lowest values): the CFL number
-#: is halved and its ramp capped there too. On gmsh's wing-and-flap mesh a window of 100
-#: steps that asked for a 10% fall halved a slowly converging run's CFL number six times.
+#: is halved and its ramp capped there too, except at the first stall of a 2-D run whose
+#: multigrid cycle is ``auto``: that one turns the cycle W instead. On gmsh's
+#: wing-and-flap mesh a window of 100 steps that asked for a 10% fall halved a slowly
+#: converging run's CFL number six times.
 STALL_BACK_OFF = 200
 
 #: The cap of a backed-off CFL ramp grows by this factor at each new lowest residual, back
@@ -881,7 +884,8 @@ class Solver(Parts):
         """Halve the CFL number (while at least twice the first) and cap its ramp there
         when the density residual has risen :data:`RISE` times above its lowest or found
         no new lowest in :data:`STALL_BACK_OFF` steps (then the lowest restarts from
-        here); let the cap grow back by :data:`CEILING_GROWTH` at each new lowest."""
+        here; an ``auto`` multigrid cycle's first stall turns it W instead); let the cap
+        grow back by :data:`CEILING_GROWTH` at each new lowest."""
         lowest = self._lowest_residual
         if density_residual < lowest:
             self._lowest_residual, self._since_lowest = density_residual, 0
@@ -889,6 +893,13 @@ class Solver(Parts):
             return
         self._since_lowest += 1
         rose = density_residual > RISE * lowest
+        if (not rose and self._since_lowest >= STALL_BACK_OFF and self.multigrid is not None
+                and self.multigrid.deepen()):
+            self.notes.append(f"iteration {self.iteration}: the density residual found no new "
+                              f"lowest in {self._since_lowest} steps (lowest {lowest:.3g}); "
+                              "the multigrid cycle V -> W")
+            self._lowest_residual, self._since_lowest = density_residual, 0
+            return
         if (rose or self._since_lowest >= STALL_BACK_OFF) and self.cfl >= 2 * self.stepping.cfl:
             cfl = max(self.stepping.cfl, 0.5 * self.cfl)
             why = (f"rose to {density_residual:.3g}, {density_residual / lowest:.0f}x its "
@@ -938,13 +949,16 @@ class Solver(Parts):
                              {name: self.diagnostics[name] for name in QUALITY})
 
     def monitors(self) -> dict[str, str]:
-        """Implicit steps: the CFL number of the next step and the cells (of every
-        process) whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`);
-        none for explicit steps. Every process calls it (a global sum)."""
+        """Implicit steps: the CFL number of the next step, the cells (of every process)
+        whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`) and, with
+        multigrid, the passes of its cycle (1: V, 2: W); none for explicit steps. Every process
+        calls it (a global sum)."""
         if self.part_sweeps is None:
             return {}
         relaxed = int(self.transport.sum(np.array([self.relaxed_cells]))[0])
-        return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)}
+        cycle = ({} if self.multigrid is None
+                 else {"multigrid_passes": str(self.multigrid.passes)})
+        return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle
 
     def model_state(self) -> dict[str, np.ndarray]:
         """The turbulence model's scalars in the file's cell order (for checkpoints)."""
