@@ -111,15 +111,18 @@ def in_child_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T
     child = context.Process(target=_call_and_send, args=(send, function, args, kwargs),
                             daemon=True)
     # a signal while the child starts would leave it running unknown to the handler
-    # below (and holding this process's output open): they wait until it is known
+    # below (and holding this process's output open): they wait until it is known, and
+    # one that came meanwhile is raised inside the block that stops the child
     held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         child.start()
-        send.close()
-    finally:
+    except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        raise
+    send.close()
     try:
         try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             failed, value = receive.recv()
         except EOFError:  # it died without an answer (killed, out of memory)
             child.join()
