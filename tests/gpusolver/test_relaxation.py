@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from gpusolver.integrators.relaxation import HALVINGS, relaxed_update
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv import Stepping
-from gpusolver.solvers.fv.solver import RISE, STALL_BACK_OFF
+from gpusolver.solvers.fv.solver import RISE, STALL_BACK_OFF, STALL_STEPS
 from meshorder.testing import box_mesh, grid_mesh
 
 from .fv_cases import perturbed_solver
@@ -129,6 +129,21 @@ def test_an_auto_multigrid_cycle_turns_w_at_the_first_stall_and_only_there(cycle
         solver._adapt(2e-2)
     assert "CFL number" in solver.take_notes()[0]  # a second stall: the CFL back-off
     assert solver.multigrid.passes == int(solver.monitors()["multigrid_passes"])
+
+
+def test_the_history_says_when_the_limiter_froze():
+    solver = perturbed_solver(grid_mesh(8, 8, "triangle"),
+                              stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4,
+                                                freeze_limiter=1e-1))
+    solver.step()  # the limiter's first values
+    assert solver.monitors()["limiter_frozen"] == "0"
+    solver.first_residual = 1.0
+    for _ in range(STALL_STEPS + 1):
+        solver._adapt(1e-2)  # two orders down and no longer falling
+    assert solver.monitors()["limiter_frozen"] == "1"
+    assert "the limiter is frozen from above" in solver.take_notes()[-1]
+    unfrozen = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=Stepping("lusgs"))
+    assert "limiter_frozen" not in unfrozen.monitors()  # nothing to freeze: no column
 
 
 def test_an_auto_multigrid_cycle_stays_v_in_3d():

@@ -950,15 +950,20 @@ class Solver(Parts):
 
     def monitors(self) -> dict[str, str]:
         """Implicit steps: the CFL number of the next step, the cells (of every process)
-        whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`) and, with
-        multigrid, the passes of its cycle (1: V, 2: W); none for explicit steps. Every process
-        calls it (a global sum)."""
+        whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`), with
+        multigrid the passes of its cycle (1: V, 2: W) and, where ``freeze_limiter`` can
+        act, whether the limiter is frozen (0 or 1); none for explicit steps. Every
+        process calls it (a global sum)."""
         if self.part_sweeps is None:
             return {}
         relaxed = int(self.transport.sum(np.array([self.relaxed_cells]))[0])
         cycle = ({} if self.multigrid is None
                  else {"multigrid_passes": str(self.multigrid.passes)})
-        return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle
+        d = self.discretisations[0]
+        freezes = (self.stepping.freeze_limiter is not None and d.scheme.order == 2
+                   and not d.scheme.jst and d.scheme.limiter == "venkatakrishnan")
+        frozen = {"limiter_frozen": str(int(d.limiter_ceiling is not None))} if freezes else {}
+        return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle | frozen
 
     def model_state(self) -> dict[str, np.ndarray]:
         """The turbulence model's scalars in the file's cell order (for checkpoints)."""
