@@ -16,8 +16,9 @@ so that the coarse problem is driven by the fine residual only (it is zero when 
 fine one is), by one LU-SGS step and the corrections of the levels below it (V cycle;
 W: twice per level; ``auto``: V, and on 2-D meshes W from where the solver finds the
 residual stalled, :meth:`Multigrid.deepen`). The coarse change ``u_c - mean u_f`` is
-added to the cells of each coarse cell. Safeguards of a transonic start: a coarse step that makes a state invalid
-is dropped, and so is the correction of a fine cell it would make invalid.
+added to the cells of each coarse cell. Safeguards of a transonic start: a coarse step
+that makes a state invalid is dropped, and so is the correction of a fine cell it would
+make invalid.
 """
 
 from __future__ import annotations
