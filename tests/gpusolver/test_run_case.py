@@ -15,6 +15,7 @@ import pytest
 from gpusolver.cli import main
 from gpusolver.errors import ConfigError
 from gpusolver.run import run_case
+from gpusolver.solvers.fv import solver as fv_solver
 from gpusolver.systems import load_case
 from meshorder import write_mesh
 from meshorder.testing import grid_mesh
@@ -120,6 +121,30 @@ def test_restart_continues_without_loss(tmp_path, integrator, top):
     assert (straight.discretisation.circulation != 0) == bool(top)
     history = np.genfromtxt(tmp_path / "b" / "history.csv", delimiter=",", names=True)
     assert history["iteration"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_restart_continues_the_steady_controls(tmp_path, monkeypatch):
+    """The frozen limiter's ceiling, the CFL ramp's back-off and the stall watch travel in
+    the checkpoint: an LU-SGS run restarted after its limiter froze ends where the
+    uninterrupted run does, to the bit."""
+    monkeypatch.setattr(fv_solver, "STALL_STEPS", 1)  # freeze at the first slow step
+
+    def case(**kwargs):
+        path = write_case(tmp_path, integrator="lusgs", **kwargs)
+        path.write_text(path.read_text().replace(
+            "cfl = 1.0", "cfl = 5.0\ncfl_max = 1e3\nfreeze_limiter = 0.9"))
+        return load_case(path)
+
+    straight = run_case(case(iterations=12, directory="a"), progress=False).solver
+    run_case(case(iterations=8, directory="b"), progress=False)
+    frozen = np.genfromtxt(tmp_path / "b" / "history.csv", delimiter=",", names=True)
+    assert frozen["limiter_frozen"][-1] == 1  # frozen before the checkpoint
+    resumed = run_case(case(iterations=4, directory="b", restart='restart = "b/checkpoint.npz"'),
+                       progress=False).solver
+    assert resumed.iteration == straight.iteration == 12
+    np.testing.assert_array_equal(resumed.conserved(), straight.conserved())
+    assert resumed.cfl == straight.cfl
+    assert resumed.controls()[0] == straight.controls()[0]
 
 
 @pytest.mark.parametrize(("extra", "message"), [

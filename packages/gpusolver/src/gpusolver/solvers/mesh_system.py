@@ -42,6 +42,9 @@ from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart, read_plan_part
 from meshorder.refine import refine
 
+#: The prefix of the steady-state controls' arrays in a checkpoint.
+CONTROL = "control_"
+
 
 class MeshSystem(System):
     """A System of a mesh-based solver (see the module docstring).
@@ -219,13 +222,16 @@ class MeshSystem(System):
     # ---------------------------------------------------------------- checkpoints
     def snapshot(self) -> Snapshot:
         """The conserved state in the file's cell order, its precision, iteration, time,
-        CFL number, circulation and the first residual."""
+        CFL number, circulation, the first residual and the steady-state controls
+        (``solver.controls()``: their arrays named ``control_*``)."""
         solver = self.solver
         conserved = solver.conserved()  # every rank: a global gather under MPI
-        return Snapshot({"conserved": conserved, **solver.model_state()}, {
+        numbers, arrays = solver.controls()
+        return Snapshot({"conserved": conserved, **solver.model_state(),
+                         **{CONTROL + name: array for name, array in arrays.items()}}, {
             "iteration": solver.iteration, "time": solver.time, "dtype": solver.dtype.name,
             "circulation": solver.circulation, "cfl": solver.cfl, "case_cfl": self.case_cfl,
-            "first_residual": solver.first_residual})
+            "first_residual": solver.first_residual, "controls": numbers})
 
     @property
     def case_cfl(self) -> float:
@@ -233,11 +239,13 @@ class MeshSystem(System):
         return float(self.case.run["cfl"])
 
     def restore(self, snapshot: Snapshot) -> list[str]:
-        """The state, counters and ramps of ``snapshot`` (same precision and shape).
+        """The state, counters, ramps and steady-state controls of ``snapshot`` (same
+        precision and shape).
 
         The case's run settings rule: when its ``cfl`` differs from the one of the run
-        that wrote the checkpoint, the CFL number starts again from the case's (the
-        advice a diverged run gives is to lower it), and the line returned says so.
+        that wrote the checkpoint, the CFL number and its ramp's back-off start again
+        from the case's (the advice a diverged run gives is to lower it), and the line
+        returned says so.
         """
         solver, meta = self.solver, snapshot.meta
         conserved = snapshot.arrays["conserved"]
@@ -252,7 +260,12 @@ class MeshSystem(System):
         solver.circulation = float(meta["circulation"])
         solver.first_residual = meta["first_residual"]
         written = meta.get("case_cfl")
-        if written is None or float(written) == self.case_cfl:
+        same_ramp = written is None or float(written) == self.case_cfl
+        solver.set_controls(meta.get("controls", {}),
+                            {name.removeprefix(CONTROL): array
+                             for name, array in snapshot.arrays.items()
+                             if name.startswith(CONTROL)}, ramp=same_ramp)
+        if same_ramp:
             solver.cfl = float(meta["cfl"])
             return []
         solver.cfl = self.case_cfl

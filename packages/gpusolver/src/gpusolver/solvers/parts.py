@@ -346,6 +346,17 @@ class Parts:
     def set_model_state(self, arrays: dict[str, np.ndarray]) -> None:
         """Restore :meth:`model_state` from a checkpoint's arrays (nothing here)."""
 
+    def controls(self) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+        """What a checkpoint keeps beyond the state so that a restart continues as the run
+        would have: the steady-state controls' numbers, and cell arrays in the file's cell
+        order (none here; every process calls it)."""
+        return {}, {}
+
+    def set_controls(self, numbers: dict[str, float], arrays: dict[str, np.ndarray],
+                     ramp: bool = True) -> None:
+        """Restore :meth:`controls` (``ramp`` False: the CFL ramp's own counters start
+        again; nothing here)."""
+
     @property
     def has_loads(self) -> bool:
         """True once a step has been taken (wall forces and Cp are then known)."""

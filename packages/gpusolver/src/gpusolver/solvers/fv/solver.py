@@ -972,6 +972,39 @@ class Solver(Parts):
         return {name: self._gather_cells([model.values[i] for model in self.turbulence])
                 for i, name in enumerate(self.turbulence[0].names)}
 
+    def controls(self) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+        """The steady-state controls a restart continues from: the CFL ramp's back-off
+        counters and cap (:meth:`_back_off`), the stall watch of the limiter's freeze, the
+        multigrid cycle's passes, and the frozen limiter's ceiling (file order). Every
+        process calls it (a global sum where the limiter is frozen)."""
+        numbers = {"lowest_residual": float(self._lowest_residual),
+                   "since_lowest": self._since_lowest, "cfl_ceiling": float(self._cfl_ceiling),
+                   "best_residual": float(self._best_residual), "since_best": self._since_best}
+        if self.multigrid is not None:
+            numbers["multigrid_passes"] = self.multigrid.passes
+        ceilings = [d.limiter_ceiling for d in self.discretisations]
+        frozen = {} if ceilings[0] is None else {"limiter_ceiling": self._gather_cells(ceilings)}
+        return numbers, frozen
+
+    def set_controls(self, numbers: dict[str, float], arrays: dict[str, np.ndarray],
+                     ramp: bool = True) -> None:
+        """Restore :meth:`controls` from a checkpoint (``ramp`` False: the CFL ramp's
+        back-off counters and cap start again, as after a change of ``[run] cfl``)."""
+        if ramp and "lowest_residual" in numbers:
+            self._lowest_residual = float(numbers["lowest_residual"])
+            self._since_lowest = int(numbers["since_lowest"])
+            self._cfl_ceiling = float(numbers["cfl_ceiling"])
+        if "best_residual" in numbers:
+            self._best_residual = float(numbers["best_residual"])
+            self._since_best = int(numbers["since_best"])
+        if self.multigrid is not None and "multigrid_passes" in numbers:
+            self.multigrid.passes = int(numbers["multigrid_passes"])
+        if "limiter_ceiling" in arrays:
+            ceiling = np.asarray(arrays["limiter_ceiling"])
+            for d, layout in zip(self.discretisations, self.layouts, strict=True):
+                d.limiter_ceiling = self.backend.asarray(ceiling[:, layout.file_cells],
+                                                         self.dtype)
+
     def set_model_state(self, arrays: dict[str, np.ndarray]) -> None:
         """Restore the turbulence model's scalars from a checkpoint's arrays (file order).
 
