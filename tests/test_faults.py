@@ -123,6 +123,32 @@ def test_a_plan_interrupted_at_any_moment_is_whole_or_the_old_one(tmp_path, afte
     assert _no_temporaries(tmp_path)
 
 
+INTERRUPTED_IN_ANOTHER_THREAD = """
+import signal, threading, time
+from meshorder.termination import in_child_process
+
+def ctrl_c_in_this_thread():  # as the kernel may hand it to a progress bar's thread
+    time.sleep(2.0)  # the main thread waits for its child by now
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c_in_this_thread, daemon=True).start()
+begun = time.monotonic()
+try:
+    in_child_process(time.sleep, 60)
+except KeyboardInterrupt:
+    print(f"interrupted after {time.monotonic() - begun:.1f} s")
+"""
+
+
+def test_ctrl_c_taken_by_another_thread_stops_the_wait_for_the_child():
+    """Ctrl-C that the kernel handed to another thread than the main one (which then
+    does not leave its wait) still stops the wait for the child at once."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_IN_ANOTHER_THREAD],
+                          capture_output=True, text=True, timeout=30)
+    assert done.stdout.startswith("interrupted after "), done.stderr
+    assert float(done.stdout.split()[2]) < 10
+
+
 def test_a_child_process_hands_back_its_error_and_its_death():
     """What :func:`meshorder.termination.in_child_process` does when the call fails in
     the child (the same exception here) or the child dies without an answer."""

@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 #: The signals that stop a command (Ctrl-C, a scheduler's SIGTERM).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+#: How often a process waiting for its child looks at the signals it was sent (seconds).
+POLL_SECONDS = 0.1
+
 T = TypeVar("T")
 
 
@@ -123,6 +126,11 @@ def in_child_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T
     try:
         try:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            # wait in short polls: the kernel may hand a signal to another thread of this
+            # process (a progress bar's), which does not end a blocking wait here; its
+            # handler runs between the polls
+            while not receive.poll(POLL_SECONDS):
+                pass
             failed, value = receive.recv()
         except EOFError:  # it died without an answer (killed, out of memory)
             child.join()
