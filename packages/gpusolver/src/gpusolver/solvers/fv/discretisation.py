@@ -104,6 +104,12 @@ class Scheme:
         return self.flux == JST
 
     @property
+    def cell_limited(self) -> bool:
+        """Second order with Venkatakrishnan's limiter: a limiter value per cell and
+        variable, which ``[run] freeze_limiter`` can freeze."""
+        return self.order == 2 and self.limiter == "venkatakrishnan"
+
+    @property
     def riemann_flux(self) -> str:
         """The Riemann flux of the faces (``jst``: of its boundary faces)."""
         return BOUNDARY_FLUX if self.jst else self.flux

@@ -141,7 +141,7 @@ class FusedResidual:
         scheme = d.scheme
         self.order = scheme.order
         #: Venkatakrishnan's limiter is computed (second order only).
-        self.limited = scheme.limiter == "venkatakrishnan" and self.order == 2
+        self.limited = scheme.cell_limited
         #: Van Albada's limiter is applied per face in the face kernel.
         self.face_limited = scheme.limiter == "van-albada" and self.order == 2
         self.viscous = d.viscous

@@ -960,9 +960,9 @@ class Solver(Parts):
         cycle = ({} if self.multigrid is None
                  else {"multigrid_passes": str(self.multigrid.passes)})
         d = self.discretisations[0]
-        freezes = (self.stepping.freeze_limiter is not None and d.scheme.order == 2
-                   and not d.scheme.jst and d.scheme.limiter == "venkatakrishnan")
-        frozen = {"limiter_frozen": str(int(d.limiter_ceiling is not None))} if freezes else {}
+        frozen = ({"limiter_frozen": str(int(d.limiter_ceiling is not None))}
+                  if self.stepping.freeze_limiter is not None and d.scheme.cell_limited
+                  else {})
         return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle | frozen
 
     def model_state(self) -> dict[str, np.ndarray]:
