@@ -76,11 +76,17 @@ def test_a_plan_whose_disk_fills_names_the_plan_and_keeps_the_old_one(small_disk
     assert plan.read_text() == "the plan of yesterday" and _no_temporaries(small_disk)
 
 
+def _as_in_a_terminal() -> None:
+    """A child's Ctrl-C as in a terminal: a suite started in the background (``cmd &``
+    in a script) hands its children SIGINT ignored, and Python keeps it so."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(command: list[str], cwd: Path, after: float, number=signal.SIGINT,
                  ready: Path | None = None) -> subprocess.CompletedProcess:
     """``command`` sent ``number`` ``after`` seconds (counted once ``ready`` exists)."""
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     deadline = time.monotonic() + 60
     while ready is not None and not ready.exists() and process.poll() is None:
         assert time.monotonic() < deadline
@@ -144,7 +150,8 @@ def test_ctrl_c_taken_by_another_thread_stops_the_wait_for_the_child():
     """Ctrl-C that the kernel handed to another thread than the main one (which then
     does not leave its wait) still stops the wait for the child at once."""
     done = subprocess.run([sys.executable, "-c", INTERRUPTED_IN_ANOTHER_THREAD],
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=30,
+                          preexec_fn=_as_in_a_terminal)
     assert done.stdout.startswith("interrupted after "), done.stderr
     assert float(done.stdout.split()[2]) < 10
 
