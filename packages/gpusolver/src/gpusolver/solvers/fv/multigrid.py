@@ -246,11 +246,6 @@ class Multigrid:
         #: and these transports share the parts'.
         self.transports = transports
 
-    @property
-    def cycle(self) -> str:
-        """The cycle the corrections take now: ``v`` or ``w``."""
-        return next(name for name, passes in CYCLES.items() if passes == self.passes)
-
     def deepen(self) -> bool:
         """An ``auto`` cycle's turn from V to W on a 2-D mesh (:data:`AUTO_W_DIMS`), for
         good (True where it turned now): each coarse level smoothed and corrected twice."""
