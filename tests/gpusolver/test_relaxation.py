@@ -158,6 +158,27 @@ def test_an_auto_multigrid_cycle_stays_v_in_3d():
     assert solver.monitors()["multigrid_passes"] == "1"
 
 
+def test_controls_come_back_and_a_new_cfl_starts_the_ramps_back_off_again():
+    stepping = Stepping("lusgs", cfl=10.0, cfl_max=1e4, freeze_limiter=1e-1)
+    solver = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)
+    solver.step()
+    solver.first_residual = 1.0
+    solver._adapt(1e-2)
+    for _ in range(STALL_BACK_OFF):
+        solver._adapt(2e-2)  # a back-off and a frozen limiter
+    numbers, arrays = solver.controls()
+    assert set(arrays) == {"limiter_ceiling"} and numbers["cfl_ceiling"] == pytest.approx(500.0)
+    again = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)
+    again.set_controls(numbers, arrays)
+    assert again.controls()[0] == numbers
+    np.testing.assert_array_equal(again.controls()[1]["limiter_ceiling"],
+                                  arrays["limiter_ceiling"])
+    fresh = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)
+    fresh.set_controls(numbers, arrays, ramp=False)  # the case's cfl changed
+    assert fresh.controls()[0]["cfl_ceiling"] == np.inf  # the ramp's cap starts again
+    assert fresh.controls()[0]["since_best"] == numbers["since_best"]
+
+
 def _overshooting_rk4(**stepping):
     """RK4 far beyond its stability limit from a rough state: some stages would leave
     cells of negative density or pressure."""
