@@ -893,22 +893,20 @@ class Solver(Parts):
             return
         self._since_lowest += 1
         rose = density_residual > RISE * lowest
-        if (not rose and self._since_lowest >= STALL_BACK_OFF and self.multigrid is not None
-                and self.multigrid.deepen()):
-            self.notes.append(f"iteration {self.iteration}: the density residual found no new "
-                              f"lowest in {self._since_lowest} steps (lowest {lowest:.3g}); "
-                              "the multigrid cycle V -> W")
-            self._lowest_residual, self._since_lowest = density_residual, 0
-            return
-        if (rose or self._since_lowest >= STALL_BACK_OFF) and self.cfl >= 2 * self.stepping.cfl:
+        stalled = not rose and self._since_lowest >= STALL_BACK_OFF
+        if stalled and self.multigrid is not None and self.multigrid.deepen():
+            action = "the multigrid cycle V -> W"
+        elif (rose or stalled) and self.cfl >= 2 * self.stepping.cfl:
             cfl = max(self.stepping.cfl, 0.5 * self.cfl)
-            why = (f"rose to {density_residual:.3g}, {density_residual / lowest:.0f}x its "
-                   "lowest" if rose else f"found no new lowest in {self._since_lowest} steps "
-                   f"(lowest {lowest:.3g})")
-            self.notes.append(f"iteration {self.iteration}: the density residual {why}; CFL "
-                              f"number {self.cfl:.4g} -> {cfl:.4g}")
+            action = f"CFL number {self.cfl:.4g} -> {cfl:.4g}"
             self.cfl = self._cfl_ceiling = cfl
-            self._lowest_residual, self._since_lowest = density_residual, 0
+        else:
+            return
+        why = (f"rose to {density_residual:.3g}, {density_residual / lowest:.0f}x its lowest"
+               if rose else f"found no new lowest in {self._since_lowest} steps "
+               f"(lowest {lowest:.3g})")
+        self.notes.append(f"iteration {self.iteration}: the density residual {why}; {action}")
+        self._lowest_residual, self._since_lowest = density_residual, 0
 
     def advance_to(self, final_time: float) -> None:
         """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""
