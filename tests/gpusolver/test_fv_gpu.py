@@ -124,3 +124,32 @@ def test_cupy_newton_krylov_steps_match_numpy(preconditioner):
     np.testing.assert_allclose(norms[1], norms[0], rtol=1e-6)
     # finite-difference Jacobian products amplify round-off by 1/sqrt(eps)
     np.testing.assert_allclose(solvers[1].conserved(), solvers[0].conserved(), rtol=1e-7)
+
+
+@pytest.mark.gpu
+def test_cupys_cyclic_reduction_is_numpys():
+    """The same factorisation and solve on the GPU, fp64, a 40 x 30 grid of triangles
+    and four unknowns a cell (seed 11)."""
+    pytest.importorskip("cupy")
+    from gpusolver.backends import get_backend
+    from gpusolver.solvers.fv.jacobian import operator_pattern
+    from gpusolver.solvers.fv.level_lu import LevelLU, narrowest_levels
+    from meshorder import Topology
+    from meshorder.topology import CSR
+
+    print("seed 11")
+    rng = np.random.default_rng(11)
+    topology = Topology(grid_mesh(40, 30, "triangle"))
+    left, right = topology.face_cells[topology.interior].T
+    n = topology.n_cells
+    levels = narrowest_levels(CSR.from_pairs(left, right, n), [np.array([0])])
+    rows, cols = operator_pattern(left, right, n)
+    blocks, rhs = rng.normal(size=(4, 4, len(rows))), rng.normal(size=(4, n))
+    blocks[:, :, :n] += 16 * np.eye(4)[:, :, None]  # the cells' own blocks dominate
+    solutions = []
+    for name in ("numpy", "cupy"):
+        backend = get_backend(name)
+        solve = LevelLU(levels, rows, cols, 4, backend).factorise(backend.asarray(blocks))
+        solutions.append(backend.to_host(solve(backend.asarray(rhs))))
+    np.testing.assert_allclose(solutions[1], solutions[0], rtol=1e-12,
+                               atol=1e-12 * np.abs(solutions[0]).max())

@@ -126,7 +126,7 @@ def test_swept_turbulence_steps_converge_the_plate_as_the_lu_does():
     residual below 1e-7 of its start (measured 1.1e-8; the LU with one step 1.1e-7) to
     the LU's drag."""
     solver, norms = _plate(300, turbulence_steps=3, turbulence_solver="sweeps")
-    assert solver.turbulence[0]._order is None  # no LU was made
+    assert solver.turbulence[0]._exact is None  # no LU was made
     assert norms[0] < 1e-7 * solver.first_residual
     assert solver.wall_forces()["total"].drag == pytest.approx(0.0030389, rel=1e-3)
 
@@ -177,12 +177,16 @@ def test_multigrid_with_rans_runs_on_parts():
 def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch):
     """Three nu_tilde sub-steps per step factorise their matrix once (the first's): two
     steps, two factorisations; each sub-step still lowers the model's residual."""
-    from gpusolver.solvers.fv import turbulence
+    from gpusolver.solvers.fv.jacobian import ExactSolver
 
-    factorised = []
-    real = turbulence.ordered_lu
-    monkeypatch.setattr(turbulence, "ordered_lu",
-                        lambda *args: factorised.append(1) or real(*args))
+    factorised = []  # the scalar's (1 x 1 blocks; the mean flow's are 4 x 4)
+    real = ExactSolver.factorise
+
+    def counted(exact, blocks):
+        if exact.n_vars == 1:
+            factorised.append(1)
+        return real(exact, blocks)
+    monkeypatch.setattr(ExactSolver, "factorise", counted)
     solver, _ = _plate(2, turbulence_steps=3)
     assert len(factorised) == 2
     (model,) = solver.turbulence

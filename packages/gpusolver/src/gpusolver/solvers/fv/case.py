@@ -89,14 +89,16 @@ RUN_KEYS: dict[str, Key] = {
                                  "the mean flow"),
     "turbulence_solver": Key(str, TURBULENCE_SOLVERS, Stepping.turbulence_solver,
                              help="RANS: the turbulence model's implicit matrix solved by lu "
-                                  "(SuperLU on the host, exact), sweeps (symmetric "
+                                  "(exact, as the preconditioner lu), sweeps (symmetric "
                                   "Gauss-Seidel on the LU-SGS levels, on the GPU) or auto "
                                   "(lu in 2D, sweeps in 3D)"),
     "multigrid_cycle": Key(str, (*CYCLES, AUTO_CYCLE), AUTO_CYCLE,
                            help="multigrid: v (each coarse level once), w (twice) or auto "
                                 "(v; on 2-D meshes w from where the residual stalls)"),
     "preconditioner": Key(str, tuple(PRECONDITIONERS), "lu",
-                          help="newton-krylov: lu (exact, 2D and moderate meshes) or lusgs"),
+                          help="newton-krylov: lu (exact, 2D and moderate meshes: on the GPU by "
+                               "block cyclic reduction over levels of cells, else SuperLU "
+                               "on the host) or lusgs"),
     "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
                           help="newton-krylov: most GMRES vectors per step"),
     "preconditioner_every": Key(int, default=Stepping.preconditioner_every, positive=True,

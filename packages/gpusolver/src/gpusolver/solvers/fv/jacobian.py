@@ -22,10 +22,15 @@ there; the residual, and so the converged solution, is exact).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from gpusolver.backends import array_module
 from gpusolver.errors import SingularMatrixError
 from gpusolver.solvers.fv.discretisation import Discretisation
+from gpusolver.solvers.fv.level_lu import LevelLU, level_cost, narrowest_levels
+from meshorder.graph import pseudo_peripheral_node
 from meshorder.orderings.metis import nested_dissection
 from meshorder.topology import CSR
 
@@ -35,6 +40,10 @@ from meshorder.topology import CSR
 #: entries in L + U against 8.9M) and took ten times as long to factorise (3.2 s against
 #: 0.46 s on the H200's host, 2026-11-28); the solves' error stays near 1e-13.
 PIVOT_THRESHOLD = 1e-4
+
+#: Most entries of the dense blocks of a factorisation on the GPU (4 GiB in fp64): above,
+#: the host's SuperLU (:class:`ExactSolver`).
+MAX_LEVEL_ENTRIES = 2**29
 
 
 def _perturbation(u_side, k: int, dtype):
@@ -76,13 +85,18 @@ def face_jacobians(d: Discretisation, u):
     return jac_left, jac_right
 
 
-def implicit_operator(d: Discretisation, u, dt, speeds=None):
-    """``M = V / dt - dR/dU`` of the first-order scheme as a sparse CSR matrix.
+def operator_pattern(left: np.ndarray, right: np.ndarray, n_cells: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' and columns' cells of the blocks of a face-coupled matrix: each cell's
+    diagonal block, then per interior face (``left``, ``right``) the left cell's row in
+    the right cell's column, then the reverse."""
+    cells = np.arange(n_cells)
+    return np.concatenate([cells, left, right]), np.concatenate([cells, right, left])
 
-    Unknowns are numbered cell-major (``cell * n_vars + variable``), so each cell's
-    block is contiguous and an incomplete factorisation keeps the coupling of its
-    variables. The matrix lives on the discretisation's backend (SciPy or CuPy).
-    """
+
+def implicit_blocks(d: Discretisation, u, dt, speeds=None):
+    """The blocks ``(n_vars, n_vars, n_blocks)`` of ``M = V / dt - dR/dU`` of the
+    first-order scheme, on the backend, in the order of :func:`operator_pattern`."""
     xp = d.backend.xp
     g = d.geometry
     n_vars, n_cells, ni = u.shape[0], g.n_cells, d.n_interior
@@ -97,56 +111,110 @@ def implicit_operator(d: Discretisation, u, dt, speeds=None):
     diagonal = xp.zeros((n_vars, n_vars, n_cells), dtype=u.dtype)
     diagonal[xp.arange(n_vars), xp.arange(n_vars)] = xp.broadcast_to(g.volume / dt, (n_cells,))
     d.accumulator.combine(jac_left, -jac_right, out=diagonal)
-    left, right = g.left[:ni], g.right[:ni]
-    # (row cell, column cell, block): diagonal, then M_ij = J_R and M_ji = -J_L per face
-    rows = xp.concatenate([xp.arange(n_cells), left, right])
-    cols = xp.concatenate([xp.arange(n_cells), right, left])
-    blocks = xp.concatenate([diagonal, jac_right[:, :, :ni], -jac_left[:, :, :ni]], axis=2)
+    # M_ij = J_R and M_ji = -J_L per face
+    return xp.concatenate([diagonal, jac_right[:, :, :ni], -jac_left[:, :, :ni]], axis=2)
+
+
+def block_matrix(blocks, rows, cols, sparse):
+    """The ``sparse`` (SciPy's or CuPy's) CSR matrix of ``blocks`` ``(n_vars, n_vars,
+    n_blocks)`` at cells ``rows``, ``cols``, its unknowns numbered cell-major
+    (``cell * n_vars + variable``: each cell's block contiguous)."""
+    xp = array_module(blocks)
+    n_vars = blocks.shape[0]
     k = xp.arange(n_vars)
-    row_index = rows[None, None] * n_vars + k[:, None, None]
-    col_index = cols[None, None] * n_vars + k[None, :, None]
-    row_index, col_index = xp.broadcast_to(row_index, blocks.shape), \
-        xp.broadcast_to(col_index, blocks.shape)
-    size = n_vars * n_cells
-    return d.backend.sparse.coo_matrix((blocks.ravel(), (row_index.ravel(), col_index.ravel())),
+    row_index = xp.broadcast_to(rows[None, None] * n_vars + k[:, None, None], blocks.shape)
+    col_index = xp.broadcast_to(cols[None, None] * n_vars + k[None, :, None], blocks.shape)
+    size = n_vars * (int(rows.max()) + 1)
+    return sparse.coo_matrix((blocks.ravel(), (row_index.ravel(), col_index.ravel())),
                              shape=(size, size)).tocsr()
 
 
-class SparseLU:
-    """Exact inverse of the first-order implicit operator by a sparse LU factorisation.
+def implicit_operator(d: Discretisation, u, dt, speeds=None):
+    """``M = V / dt - dR/dU`` of the first-order scheme as a sparse CSR matrix on the
+    discretisation's backend (SciPy or CuPy), unknowns numbered cell-major."""
+    g, ni, to_host = d.geometry, d.n_interior, d.backend.to_host
+    rows, cols = (d.backend.asarray(a) for a in operator_pattern(
+        to_host(g.left[:ni]), to_host(g.right[:ni]), g.n_cells))
+    return block_matrix(implicit_blocks(d, u, dt, speeds), rows, cols, d.backend.sparse)
 
-    SuperLU factorises :func:`implicit_operator` on the CPU, its unknowns eliminated
-    cell by cell in METIS's nested-dissection order of the cell graph (on SU2's
-    10,216-cell NACA0012 mesh: a third of the fill-in of SuperLU's own COLAMD and a
-    fifth of its factorisation time), pivoting only where a diagonal entry is tiny
-    (:data:`PIVOT_THRESHOLD`). The solves run on the CPU as well; on CuPy the vectors
-    travel both ways (CuPy's own GPU solves of the same factors were 19 times slower on the
-    flat plate, H200, 2026-11-28). Fill-in grows quickly in 3D: meant for 2D and moderate
-    meshes.
+
+class ExactSolver:
+    """Exact solves of the matrices of one face-coupled pattern (:func:`operator_pattern`).
+
+    On CuPy, block cyclic reduction over the cells' breadth-first levels on the GPU
+    (:class:`~gpusolver.solvers.fv.level_lu.LevelLU`), where its dense blocks hold at most
+    :data:`MAX_LEVEL_ENTRIES` entries (two-dimensional meshes), seeded from the boundary
+    whose levels are narrowest; otherwise SuperLU on the host, the cells eliminated in
+    METIS's nested-dissection order (on SU2's 10,216-cell NACA 0012 mesh: a third of the
+    fill-in of SuperLU's own COLAMD and a fifth of its factorisation time), pivoting only
+    where a diagonal entry is tiny (:data:`PIVOT_THRESHOLD`).
+
+    Parameters
+    ----------
+    discretisation : Discretisation
+    n_vars : int
+        Unknowns per cell.
     """
 
-    def __init__(self, discretisation: Discretisation):
+    def __init__(self, discretisation: Discretisation, n_vars: int):
         self.discretisation = d = discretisation
-        left, right = (d.backend.to_host(a)[:d.n_interior] for a in (d.geometry.left,
-                                                                     d.geometry.right))
-        cells = elimination_order(left, right, d.geometry.n_cells)
-        n_vars = d.gas.n_vars
-        #: Unknowns (cell-major) in elimination order, new -> old.
-        self.order = (cells[:, None] * n_vars + np.arange(n_vars)).ravel()
+        ni, n_cells = d.n_interior, d.geometry.n_cells
+        left = d.backend.to_host(d.geometry.left)
+        right = d.backend.to_host(d.geometry.right)[:ni]
+        self.rows, self.cols = operator_pattern(left[:ni], right, n_cells)
+        self.n_vars = n_vars
+        #: The GPU's factorisation of the pattern (None: SuperLU on the host).
+        self.level_lu = None
+        if d.backend.name == "cupy":
+            graph = CSR.from_pairs(left[:ni], right, n_cells)
+            seeds = [left[b.faces] for b in d.boundaries if b.faces.stop > b.faces.start]
+            far_cell = np.array([pseudo_peripheral_node(graph, 0)])
+            levels = narrowest_levels(graph, [*seeds, far_cell])
+            if level_cost(levels, n_vars) <= MAX_LEVEL_ENTRIES:
+                self.level_lu = LevelLU(levels, self.rows, self.cols, n_vars, d.backend)
+        if self.level_lu is None:
+            cells = elimination_order(left[:ni], right, n_cells)
+            #: Unknowns (cell-major) in elimination order, new -> old.
+            self.order = (cells[:, None] * n_vars + np.arange(n_vars)).ravel()
+
+    def factorise(self, blocks) -> Callable:
+        """The solve of the matrix of ``blocks`` (``(n_vars, n_vars, n_blocks)`` on the
+        backend): a map of a ``(n_vars, n_cells)`` array on the backend to the solution,
+        of the same shape and dtype.
+
+        Raises
+        ------
+        SingularMatrixError
+            If SuperLU finds the matrix exactly singular.
+        """
+        if self.level_lu is not None:
+            return self.level_lu.factorise(blocks)
+        import scipy.sparse
+        backend = self.discretisation.backend
+        matrix = block_matrix(backend.to_host(blocks).astype(np.float64), self.rows,
+                              self.cols, scipy.sparse)
+        solve_vector = ordered_lu(matrix, self.order)
+
+        def solve(rhs):
+            vector = backend.to_host(rhs).astype(np.float64).T.reshape(-1)
+            solution = solve_vector(vector).reshape(rhs.shape[::-1]).T
+            return backend.asarray(solution, dtype=rhs.dtype)
+        return solve
+
+
+class SparseLU:
+    """Exact inverse of the first-order implicit operator (:class:`ExactSolver`): on the
+    GPU, or by SuperLU on the host, where CuPy's own solves of SuperLU's factors
+    (``cupyx.scipy.sparse.linalg.splu``) were 19 times slower than the host's on the flat
+    plate (H200, 2026-11-28)."""
+
+    def __init__(self, discretisation: Discretisation):
+        self.discretisation = discretisation
+        self.exact = ExactSolver(discretisation, discretisation.gas.n_vars)
 
     def operator(self, u, dt, speeds=None):
         """The factorisation's solve at the state ``u``, as a map of ``(n_vars, n_cells)``."""
-        d = self.discretisation
-        matrix = implicit_operator(d, u, dt, speeds)
-        matrix = matrix.get() if d.backend.name == "cupy" else matrix
-        solve_vector = ordered_lu(matrix, self.order)
-        shape = u.shape
-
-        def solve(rhs):
-            vector = d.backend.to_host(rhs).T.reshape(-1)
-            solution = solve_vector(vector)
-            return d.backend.asarray(solution.reshape(shape[::-1]).T, dtype=rhs.dtype)
-        return solve
+        return self.exact.factorise(implicit_blocks(self.discretisation, u, dt, speeds))
 
 
 def suspect_row(matrix) -> int:

@@ -23,8 +23,9 @@ Every scalar ``phi`` (``nu_tilde``; ``k`` and ``omega``) is discretised alike, p
   supersonic inflows, the cell's value elsewhere (outflows, symmetry planes, slip walls);
 - the implicit step ``(rho V / dt + A) dphi = R``: ``A`` is the upwind advection and
   the two-point diffusion, plus the part of the source's derivative that damps (an
-  M-matrix: no new extrema), solved by a sparse direct factorisation (SciPy's SuperLU,
-  cells eliminated in nested-dissection order as the mean flow's) on the host, or by
+  M-matrix: no new extrema), solved exactly as the mean flow's Newton matrix is
+  (:class:`~gpusolver.solvers.fv.jacobian.ExactSolver`: on the GPU by levels of cells in
+  2D, else SuperLU on the host), or by
   symmetric Gauss-Seidel sweeps over the mean flow's LU-SGS levels on the backend
   (:meth:`TurbulenceFV.use_sweeps`); swept steps run in kernels where the mean flow runs
   the fused residual (:mod:`gpusolver.solvers.fv.fused_turbulence`).
@@ -42,10 +43,10 @@ from gpusolver.backends.ids import ScalarBoundary
 from gpusolver.physics import menter_sst as sst
 from gpusolver.physics import spalart_allmaras as sa
 from gpusolver.solvers.fv.fused_turbulence import FusedMenterSST, FusedSpalartAllmaras
-from gpusolver.solvers.fv.jacobian import elimination_order, ordered_lu
+from gpusolver.solvers.fv.jacobian import ExactSolver
 from meshorder.hyperplanes import Levels
 
-#: How the implicit steps solve their matrix: ``lu`` (SuperLU on the host, exact),
+#: How the implicit steps solve their matrix: ``lu`` (exact: :class:`ExactSolver`),
 #: ``sweeps`` (symmetric Gauss-Seidel over the LU-SGS levels, on the backend), ``auto``
 #: (``lu`` in 2D, ``sweeps`` in 3D, where the LU's fill grows quickly).
 SOLVERS = ("auto", "lu", "sweeps")
@@ -91,7 +92,7 @@ class TurbulenceFV:
         self.boundary_kind = backend.asarray(kind)
         self._left = backend.to_host(g.left)
         self._right = backend.to_host(g.right[:ni])
-        self._order = None  # the sparse LU's elimination order, made on its first use
+        self._exact: ExactSolver | None = None  # made on its first use
         #: Per scalar, the solve of its last factorised implicit matrix.
         self._solves: dict = {}
         #: The forward and backward sweeps' levels for array code (None: the host's
@@ -230,18 +231,11 @@ class TurbulenceFV:
         diagonal, upper, lower = self._matrix(mass_flux, coefficient, damping, rho, dt)
         if self._sweeps is not None:
             return self._swept(residual, diagonal, upper, lower)
-        ni, n = self.d.n_interior, self.d.geometry.n_cells
-        left, right = self._left, self._right
-        if self._order is None:
-            self._order = elimination_order(left[:ni], right, n)
-        to_host = self.d.backend.to_host
-        rows = np.concatenate([np.arange(n), left[:ni], right])
-        cols = np.concatenate([np.arange(n), right, left[:ni]])
-        values = np.concatenate([to_host(x).astype(np.float64) for x in (diagonal, upper,
-                                                                          lower)])
-        import scipy.sparse as sp
-        self._solves[index] = ordered_lu(sp.csr_matrix((values, (rows, cols)), shape=(n, n)),
-                                         self._order)
+        if self._exact is None:
+            self._exact = ExactSolver(self.d, 1)
+        # the blocks in the order of operator_pattern: diagonal, upper, lower
+        values = self.xp.concatenate([diagonal, upper, lower])
+        self._solves[index] = self._exact.factorise(values[None, None])
         return self._solve(index, residual)
 
     def _matrix(self, mass_flux, coefficient, damping, rho, dt):
@@ -285,9 +279,7 @@ class TurbulenceFV:
 
     def _solve(self, index: int, residual):
         """``dphi`` of scalar ``index`` from its last factorisation."""
-        backend = self.d.backend
-        change = self._solves[index](backend.to_host(residual).astype(np.float64))
-        return backend.asarray(change, self.d.dtype)
+        return self._solves[index](residual[None])[0]
 
     def _update(self, index: int, change, max_fall: float = 0.0,
                 max_change: float = 0.0) -> None:
