@@ -19,6 +19,10 @@ from gpusolver.errors import ConfigError
 
 BACKENDS = ("auto", "numpy", "cupy")
 
+#: :meth:`Backend.inverse` on CuPy takes one LU per matrix where the matrices are at least
+#: this many times their count in rows.
+ROWS_PER_LOOPED_MATRIX = 32
+
 #: Precision name -> dtype (a setting of the backend, not a kernel copy).
 PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
 
@@ -67,6 +71,21 @@ class Backend:
             return load_templates(package, filename, expressions)
         from gpusolver.backends.host import load_host_templates
         return load_host_templates(package, filename, expressions, optimised)
+
+    def inverse(self, blocks):
+        """The inverses of a stack of square fp64 matrices ``(count, n, n)`` by LU with
+        partial pivoting: NumPy's (LAPACK); on CuPy cuBLAS's batched LU
+        (``cupy.linalg.inv``), or for a few large matrices one cuSOLVER LU per matrix
+        (:func:`gpusolver.backends.cuda.inverse`). The batched call costs about the same
+        for any count (H200, 2026-11-28: 14-21 ms for 8 to 68 matrices of 384 rows, 0.5 ms
+        for 68 of 96), one matrix at a time about 1 ms each at 384 rows."""
+        if self.name != "cupy":
+            return np.linalg.inv(blocks)
+        count, n = blocks.shape[0], blocks.shape[1]
+        if count * ROWS_PER_LOOPED_MATRIX <= n:
+            from gpusolver.backends.cuda import inverse
+            return inverse(blocks)
+        return self.xp.linalg.inv(blocks)
 
     def to_host(self, array) -> np.ndarray:
         """The array as a NumPy array."""

@@ -115,3 +115,34 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
         grid(rows.shape[0] * m, block), (block,),
         (out, index, rows, np.int64(m), np.int64(rows.shape[0]), np.int64(n_out),
          np.int64(row_stride)))
+
+
+def inverse(blocks):
+    """The inverses of the fp64 matrices ``blocks`` ``(count, n, n)`` on the GPU one at a
+    time: per matrix one cuSOLVER ``getrf`` (LU, partial pivoting) and one ``getrs`` of
+    the identity, queued on the current stream without waiting for their ``info`` (a
+    singular matrix gives non-finite entries). A row-major matrix is its transpose to
+    cuSOLVER, and the transpose's inverse read row-major is the inverse."""
+    import cupy
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cusolver
+
+    if blocks.dtype != np.float64:
+        raise TypeError(f"inverse takes float64 matrices, not {blocks.dtype}")
+    count, n = blocks.shape[0], blocks.shape[1]
+    factors = cupy.array(blocks, dtype=np.float64, order="C")
+    out = cupy.zeros_like(factors)
+    out[:, cupy.arange(n), cupy.arange(n)] = 1.0
+    handle = device.get_cusolver_handle()
+    cusolver.setStream(handle, cupy.cuda.get_current_stream().ptr)
+    work = cupy.empty(max(cusolver.dgetrf_bufferSize(handle, n, n, factors.data.ptr, n), 1),
+                      dtype=np.float64)
+    pivots = cupy.empty((count, n), dtype=np.int32)
+    info = cupy.empty(count, dtype=np.int32)
+    size = n * n * 8
+    for k in range(count):
+        matrix, pivot = factors.data.ptr + k * size, pivots.data.ptr + k * n * 4
+        cusolver.dgetrf(handle, n, n, matrix, n, work.data.ptr, pivot, info.data.ptr + 4 * k)
+        cusolver.dgetrs(handle, 0, n, n, matrix, n, pivot, out.data.ptr + k * size, n,
+                        info.data.ptr + 4 * k)
+    return out

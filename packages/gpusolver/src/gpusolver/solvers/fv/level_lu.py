@@ -185,7 +185,7 @@ class LevelLU:
                 before, own, after = (xp.concatenate([x, _blocks(xp, 1, width, x.dtype, eye)])
                                       for x, eye in ((before, False), (own, True),
                                                      (after, False)))
-            inverse = xp.linalg.inv(own[0::2])
+            inverse = self.backend.inverse(own[0::2])
             kept_before, kept_after = before[1::2], after[1::2]
             towards_before = kept_before @ inverse[:-1]   # A_k B_(k-1)^-1
             towards_after = kept_after @ inverse[1:]      # C_k B_(k+1)^-1
@@ -196,7 +196,7 @@ class LevelLU:
                            inverse @ eliminated_after))
             before = -(towards_before @ eliminated_before[:-1])
             after = -(towards_after @ eliminated_after[1:])
-        last = xp.linalg.inv(own)
+        last = self.backend.inverse(own)
         return self._solver(stages, last)
 
     def _solver(self, stages: list, last) -> Callable:
