@@ -94,7 +94,8 @@ def narrowest_levels(graph: CSR, seed_sets: Sequence[np.ndarray]) -> CellLevels:
     Examples
     --------
     A 3 x 4 grid of cells (numbered row by row): from its left column the levels are
-    its four columns, three cells wide; from its top row, its three rows.
+    its four columns, three cells wide; from its top row, its three rows, four wide. The
+    columns' blocks hold fewer entries (4 x 3^2 against 3 x 4^2):
 
     >>> pairs = [(r * 4 + c, r * 4 + c + 1) for r in range(3) for c in range(3)]
     >>> pairs += [(r * 4 + c, r * 4 + c + 4) for r in range(2) for c in range(4)]
@@ -102,7 +103,7 @@ def narrowest_levels(graph: CSR, seed_sets: Sequence[np.ndarray]) -> CellLevels:
     >>> graph = CSR.from_pairs(left, right, 12)
     >>> levels = narrowest_levels(graph, [np.array([0, 4, 8]), np.array([0, 1, 2, 3])])
     >>> levels.n_levels, levels.width
-    (3, 4)
+    (4, 3)
     """
     candidates = [CellLevels.from_seeds(graph, seeds) for seeds in seed_sets]
     return min(candidates, key=lambda levels: level_cost(levels, 1))
