@@ -193,40 +193,56 @@ class LevelLU:
             eliminated_before, eliminated_after = before[0::2], after[0::2]
             own = (own[1::2] - towards_before @ eliminated_after[:-1]
                    - towards_after @ eliminated_before[1:])
-            stages.append((inverse, kept_before, kept_after, inverse @ eliminated_before,
-                           inverse @ eliminated_after))
+            # a kept level's couplings side by side, to multiply its two neighbours at
+            # once; the same for an eliminated level's back-substitution
+            stages.append((inverse, xp.concatenate([kept_before, kept_after], axis=2),
+                           xp.concatenate([inverse @ eliminated_before,
+                                           inverse @ eliminated_after], axis=2)))
             before = -(towards_before @ eliminated_before[:-1])
             after = -(towards_after @ eliminated_after[1:])
         last = self.backend.inverse(own)
         return self._solver(stages, last)
 
     def _solver(self, stages: list, last) -> Callable:
-        xp, slots, width, n = self.backend.xp, self._slots, self.width, self.n_levels
+        """The solve of the factorisation's ``stages`` (each: its eliminated levels'
+        inverses, its kept levels' couplings, its back-substitution's blocks) and the
+        ``last`` level's inverse. Each stage's levels number one more than twice its
+        kept ones (an identity level pads an even count); a level's two neighbours are
+        two consecutive rows of a vector, read as one row of twice the width."""
+        xp, slots, width = self.backend.xp, self._slots, self.width
+        dtype, n_levels = self.dtype, self.n_levels
+
+        def neighbours(rows, count: int):
+            """``count`` rows ``(rows[j], rows[j + 1])`` of ``rows`` ``(m, width)``."""
+            item = rows.itemsize
+            return xp.lib.stride_tricks.as_strided(rows, (count, 2 * width, 1),
+                                                   (width * item, item, item))
 
         def solve(rhs):
-            shape = rhs.shape
-            b = xp.zeros(n * width, dtype=self.dtype)
-            b[slots] = rhs.reshape(-1)
-            b = b.reshape(n, width, 1)
-            reduced = []  # per stage: its levels before any padding, B_e^-1 b_e
-            for inverse, kept_before, kept_after, _, _ in stages:
-                count = len(b)
-                if count % 2 == 0:
-                    b = xp.concatenate([b, xp.zeros((1, width, 1), dtype=b.dtype)])
-                z = inverse @ b[0::2]
-                reduced.append((count, z))
-                b = b[1::2] - kept_before @ z[:-1] - kept_after @ z[1:]
-            x = last @ b
-            for (_, _, _, back_before, back_after), (count, z) in zip(
-                    stages[::-1], reduced[::-1], strict=True):
-                padded = xp.concatenate([xp.zeros((1, width, 1), dtype=x.dtype), x,
-                                         xp.zeros((1, width, 1), dtype=x.dtype)])
-                eliminated = z - back_before @ padded[:-1] - back_after @ padded[1:]
-                both = xp.empty((len(eliminated) + len(x), width, 1), dtype=x.dtype)
-                both[0::2], both[1::2] = eliminated, x
-                x = both[:count]
-            return x.reshape(-1)[slots].reshape(shape).astype(rhs.dtype,
-                                                                           copy=False)
+            b = xp.zeros((len(stages[0][0]) * 2 - 1 if stages else 1, width), dtype=dtype)
+            b.reshape(-1)[slots] = rhs.reshape(-1)
+            reduced = []  # per stage: B_e^-1 b_e of its eliminated levels
+            for inverse, couple, _ in stages:
+                z = xp.matmul(inverse, b[0::2, :, None])[..., 0]
+                reduced.append(z)
+                kept = len(couple)
+                nxt = xp.zeros((kept | 1, width), dtype=dtype)  # padded where even
+                xp.subtract(b[1::2], xp.matmul(couple, neighbours(z, kept))[..., 0],
+                            out=nxt[:kept])
+                b = nxt
+            # the solution of each stage's levels, between two zero rows
+            x = xp.zeros((3, width), dtype=dtype)
+            x[1] = (last[0] @ b[0, :, None])[:, 0]
+            for (_, couple, back), z in zip(stages[::-1], reduced[::-1], strict=True):
+                kept, levels = len(couple), 2 * len(couple) + 1
+                out = xp.zeros((levels + 2, width), dtype=dtype)
+                inner = out[1:levels + 1]
+                xp.subtract(z, xp.matmul(back, neighbours(x, len(z)))[..., 0],
+                            out=inner[0::2])
+                inner[1::2] = x[1:kept + 1]
+                x = out
+            return x[1:n_levels + 1].reshape(-1)[slots].reshape(rhs.shape).astype(
+                rhs.dtype, copy=False)
         return solve
 
 
