@@ -65,39 +65,61 @@ __device__ __forceinline__ real sa_diffusivity(real nu, real nt, const SAConstan
     return nu + nt * (nt >= 0 ? real(1) : (k.cn1 + chi3) / (k.cn1 - chi3));
 }
 
-// spalart_allmaras.source: P - D per unit mass and its damping derivative.
+// spalart_allmaras.source: P - D per unit mass and all of its derivative in nt.
 template <typename real>
 __device__ void sa_source(real nt, real nu, real vorticity, real distance,
                           const SAConstants<real>& k, real* rate, real* derivative) {
-    const real chi = nt / nu, chi3 = chi * chi * chi;
-    const real kd2 = (k.kappa * distance) * (k.kappa * distance);
-    const real fv1 = chi3 / (chi3 + k.cv1 * k.cv1 * k.cv1);
-    const real fv2 = real(1) - chi / (real(1) + chi * fv1);
-    const real s_bar = nt * fv2 / kd2;
-    real s_tilde;
-    if (s_bar >= -k.cv2 * vorticity) {
-        s_tilde = vorticity + s_bar;
-    } else {
-        s_tilde = vorticity + vorticity * (k.cv2 * k.cv2 * vorticity + k.cv3 * s_bar)
-                                  / fmax((k.cv3 - real(2) * k.cv2) * vorticity - s_bar,
-                                         real(1e-300));
-    }
-    s_tilde = fmax(s_tilde, real(1e-16));
-    const real r = fmin(nt / (s_tilde * kd2), k.r_max);
-    const real r6 = pow(r, real(6));
-    const real g = r + k.cw2 * (r6 - r);
-    const real cw3_6 = pow(k.cw3, real(6));
-    const real fw = g * pow((real(1) + cw3_6) / (pow(g, real(6)) + cw3_6), real(1) / real(6));
-    const real ft2 = k.ct3 * exp(-k.ct4 * chi * chi);
-    const real ratio = nt / distance;
-    const real destruction = k.cw1 * fw - k.cb1 / (k.kappa * k.kappa) * ft2;
-    if (nt >= 0) {
-        *rate = k.cb1 * (real(1) - ft2) * s_tilde * nt - destruction * ratio * ratio;
-        *derivative = real(-2) * destruction * ratio / distance;
-    } else {
+    if (nt < 0) {
+        const real ratio = nt / distance;
         *rate = k.cb1 * (real(1) - k.ct3) * vorticity * nt + k.cw1 * ratio * ratio;
         *derivative = k.cb1 * (real(1) - k.ct3) * vorticity + real(2) * k.cw1 * ratio / distance;
+        return;
     }
+    const real chi = nt / nu, chi3 = chi * chi * chi, cv1_3 = k.cv1 * k.cv1 * k.cv1;
+    const real kd2 = (k.kappa * distance) * (k.kappa * distance);
+    const real fv1 = chi3 / (chi3 + cv1_3);
+    const real d_fv1 = real(3) * chi * chi * cv1_3 / ((chi3 + cv1_3) * (chi3 + cv1_3));
+    const real fv2 = real(1) - chi / (real(1) + chi * fv1);
+    const real d_fv2 = -(real(1) - chi * chi * d_fv1)
+                       / ((real(1) + chi * fv1) * (real(1) + chi * fv1));
+    const real s_bar = nt * fv2 / kd2;
+    const real d_s_bar = (fv2 + chi * d_fv2) / kd2;
+    real s_tilde, d_s_tilde;
+    if (s_bar >= -k.cv2 * vorticity) {
+        s_tilde = vorticity + s_bar;
+        d_s_tilde = d_s_bar;
+    } else {
+        const real numerator = k.cv2 * k.cv2 * vorticity + k.cv3 * s_bar;
+        const real denominator = fmax((k.cv3 - real(2) * k.cv2) * vorticity - s_bar,
+                                      real(1e-300));
+        s_tilde = vorticity + vorticity * numerator / denominator;
+        d_s_tilde = vorticity * (k.cv3 * denominator + numerator)
+                    / (denominator * denominator) * d_s_bar;
+    }
+    if (!(s_tilde > real(1e-16))) {
+        s_tilde = real(1e-16);
+        d_s_tilde = 0;
+    }
+    real r = nt / (s_tilde * kd2), d_r = 0;
+    if (r < k.r_max) {
+        d_r = real(1) / (s_tilde * kd2) - r * d_s_tilde / s_tilde;
+    } else {
+        r = k.r_max;
+    }
+    const real g = r + k.cw2 * (pow(r, real(6)) - r);
+    const real d_g = (real(1) + k.cw2 * (real(6) * pow(r, real(5)) - real(1))) * d_r;
+    const real cw3_6 = pow(k.cw3, real(6)), g6 = pow(g, real(6));
+    const real root = pow((real(1) + cw3_6) / (g6 + cw3_6), real(1) / real(6));
+    const real fw = g * root;
+    const real d_fw = root * cw3_6 / (g6 + cw3_6) * d_g;
+    const real ft2 = k.ct3 * exp(-k.ct4 * chi * chi);
+    const real d_ft2 = real(-2) * k.ct4 * chi * ft2 / nu;
+    const real ratio = nt / distance;
+    const real destruction = k.cw1 * fw - k.cb1 / (k.kappa * k.kappa) * ft2;
+    const real d_destruction = k.cw1 * d_fw - k.cb1 / (k.kappa * k.kappa) * d_ft2;
+    *rate = k.cb1 * (real(1) - ft2) * s_tilde * nt - destruction * ratio * ratio;
+    *derivative = k.cb1 * ((real(1) - ft2) * (s_tilde + nt * d_s_tilde) - d_ft2 * s_tilde * nt)
+                  - d_destruction * ratio * ratio - real(2) * destruction * ratio / distance;
 }
 
 // Menter's SST constants, in the order of menter_sst.KERNEL_CONSTANTS.
