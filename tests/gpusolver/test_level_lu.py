@@ -103,3 +103,21 @@ def test_the_newton_operator_is_solved_as_superlu_solves_it():
     rhs = np.random.default_rng(5).normal(size=u.shape)
     np.testing.assert_allclose(by_levels(rhs), exact.factorise(blocks)(rhs), rtol=0,
                                atol=1e-10 * np.abs(exact.factorise(blocks)(rhs)).max())
+
+
+def test_the_exact_solvers_of_one_discretisation_share_its_cell_order(monkeypatch):
+    """The mean flow's (four unknowns a cell) and a turbulence scalar's (one) exact
+    solvers on one discretisation order its cells once; another discretisation anew."""
+    from gpusolver.solvers.fv import jacobian
+
+    made = []
+    real = jacobian.elimination_order
+    monkeypatch.setattr(jacobian, "elimination_order",
+                        lambda *args: made.append(1) or real(*args))
+    solvers = [perturbed_solver(grid_mesh(6, 5, "triangle"), boundaries=WALLED,
+                                scheme=Scheme("roe", 1), seed=seed) for seed in (1, 2)]
+    first = [ExactSolver(solvers[0].discretisation, n_vars) for n_vars in (4, 1)]
+    assert len(made) == 1
+    np.testing.assert_array_equal(first[0].order[::4] // 4, first[1].order)
+    ExactSolver(solvers[1].discretisation, 4)
+    assert len(made) == 2

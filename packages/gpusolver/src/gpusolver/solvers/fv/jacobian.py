@@ -22,7 +22,9 @@ there; the residual, and so the converged solution, is exact).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
+from functools import cached_property
 
 import numpy as np
 
@@ -138,6 +140,43 @@ def implicit_operator(d: Discretisation, u, dt, speeds=None):
     return block_matrix(implicit_blocks(d, u, dt, speeds), rows, cols, d.backend.sparse)
 
 
+class _CellOrders:
+    """What every exact solver of one discretisation shares (the mean flow's and the
+    turbulence model's), each made on its first use: the pattern of its face-coupled
+    matrices, the cells' narrowest breadth-first levels (seeded from each boundary and
+    from a far cell) and their nested-dissection order."""
+
+    def __init__(self, d: Discretisation):
+        self.discretisation = d
+        ni = d.n_interior
+        self.left = d.backend.to_host(d.geometry.left)[:ni]
+        self.right = d.backend.to_host(d.geometry.right)[:ni]
+        self.pattern = operator_pattern(self.left, self.right, d.geometry.n_cells)
+
+    @cached_property
+    def levels(self):
+        d = self.discretisation
+        graph = CSR.from_pairs(self.left, self.right, d.geometry.n_cells)
+        everyone = d.backend.to_host(d.geometry.left)
+        seeds = [everyone[b.faces] for b in d.boundaries if b.faces.stop > b.faces.start]
+        return narrowest_levels(graph, [*seeds, np.array([pseudo_peripheral_node(graph, 0)])])
+
+    @cached_property
+    def elimination(self) -> np.ndarray:
+        return elimination_order(self.left, self.right, self.discretisation.geometry.n_cells)
+
+
+#: Per discretisation, its :class:`_CellOrders` (kept while the discretisation lives).
+_ORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cell_orders(d: Discretisation) -> _CellOrders:
+    """``d``'s :class:`_CellOrders`, made on the first call."""
+    if d not in _ORDERS:
+        _ORDERS[d] = _CellOrders(d)
+    return _ORDERS[d]
+
+
 class ExactSolver:
     """Exact solves of the matrices of one face-coupled pattern (:func:`operator_pattern`).
 
@@ -154,28 +193,23 @@ class ExactSolver:
     discretisation : Discretisation
     n_vars : int
         Unknowns per cell.
+    max_level_entries : int
+        Most entries of the GPU's dense blocks (0: SuperLU on the host always).
     """
 
-    def __init__(self, discretisation: Discretisation, n_vars: int):
+    def __init__(self, discretisation: Discretisation, n_vars: int,
+                 max_level_entries: int = MAX_LEVEL_ENTRIES):
         self.discretisation = d = discretisation
-        ni, n_cells = d.n_interior, d.geometry.n_cells
-        left = d.backend.to_host(d.geometry.left)
-        right = d.backend.to_host(d.geometry.right)[:ni]
-        self.rows, self.cols = operator_pattern(left[:ni], right, n_cells)
+        cells = _cell_orders(d)
+        self.rows, self.cols = cells.pattern
         self.n_vars = n_vars
         #: The GPU's factorisation of the pattern (None: SuperLU on the host).
         self.level_lu = None
-        if d.backend.name == "cupy":
-            graph = CSR.from_pairs(left[:ni], right, n_cells)
-            seeds = [left[b.faces] for b in d.boundaries if b.faces.stop > b.faces.start]
-            far_cell = np.array([pseudo_peripheral_node(graph, 0)])
-            levels = narrowest_levels(graph, [*seeds, far_cell])
-            if level_cost(levels, n_vars) <= MAX_LEVEL_ENTRIES:
-                self.level_lu = LevelLU(levels, self.rows, self.cols, n_vars, d.backend)
+        if d.backend.name == "cupy" and level_cost(cells.levels, n_vars) <= max_level_entries:
+            self.level_lu = LevelLU(cells.levels, self.rows, self.cols, n_vars, d.backend)
         if self.level_lu is None:
-            cells = elimination_order(left[:ni], right, n_cells)
             #: Unknowns (cell-major) in elimination order, new -> old.
-            self.order = (cells[:, None] * n_vars + np.arange(n_vars)).ravel()
+            self.order = (cells.elimination[:, None] * n_vars + np.arange(n_vars)).ravel()
 
     def factorise(self, blocks) -> Callable:
         """The solve of the matrix of ``blocks`` (``(n_vars, n_vars, n_blocks)`` on the
