@@ -528,25 +528,30 @@ def test_fused_rans_lusgs_steps_are_the_array_codes(backend, multigrid):
 
 @needs_tmr
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize(("model", "dim", "gradient", "parts", "precision"),
-                         [("sa-neg", 2, "green-gauss", 1, "fp64"),
-                          ("sa-neg", 2, "least-squares", 1, "fp64"),
-                          ("sa-neg", 3, "green-gauss", 1, "fp64"),
-                          ("sa-neg", 2, "green-gauss", 3, "fp64"),
-                          ("sa-neg", 2, "green-gauss", 1, "fp32"),
-                          ("sst", 2, "green-gauss", 1, "fp64"),
-                          ("sst", 2, "least-squares", 1, "fp64"),
-                          ("sst", 3, "green-gauss", 1, "fp64"),
-                          ("sst", 2, "green-gauss", 3, "fp64"),
-                          ("sst", 2, "green-gauss", 1, "fp32")])
+@pytest.mark.parametrize(("model", "dim", "gradient", "parts", "precision", "solve"),
+                         [("sa-neg", 2, "green-gauss", 1, "fp64", "sweeps"),
+                          ("sa-neg", 2, "least-squares", 1, "fp64", "sweeps"),
+                          ("sa-neg", 3, "green-gauss", 1, "fp64", "sweeps"),
+                          ("sa-neg", 2, "green-gauss", 3, "fp64", "sweeps"),
+                          ("sa-neg", 2, "green-gauss", 1, "fp32", "sweeps"),
+                          ("sa-neg", 2, "green-gauss", 1, "fp64", "lu"),
+                          ("sa-neg", 2, "green-gauss", 3, "fp64", "lu"),
+                          ("sa-neg", 2, "green-gauss", 1, "fp32", "lu"),
+                          ("sst", 2, "green-gauss", 1, "fp64", "sweeps"),
+                          ("sst", 2, "least-squares", 1, "fp64", "sweeps"),
+                          ("sst", 3, "green-gauss", 1, "fp64", "sweeps"),
+                          ("sst", 2, "green-gauss", 3, "fp64", "sweeps"),
+                          ("sst", 2, "green-gauss", 1, "fp32", "sweeps"),
+                          ("sst", 2, "least-squares", 1, "fp64", "lu")])
 def test_turbulence_steps_in_kernels_are_the_array_codes(backend, model, dim, gradient, parts,
-                                                          precision):
-    """SA-neg's and SST's swept implicit steps in kernels (compiled for the CPU, or on the
-    GPU) against their array code, on the 35x25 plate and its 3-D form (hexahedra between
-    two symmetry planes), whole or in three parts, LU-SGS mean flow, two model steps a
-    step: fp64, the same residual norms and scalars to round-off (1e-9) over 8 steps of
-    a developing boundary layer; fp32, where round-off grows over steps, one step of the
-    model from the same states after 3 steps: each scalar to 1e-5 of its largest value."""
+                                                          precision, solve):
+    """SA-neg's and SST's implicit steps in kernels (compiled for the CPU, or on the GPU;
+    swept, or solved exactly from the kernels' matrices) against their array code, on
+    the 35x25 plate and its 3-D form (hexahedra between two symmetry planes), whole or in
+    three parts, LU-SGS mean flow, two model steps a step: fp64, the same residual norms
+    and scalars to round-off (1e-9) over 8 steps of a developing boundary layer; fp32,
+    where round-off grows over steps, one step of the model from the same states after 3
+    steps: each scalar to 1e-5 of its largest value."""
     from meshorder import Topology
     from meshorder.pipeline import PlanOptions, make_plan
 
@@ -566,7 +571,7 @@ def test_turbulence_steps_in_kernels_are_the_array_codes(backend, model, dim, gr
                       backend="cupy" if kernels == "cupy" else "numpy",
                       scheme=Scheme("roe", 2, gradient, "none"),
                       stepping=Stepping("lusgs", cfl=5.0, cfl_max=1e3, turbulence_steps=2,
-                                        turbulence_solver="sweeps"),
+                                        turbulence_solver=solve),
                       reference_area=2.0, turbulence=model, precision=precision)
         if kernels == "host":
             made.fuse()

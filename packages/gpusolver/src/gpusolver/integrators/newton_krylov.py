@@ -80,19 +80,20 @@ def fgmres(matvec: Callable, precondition: Callable, rhs, tolerance: float,
     for j in range(max_vectors):
         directions[j] = precondition(basis[j].reshape(shape)).reshape(-1)
         w = matvec(directions[j].reshape(shape)).reshape(-1)
-        column = xp.zeros(j + 1, dtype=rhs.dtype)
+        column = xp.zeros(j + 2, dtype=rhs.dtype)
         for _ in range(2):  # classical Gram-Schmidt, twice
             projection = basis[:j + 1] @ w
             w = w - projection @ basis[:j + 1]
-            column = column + projection
-        hessenberg[:j + 1, j] = np.asarray(column.get() if hasattr(column, "get") else column)
-        hessenberg[j + 1, j] = float(xp.linalg.norm(w))
+            column[:j + 1] += projection
+        column[j + 1] = xp.linalg.norm(w)
+        # the column's one transfer to the host (the Krylov vector's only wait)
+        hessenberg[:j + 2, j] = column.get() if hasattr(column, "get") else column
         h = hessenberg[:j + 2, :j + 1]
         y = np.linalg.lstsq(h, target[:j + 2], rcond=None)[0]
         residual = np.linalg.norm(target[:j + 2] - h @ y)
         if residual <= tolerance * beta or hessenberg[j + 1, j] <= 1e-14 * beta:
             break
-        basis[j + 1] = w / hessenberg[j + 1, j]
+        basis[j + 1] = w / column[j + 1]
     weights = xp.asarray(y, dtype=rhs.dtype)
     return (weights @ directions[:len(y)]).reshape(shape)
 
@@ -155,8 +156,8 @@ class NewtonKrylov:
         kept = d.frozen_limiter, d.boundary_flux, d.mass_flux
         d.frozen_limiter = d.limiter_values
 
-        def matvec(v):
-            step = epsilon / max(float(xp.linalg.norm(v)), 1e-300)
+        def matvec(v):  # the step on the backend: no wait for the norm
+            step = epsilon / xp.maximum(xp.linalg.norm(v), 1e-300)
             return shift * v - (d.residual(u + step * v) - residual) / step
 
         try:

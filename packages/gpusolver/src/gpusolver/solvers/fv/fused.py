@@ -178,6 +178,7 @@ class FusedResidual:
         shape = (self.n_vars, self.n_faces if self.accumulation == STORE else self.n_cells)
         self.accumulated = xp.empty(shape, self.dtype)
         self._kernels = self._compile(scheme)
+        self._jacobian_kernel = None  # compiled on the first :meth:`face_jacobians`
 
     # ------------------------------------------------------------------ kernels
     def _expressions(self, scheme) -> dict[str, str]:
@@ -339,6 +340,24 @@ class FusedResidual:
             # cell pass: U, slots, cells; Laplacian, sensor and count written and read back
             total += nv * real * nc + slots + 2 * index * nf + 2 * (nv + 2) * real * nc
         return total
+
+    def face_jacobians(self, u):
+        """``J_L, J_R`` ``(n_vars, n_vars, n_faces)``: the first-order flux's Jacobians
+        times area, as :func:`~gpusolver.solvers.fv.jacobian.face_jacobians` takes them
+        (the same one-sided differences) in one kernel (``J_R`` zero on the boundary)."""
+        xp, d = self.xp, self.d
+        if self._jacobian_kernel is None:
+            name = (f"face_jacobian_kernel<{real_type(self.dtype)}, {self.dim}, "
+                    f"{FLUX_CODES[d.scheme.flux]}>")
+            self._jacobian_kernel = self.backend.kernels(__package__, SOURCE, (name,))[name]
+        self.update_far_field()
+        shape = (self.n_vars, self.n_vars, self.n_faces)
+        jac_left, jac_right = xp.empty(shape, self.dtype), xp.zeros(shape, self.dtype)
+        epsilon = self.dtype.type(np.sqrt(np.finfo(self.dtype).eps))
+        self._jacobian_kernel(self._blocks(self.n_faces), (self.block,), (
+            self.backend.asarray(u), np.int32(self.n_cells), *self.faces, self.gamma, epsilon,
+            jac_left, jac_right))
+        return jac_left, jac_right
 
     # ------------------------------------------------------------------ residual
     def residual(self, u):

@@ -1,19 +1,21 @@
-"""The turbulence models' swept implicit steps in kernels (``kernels/turbulence.cu``): the
+"""The turbulence models' implicit steps in kernels (``kernels/turbulence.cu``): the
 array code of :class:`~gpusolver.solvers.fv.turbulence.SpalartAllmarasFV` and
-:class:`~gpusolver.solvers.fv.turbulence.MenterSSTFV` with swept steps
-(:meth:`~gpusolver.solvers.fv.turbulence.TurbulenceFV.use_sweeps`), in a few kernels and
-one launch per sweep level instead of about a hundred array operations a scalar.
+:class:`~gpusolver.solvers.fv.turbulence.MenterSSTFV`, in a few kernels and one launch
+per sweep level instead of about a hundred array operations a scalar; swept steps
+(:meth:`~gpusolver.solvers.fv.turbulence.TurbulenceFV.use_sweeps`) entirely, exact steps
+(:meth:`~gpusolver.solvers.fv.turbulence.TurbulenceFV.use_exact`) up to the matrix,
+which the model's :class:`~gpusolver.solvers.fv.jacobian.ExactSolver` solves.
 
 A step: once per step of the mean flow, its primitive gradients (the gradient kernel of
 ``kernels/residual.cu``, unlimited); then each scalar's gradient, per cell the model's
 diffusivities, sources and damping, and per scalar: per face the flux and the diffusion
 coefficient, per cell the residual, its squared rates' sum and the implicit diagonal,
 the forward and backward sweeps level by level over the mean flow's LU-SGS sweep tables
-(:class:`~gpusolver.solvers.fv.lusgs.SweepTables`), and the update. Each step of the
-mean flow also takes the faces' eddy viscosity from kernels, written where the fused
-residual reads it. The same faces, slots and boundary states as the mean flow's fused
-residual (:class:`~gpusolver.solvers.fv.fused.FusedResidual`), whose discretisation the
-model shares.
+(:class:`~gpusolver.solvers.fv.lusgs.SweepTables`) or the exact solve, and the update.
+Each step of the mean flow also takes the faces' eddy viscosity from kernels, written
+where the fused residual reads it. The same faces, slots and boundary states as the
+mean flow's fused residual (:class:`~gpusolver.solvers.fv.fused.FusedResidual`), whose
+discretisation the model shares.
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ class FusedScalarSteps:
     model : TurbulenceFV
         Its discretisation runs the fused residual (``d.fused``), with Green-Gauss or
         least-squares gradients.
-    tables : tuple of SweepTables
-        The forward and backward sweeps' tables (the mean flow's LU-SGS level kernels').
+    tables : tuple of SweepTables or None
+        The forward and backward sweeps' tables (the mean flow's LU-SGS level kernels');
+        None: the model's exact solve (:meth:`TurbulenceFV.exact_change`) instead.
     cell_kernels : dict
         The model's per-cell kernels by role: ``cells`` (``sa_cell_kernel`` or
         ``sst_cell_kernel``) and any others, each templated on the real type and the
@@ -134,11 +137,12 @@ class FusedScalarSteps:
                 self.dtype.type(self.model.free_stream[i]), self.gradient[i]))
 
     def advance(self, i: int, wall, mass_flux, dt, sigma: float = 1.0,
-                squares: bool = False) -> None:
+                new_mean_flow: bool = False) -> None:
         """Scalar ``i``'s implicit step from the cell pass's diffusivity, sources and
-        damping: its face fluxes, residual, diagonal and both sweeps into
-        :attr:`change` (not applied); ``squares``: add the sum of its own cells'
-        ``(R / V)^2`` to the model's ``squares[i]``."""
+        damping: its face fluxes, residual, diagonal, and both sweeps (or without
+        :attr:`tables` the model's exact solve) into :attr:`change` (not applied);
+        ``new_mean_flow``: add the sum of its own cells' ``(R / V)^2`` to the model's
+        ``squares[i]``, and factorise the exact solve's matrix anew."""
         f, k = self.fused, self._kernels
         n, nf, ni = self.n_cells, self.n_faces, self.n_interior
         left, right, normal, area = f.faces[:4]
@@ -152,7 +156,14 @@ class FusedScalarSteps:
             self.flux[i], self.coefficient[i], mass_flux, np.int32(n), np.int32(nf),
             np.int32(ni), self.kind, f.slots, f.width, f.volume, dt, self.source[i],
             self.damping[i], self.density, self.residual[i], self.diagonal[i],
-            np.int32(self.model.n_own), self.model.squares[i:i + 1] if squares else NULL))
+            np.int32(self.model.n_own), self.model.squares[i:i + 1] if new_mean_flow else NULL))
+        if self.tables is None:
+            model = self.model
+            self.change[...] = model.exact_change(
+                i, self.residual[i],
+                lambda: (self.diagonal[i], *model.off_diagonal(mass_flux, self.coefficient[i])),
+                factorise=new_mean_flow)
+            return
         self.star.fill(0)
         self._sweep(0, i, mass_flux, self.residual[i], self.star)
         self.change[...] = self.star
@@ -220,7 +231,7 @@ class FusedSpalartAllmaras(FusedScalarSteps):
             u, self.model.values[0], self.mean_gradient, self.gradient[0], self.fused.volume,
             self.model.distance, np.int32(n), self.constants, *self.law, self.diffusivity[0],
             self.source[0], self.damping[0], self.density))
-        self.advance(0, None, mass_flux, dt, sa.SIGMA, squares=new_mean_flow)
+        self.advance(0, None, mass_flux, dt, sa.SIGMA, new_mean_flow=new_mean_flow)
         self.update(0, max_change=self.model.MAX_CHANGE)
 
 
@@ -266,5 +277,5 @@ class FusedMenterSST(FusedScalarSteps):
             *self.law, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
         for i, wall in enumerate(walls):
-            self.advance(i, wall, mass_flux, dt, squares=new_mean_flow)
+            self.advance(i, wall, mass_flux, dt, new_mean_flow=new_mean_flow)
             self.update(i, max_fall=model.MAX_FALL)

@@ -59,8 +59,11 @@ def face_jacobians(d: Discretisation, u):
 
     ``J[:, k, f]`` is the change of face ``f``'s flux per unit change of conserved
     variable ``k`` of its left (right) cell. On boundary faces the ghost state follows
-    the left cell through its boundary condition, and ``J_R`` is zero.
+    the left cell through its boundary condition, and ``J_R`` is zero. Where the
+    discretisation runs the fused residual (and not JST's cell pass), in its kernel.
     """
+    if d.fused is not None and not d.fused.jst:
+        return d.fused.face_jacobians(u)
     xp = d.backend.xp
     g, gas, ni = d.geometry, d.gas, d.n_interior
     u_left = u[:, g.left]

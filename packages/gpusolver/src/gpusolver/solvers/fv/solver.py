@@ -407,6 +407,9 @@ class Solver(Parts):
                                                                self._colour_sweeps))
                 kernels = self.part_sweeps[i].kernels if self.part_sweeps else None
                 model.use_sweeps(levels, None if kernels is None else kernels.sweeps)
+        elif self.turbulence is not None:
+            for model in self.turbulence:
+                model.use_exact()
         self.newton = None
         if stepping.integrator == "newton-krylov":
             if stepping.preconditioner not in PRECONDITIONERS:
@@ -462,7 +465,7 @@ class Solver(Parts):
         return models
 
     def _turbulence_sweeps(self) -> bool:
-        """Whether the turbulence model's steps sweep (else: the host's sparse LU)."""
+        """Whether the turbulence model's steps sweep (else: the exact solve)."""
         solver = self.stepping.turbulence_solver
         if solver not in TURBULENCE_SOLVERS:
             raise ConfigError(f"unknown turbulence_solver {solver!r}; valid: "

@@ -27,8 +27,9 @@ Every scalar ``phi`` (``nu_tilde``; ``k`` and ``omega``) is discretised alike, p
   (:class:`~gpusolver.solvers.fv.jacobian.ExactSolver`: on the GPU by levels of cells in
   2D, else SuperLU on the host), or by
   symmetric Gauss-Seidel sweeps over the mean flow's LU-SGS levels on the backend
-  (:meth:`TurbulenceFV.use_sweeps`); swept steps run in kernels where the mean flow runs
-  the fused residual (:mod:`gpusolver.solvers.fv.fused_turbulence`).
+  (:meth:`TurbulenceFV.use_sweeps`); where the mean flow runs the fused residual, the
+  steps run in kernels (:mod:`gpusolver.solvers.fv.fused_turbulence`: swept steps
+  whole, exact steps up to their matrix).
 
 SA-neg's equation, its diffusion ``rho (nu + nt fn) / sigma``, ``cb2`` and density-gradient
 terms are TMR's; SST's ``k`` and ``omega`` diffuse with ``mu + sigma mu_t`` (``sigma``
@@ -95,10 +96,11 @@ class TurbulenceFV:
         self._exact: ExactSolver | None = None  # made on its first use
         #: Per scalar, the solve of its last factorised implicit matrix.
         self._solves: dict = {}
-        #: The forward and backward sweeps' levels for array code (None: the host's
-        #: sparse LU, or the sweeps run in :attr:`kernels`).
+        #: The forward and backward sweeps' levels for array code (None: the exact
+        #: solve, or the sweeps run in :attr:`kernels`).
         self._sweeps: list | None = None
-        #: The swept steps in kernels (None: array code; see :meth:`use_sweeps`).
+        #: The steps in kernels (None: array code; see :meth:`use_sweeps` and
+        #: :meth:`use_exact`).
         self.kernels = None
         #: ``(len(names), n_cells)``: the scalars of every cell.
         self.values = self.xp.stack([self.xp.full(g.volume.shape, value, dtype=d.dtype)
@@ -187,7 +189,7 @@ class TurbulenceFV:
                    ) -> None:
         """Solve the implicit steps by symmetric Gauss-Seidel sweeps over the forward and
         backward ``levels`` (the mean flow's LU-SGS levels) on the backend, instead of
-        the host's sparse LU: ``(D + L) D^-1 (D + U) dphi = R`` with the matrix's own
+        the exact solve: ``(D + L) D^-1 (D + U) dphi = R`` with the matrix's own
         entries, linear in the mesh's size (3D and large meshes). Each interior face
         enters a sweep once, from its cell of the later level; cells in no level (a
         part's halo) are never swept and never upstream. Where the mean flow runs the
@@ -220,28 +222,64 @@ class TurbulenceFV:
                     upstream[mine], faces[mine], cell_is_left[mine])))
             self._sweeps.append(sweep)
 
+    def use_exact(self) -> None:
+        """Solve the implicit steps exactly (:class:`ExactSolver`, the default); where the
+        mean flow runs the fused residual (and not JST's cell pass), the residuals and
+        matrices come from kernels (:attr:`fused_steps` without sweep tables)."""
+        d = self.d
+        self._sweeps = None
+        self.kernels = (type(self).fused_steps(self, None)
+                        if d.fused is not None and not d.fused.jst else None)
+
     def _change(self, index: int, residual, mass_flux, coefficient, damping, rho, dt,
                 factorise: bool):
         """The implicit step's change of scalar ``index``: ``(rho V / dt + A) dphi = R``
-        (see the module docstring): by sweeps (:meth:`use_sweeps`) or solved on the
-        host; there, unless ``factorise``, by the scalar's last factorisation (its matrix
-        of an earlier sub-step)."""
-        if self._sweeps is None and not factorise and index in self._solves:
-            return self._solve(index, residual)
-        diagonal, upper, lower = self._matrix(mass_flux, coefficient, damping, rho, dt)
-        if self._sweeps is not None:
-            return self._swept(residual, diagonal, upper, lower)
-        if self._exact is None:
-            self._exact = ExactSolver(self.d, 1)
-        # the blocks in the order of operator_pattern: diagonal, upper, lower
-        values = self.xp.concatenate([diagonal, upper, lower])
-        self._solves[index] = self._exact.factorise(values[None, None])
-        return self._solve(index, residual)
+        (see the module docstring): by sweeps (:meth:`use_sweeps`) or exactly
+        (:meth:`exact_change`)."""
+        def matrix():
+            return (self._diagonal(mass_flux, coefficient, damping, rho, dt),
+                    *self.off_diagonal(mass_flux, coefficient))
 
-    def _matrix(self, mass_flux, coefficient, damping, rho, dt):
-        """The implicit matrix of one scalar on the backend: its diagonal ``(n_cells,)``,
-        and per interior face the entry of the left cell's row in the right cell's column
-        (``upper``) and the reverse (``lower``)."""
+        if self._sweeps is not None:
+            return self._swept(residual, *matrix())
+        return self.exact_change(index, residual, matrix, factorise)
+
+    def exact_change(self, index: int, residual, matrix, factorise: bool):
+        """``dphi`` of scalar ``index`` solved exactly: the matrix ``matrix()`` gives
+        (its diagonal, and ``upper`` and ``lower`` as :meth:`off_diagonal`'s) factorised
+        if ``factorise`` or never yet, else its last factorisation (its matrix of an
+        earlier sub-step). On a part the halo's rows are the identity's and its residuals
+        0 (its cells keep their values, the other parts' own): the part's own cells
+        solved with the halo held."""
+        xp, n_own = self.xp, self.n_own
+        halo = n_own < len(residual)
+        if factorise or index not in self._solves:
+            if self._exact is None:
+                self._exact = ExactSolver(self.d, 1)
+            diagonal, upper, lower = matrix()
+            if halo:
+                g, ni = self.d.geometry, self.d.n_interior
+                diagonal = xp.concatenate([diagonal[:n_own], xp.ones_like(diagonal[n_own:])])
+                upper = xp.where(g.left[:ni] < n_own, upper, 0.0)
+                lower = xp.where(g.right[:ni] < n_own, lower, 0.0)
+            # the blocks in the order of operator_pattern: diagonal, upper, lower
+            values = xp.concatenate([diagonal, upper, lower])
+            self._solves[index] = self._exact.factorise(values[None, None])
+        if halo:
+            residual = xp.concatenate([residual[:n_own], xp.zeros_like(residual[n_own:])])
+        return self._solves[index](residual[None])[0]
+
+    def off_diagonal(self, mass_flux, coefficient):
+        """Per interior face the implicit matrix's entry of the left cell's row in the
+        right cell's column (``upper``) and the reverse (``lower``): upwind advection by
+        ``mass_flux`` and two-point diffusion ``coefficient`` (per face)."""
+        xp, ni = self.xp, self.d.n_interior
+        return (xp.minimum(mass_flux[:ni], 0.0) - coefficient[:ni],
+                -xp.maximum(mass_flux[:ni], 0.0) - coefficient[:ni])
+
+    def _diagonal(self, mass_flux, coefficient, damping, rho, dt):
+        """The implicit matrix's diagonal ``(n_cells,)`` of one scalar on the backend (as
+        ``scalar_matrix_kernel``'s)."""
         d, xp = self.d, self.xp
         g, ni = d.geometry, d.n_interior
         out, inward = xp.maximum(mass_flux, 0.0), xp.minimum(mass_flux, 0.0)
@@ -252,9 +290,8 @@ class TurbulenceFV:
         from_left[ni:] = out[ni:] + xp.where(
             kind == WALL, 2.0 * coefficient[ni:] - inward[ni:],
             xp.where((kind == FREE_STREAM) & (mass_flux[ni:] < 0), coefficient[ni:], 0.0))
-        diagonal = (rho * g.volume / dt + damping
-                    + d.accumulator.combine(from_left, coefficient - inward))
-        return (diagonal, inward[:ni] - coefficient[:ni], -out[:ni] - coefficient[:ni])
+        return (rho * g.volume / dt + damping
+                + d.accumulator.combine(from_left, coefficient - inward))
 
     def _swept(self, residual, diagonal, upper, lower):
         """``dphi`` of ``(D + L) D^-1 (D + U) dphi = R`` by the forward and backward
@@ -276,10 +313,6 @@ class TurbulenceFV:
         for cells, *faces in backward:
             change[cells] = star[cells] - upstream(change, *faces, len(cells)) / diagonal[cells]
         return change
-
-    def _solve(self, index: int, residual):
-        """``dphi`` of scalar ``index`` from its last factorisation."""
-        return self._solves[index](residual[None])[0]
 
     def _update(self, index: int, change, max_fall: float = 0.0,
                 max_change: float = 0.0) -> None:

@@ -1,4 +1,5 @@
-// The cell-centred finite-volume residual of the Euler equations as three kernels,
+// The cell-centred finite-volume residual of the Euler equations as three kernels (and
+// the first-order flux's Jacobians),
 // the device twin of gpusolver/solvers/fv/discretisation.py (the NumPy reference):
 //
 //   cell_gradients  one thread per cell of a range [first, last): primitive state,
@@ -14,6 +15,9 @@
 //                   into the cells with atomics, or with plain updates (faces of one
 //                   colour); optionally the face's wave speeds times area
 //                   (convective |u.n| + c, then the viscous lambda_v);
+//   face_jacobian   one thread per face: the first-order flux's Jacobians in both
+//                   cells' states by one-sided differences (the Newton-Krylov
+//                   preconditioner's blocks, solvers/fv/jacobian.py);
 //   cell_update     one thread per cell of [0, n_active) (a mesh part's own cells:
 //                   its halo is not updated): sums its face slots (gather), and writes
 //                   the residual, the RMS sums of the rate, the local time step and
@@ -692,6 +696,79 @@ __global__ void __launch_bounds__(256) flux_kernel(
     face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS, FACE_LIMITER>(
         U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, mass_flux,
         speed, gamma, k2, k4);
+}
+
+// The first-order flux's Jacobians (solvers/fv/jacobian.py's face_jacobians, the
+// Newton-Krylov preconditioner's blocks): one thread per face, one-sided differences of
+// the face's Riemann flux times area in each conserved variable k of its left and right
+// cell, steps epsilon (1 + |u_k|). jac_left and jac_right [(v * NV + k) * n_faces + f];
+// on the boundary the ghost follows the perturbed left state (periodic: the partner
+// face's cell, perturbed alike, as the array code's face states are) and jac_right is
+// not written.
+template <typename real, int DIM, int FLUX>
+__global__ void __launch_bounds__(256) face_jacobian_kernel(
+    const real* U, int n_cells, const int* left, const int* right, const real* normal,
+    const real* area, const real* offset_left, const real* offset_right, const int* bc_code,
+    const real* bc_value, const int* bc_partner, int n_faces, int n_interior, real gamma,
+    real epsilon, real* __restrict__ jac_left, real* __restrict__ jac_right) {
+    constexpr int NV = Vars<DIM>::N;
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= n_faces) return;
+    const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
+                        bc_value, bc_partner, n_faces, n_interior};
+    real n[DIM];
+    load_normal<real, DIM>(F, f, n);
+    const bool interior = f < n_interior;
+    const int b = f - n_interior;
+    const int across = interior ? right[f]
+                       : bc_code[b] == PERIODIC ? left[bc_partner[b]] : -1;
+    real ul[NV], ur[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        ul[v] = U[v * n_cells + left[f]];
+        ur[v] = across >= 0 ? U[v * n_cells + across] : real(0);
+    }
+    const real a = area[f];
+    // the flux times area of conserved states cl and cr (cr unused on non-periodic
+    // boundaries: the ghost of cl)
+    auto flux_of = [&](const real cl[NV], const real cr[NV], real out[NV]) {
+        real wl[NV], wr[NV];
+        primitive<real, DIM>(cl, 1, 0, gamma, wl);
+        if (across >= 0)
+            primitive<real, DIM>(cr, 1, 0, gamma, wr);
+        else
+            ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
+        riemann<real, DIM, FLUX == JST ? ROE : FLUX>(wl, wr, n, gamma, out);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) out[v] *= a;
+    };
+    real base[NV], shifted[NV], flux[NV];
+    flux_of(ul, ur, base);
+    for (int k = 0; k < NV; ++k) {
+        const real h = epsilon * (real(1) + fabs(ul[k]));
+#pragma unroll
+        for (int v = 0; v < NV; ++v) shifted[v] = ul[v];
+        shifted[k] += h;
+        if (interior) {
+            flux_of(shifted, ur, flux);
+        } else {  // a periodic ghost's cell moves with the left cells
+            real other[NV];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) other[v] = ur[v];
+            other[k] += epsilon * (real(1) + fabs(ur[k]));
+            flux_of(shifted, other, flux);
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) jac_left[(v * NV + k) * n_faces + f] = (flux[v] - base[v]) / h;
+        if (!interior) continue;
+        const real g = epsilon * (real(1) + fabs(ur[k]));
+#pragma unroll
+        for (int v = 0; v < NV; ++v) shifted[v] = ur[v];
+        shifted[k] += g;
+        flux_of(ul, shifted, flux);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) jac_right[(v * NV + k) * n_faces + f] = (flux[v] - base[v]) / g;
+    }
 }
 
 template <typename real, int DIM, int SOURCE>
