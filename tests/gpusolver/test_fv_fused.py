@@ -35,6 +35,10 @@ MIXED_3D = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "
 WALLS_2D = {"left": "farfield", "right": {"type": "pressure-outlet", "pressure": 0.95},
             "bottom": "no-slip-adiabatic",
             "top": {"type": "no-slip-isothermal", "temperature": 1.2, "velocity": [0.3, 0.0]}}
+INLET_2D = {"left": {"type": "total-pressure-inflow", "total_pressure": 1.08,
+                     "total_temperature": 1.03},
+            "right": {"type": "pressure-outlet", "pressure": 0.97},
+            "bottom": "no-slip-adiabatic", "top": "symmetry"}
 CHANNEL_2D = {"left": {"type": "periodic", "partner": "right"},
               "right": {"type": "periodic", "partner": "left"},
               "bottom": "no-slip-adiabatic", "top": "symmetry"}
@@ -61,6 +65,9 @@ CASES = {
                              Scheme("lmroe", 2, "green-gauss", "none")),
     "3d-mixed-lmroe-lsq": (lambda: box_mesh(5, 4, 4), MIXED_3D, Gas(dim=3, mach=0.2),
                            Scheme("lmroe", 2, "least-squares", "venkatakrishnan")),
+    "2d-ns-inlet-lmroe-gg": (lambda: grid_mesh(10, 8, "triangle"), INLET_2D,
+                             Gas(dim=2, mach=0.2, aoa_deg=4.0, reynolds=100.0),
+                             Scheme("lmroe", 2, "green-gauss", "none")),
     "2d-ns-channel-rusanov-1": (lambda: grid_mesh(9, 8), CHANNEL_2D,
                                 Gas(dim=2, mach=0.2, reynolds=50.0), Scheme("rusanov", 1)),
     "3d-ns-ausmpw-gg": (lambda: box_mesh(6, 5, 4), MIXED_3D | {"ymin": "no-slip-adiabatic"},
@@ -143,6 +150,7 @@ def test_fused_residual_matches_numpy(case, strategy, precision, backend):
 @pytest.mark.parametrize(("case", "precision"), [
     ("2d-mixed-roe-lsq", "fp64"), ("2d-periodic-ausmpw-gg", "fp64"),
     ("2d-ns-walls-lmroe-gg", "fp64"), ("2d-ns-channel-rusanov-1", "fp64"),
+    ("2d-ns-inlet-lmroe-gg", "fp64"),
     ("3d-mixed-roe-gg", "fp64"), ("3d-mixed-lmroe-lsq", "fp64"),
     ("naca0012-tri-roe-lsq", "fp64"), ("2d-mixed-roe-lsq", "fp32")])
 def test_fused_face_jacobians_match_numpy(case, precision, backend):

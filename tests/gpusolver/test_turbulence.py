@@ -327,6 +327,32 @@ def test_parts_take_several_turbulence_steps(turbulence_solver):
 
 
 @needs_tmr
+def test_a_parts_exact_turbulence_step_holds_its_halo():
+    """On a part the exact step solves the own cells with the halo held (its rows the
+    identity's, its residuals 0): the halo's nu_tilde is left as the other parts' own
+    values have it, and every own cell moves."""
+    from meshorder import Topology
+    from meshorder.pipeline import PlanOptions, make_plan
+
+    mesh = read_mesh(PLATE)
+    plan = make_plan(mesh, PlanOptions(partitions=3), topology=Topology(mesh))
+    solver = Solver([plan.part(p) for p in range(3)], PLATE_GAS, PLATE_BOUNDARIES,
+                    backend="numpy", turbulence="sa-neg",
+                    stepping=Stepping("lusgs", cfl=5.0, turbulence_solver="lu"),
+                    scheme=Scheme("roe", 2, "green-gauss", "none"))
+    for _ in range(2):
+        solver.step()
+    for model, d, u in zip(solver.turbulence, solver.discretisations, solver.states,
+                           strict=True):
+        assert model.n_own < len(model.nt)
+        before = model.nt.copy()
+        d.residual(u)  # the mass fluxes of the state
+        model.step(u, d.mass_flux, 1e-2)
+        np.testing.assert_array_equal(model.nt[model.n_own:], before[model.n_own:])
+        assert (model.nt[:model.n_own] != before[:model.n_own]).all()
+
+
+@needs_tmr
 def test_a_rans_case_logs_its_turbulence_residual_and_writes_its_fields(tmp_path):
     import meshio
 

@@ -2,7 +2,7 @@
 // do not edit: the kernels are compiled with the generated text.
 #pragma once
 
-enum Condition { MIRROR = 0, NO_SLIP_ADIABATIC = 1, NO_SLIP_ISOTHERMAL = 2, FARFIELD = 3, IMPOSED = 4, EXTRAPOLATED = 5, PRESSURE_OUTLET = 6, PERIODIC = 7 };
+enum Condition { MIRROR = 0, NO_SLIP_ADIABATIC = 1, NO_SLIP_ISOTHERMAL = 2, FARFIELD = 3, IMPOSED = 4, EXTRAPOLATED = 5, PRESSURE_OUTLET = 6, PERIODIC = 7, TOTAL_PRESSURE_INFLOW = 8 };
 enum Flux { ROE = 0, RUSANOV = 1, AUSMPW_PLUS = 2, JST = 3, LMROE = 4 };
 enum Gradient { LEAST_SQUARES = 0, GREEN_GAUSS = 1, JST_DIFFERENCES = 2 };
 enum Limiter { UNLIMITED = 0, VENKATAKRISHNAN = 1, FROZEN = 2, RATCHET = 3 };

@@ -36,6 +36,7 @@ class Condition(IntEnum):
     EXTRAPOLATED = 5
     PRESSURE_OUTLET = 6
     PERIODIC = 7
+    TOTAL_PRESSURE_INFLOW = 8
 
 
 class Flux(IntEnum):

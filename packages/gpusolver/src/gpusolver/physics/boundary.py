@@ -186,15 +186,22 @@ def total_pressure_inflow(gas: Gas, w, normal, params):
     """
     xp = array_module(w)
     g = gas.gamma
-    stream = 1.0 + 0.5 * (g - 1.0) * gas.mach**2
-    total_p = params.get("total_pressure", stream ** (g / (g - 1.0))) / g
-    total_t = params.get("total_temperature", stream)
+    total_p, total_t = _inflow_totals(gas, params)
     pressure = xp.minimum(w[-1], total_p)
     mach2 = 2.0 / (g - 1.0) * ((total_p / pressure) ** ((g - 1.0) / g) - 1.0)
     temperature = total_t / (1.0 + 0.5 * (g - 1.0) * mach2)
     speed = (mach2 * temperature) ** 0.5  # c^2 = T in these units
     direction = xp.asarray(gas.flow_direction, dtype=w.dtype)[:, None]
     return stack(w, [(g * pressure / temperature)[None], speed * direction, pressure[None]])
+
+
+def _inflow_totals(gas: Gas, params) -> tuple[float, float]:
+    """A total-pressure inflow's total pressure and temperature (nondimensional: over
+    ``gamma`` times the free stream's static pressure, over its temperature)."""
+    g = gas.gamma
+    stream = 1.0 + 0.5 * (g - 1.0) * gas.mach**2
+    return (params.get("total_pressure", stream ** (g / (g - 1.0))) / g,
+            params.get("total_temperature", stream))
 
 
 CONDITIONS["periodic"] = Condition(
@@ -212,6 +219,7 @@ CONDITION_CODES = {"slip-wall": KernelCondition.MIRROR, "symmetry": KernelCondit
                    "supersonic-inflow": KernelCondition.IMPOSED,
                    "supersonic-outflow": KernelCondition.EXTRAPOLATED,
                    "pressure-outlet": KernelCondition.PRESSURE_OUTLET,
+                   "total-pressure-inflow": KernelCondition.TOTAL_PRESSURE_INFLOW,
                    "periodic": KernelCondition.PERIODIC}
 
 
@@ -219,7 +227,9 @@ def kernel_condition(gas: Gas, spec) -> tuple[int, np.ndarray]:
     """What the kernels' ghost states read of a boundary (a ``BoundarySpec``): its
     condition code and values ``(n_vars, 1)`` (broadcast over the boundary's faces): the
     outside state (far field, supersonic inflow), the wall temperature and velocity
-    (no-slip), the outlet pressure in the last place (pressure outlet), zeros otherwise.
+    (no-slip), the outlet pressure in the last place (pressure outlet), the total
+    temperature, flow direction and total pressure (total-pressure inflow), zeros
+    otherwise.
 
     Examples
     --------
@@ -239,6 +249,9 @@ def kernel_condition(gas: Gas, spec) -> tuple[int, np.ndarray]:
         value[1:-1] = params.get("velocity", [0.0] * gas.dim)
     elif name == "pressure-outlet":
         value[-1] = params.get("pressure", 1.0) / gas.gamma
+    elif name == "total-pressure-inflow":
+        value[-1], value[0] = _inflow_totals(gas, params)
+        value[1:-1] = gas.flow_direction
     return int(CONDITION_CODES[name]), value[:, None]
 
 

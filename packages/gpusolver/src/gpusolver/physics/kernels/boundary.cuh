@@ -70,6 +70,19 @@ __device__ void boundary_ghost(int code, const real value[Vars<DIM>::N],
         case PRESSURE_OUTLET:  // outlet pressure in value[P]
             if (normal_velocity<real, DIM>(w, n) < sound_speed(w[0], w[P], gamma)) g[P] = value[P];
             break;
+        case TOTAL_PRESSURE_INFLOW: {  // total temperature value[0], direction value[1..DIM],
+                                       // total pressure value[P]; the interior's pressure
+            const real pressure = fmin(w[P], value[P]);
+            const real mach2 = real(2) / (gamma - real(1))
+                               * (pow(value[P] / pressure, (gamma - real(1)) / gamma) - real(1));
+            const real t = value[0] / (real(1) + real(0.5) * (gamma - real(1)) * mach2);
+            const real speed = sqrt(mach2 * t);  // c^2 = T in these units
+            g[0] = gamma * pressure / t;
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) g[1 + d] = speed * value[1 + d];
+            g[P] = pressure;
+            break;
+        }
         default:  // EXTRAPOLATED
             break;
     }
