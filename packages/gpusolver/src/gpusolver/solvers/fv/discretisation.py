@@ -304,6 +304,13 @@ class Discretisation:
         self.fused = (FusedResidual(self, host, strategy)
                       if kernels == "fused" and unsupported(self) is None else None)
 
+    @property
+    def fused_riemann(self) -> bool:
+        """Whether the residual runs fused with a Riemann flux per face (not JST's cell
+        pass): what the turbulence models' kernels (its mass fluxes) and the fused flux
+        Jacobians build on."""
+        return self.fused is not None and not self.fused.jst
+
     def partner_faces(self) -> np.ndarray:
         """The periodic partner face (global index) of each boundary face, -1 where none."""
         partner = np.full(self.geometry.n_faces - self.n_interior, -1, dtype=np.int64)

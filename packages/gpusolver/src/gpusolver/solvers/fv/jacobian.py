@@ -62,7 +62,7 @@ def face_jacobians(d: Discretisation, u):
     the left cell through its boundary condition, and ``J_R`` is zero. Where the
     discretisation runs the fused residual (and not JST's cell pass), in its kernel.
     """
-    if d.fused is not None and not d.fused.jst:
+    if d.fused_riemann:
         return d.fused.face_jacobians(u)
     xp = d.backend.xp
     g, gas, ni = d.geometry, d.gas, d.n_interior

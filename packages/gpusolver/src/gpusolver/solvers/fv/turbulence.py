@@ -94,6 +94,7 @@ class TurbulenceFV:
         self._left = backend.to_host(g.left)
         self._right = backend.to_host(g.right[:ni])
         self._exact: ExactSolver | None = None  # made on its first use
+        self._own_rows: tuple | None = None  # made with it
         #: Per scalar, the solve of its last factorised implicit matrix.
         self._solves: dict = {}
         #: The forward and backward sweeps' levels for array code (None: the exact
@@ -197,7 +198,7 @@ class TurbulenceFV:
         sweep ``tables`` (:class:`~gpusolver.solvers.fv.lusgs.SweepTables` of the same
         levels), the steps run in kernels (:attr:`fused_steps`)."""
         d = self.d
-        if d.fused is not None and not d.fused.jst and tables is not None:
+        if d.fused_riemann and tables is not None:
             self.kernels, self._sweeps = type(self).fused_steps(self, tables), None
             return
         self.kernels = None
@@ -226,10 +227,8 @@ class TurbulenceFV:
         """Solve the implicit steps exactly (:class:`ExactSolver`, the default); where the
         mean flow runs the fused residual (and not JST's cell pass), the residuals and
         matrices come from kernels (:attr:`fused_steps` without sweep tables)."""
-        d = self.d
         self._sweeps = None
-        self.kernels = (type(self).fused_steps(self, None)
-                        if d.fused is not None and not d.fused.jst else None)
+        self.kernels = type(self).fused_steps(self, None) if self.d.fused_riemann else None
 
     def _change(self, index: int, residual, mass_flux, coefficient, damping, rho, dt,
                 factorise: bool):
@@ -255,13 +254,15 @@ class TurbulenceFV:
         halo = n_own < len(residual)
         if factorise or index not in self._solves:
             if self._exact is None:
+                g, ni = self.d.geometry, self.d.n_interior
                 self._exact = ExactSolver(self.d, 1)
+                # per interior face: whether its upper (lower) entry is in an own row
+                self._own_rows = (g.left[:ni] < n_own, g.right[:ni] < n_own)
             diagonal, upper, lower = matrix()
             if halo:
-                g, ni = self.d.geometry, self.d.n_interior
                 diagonal = xp.concatenate([diagonal[:n_own], xp.ones_like(diagonal[n_own:])])
-                upper = xp.where(g.left[:ni] < n_own, upper, 0.0)
-                lower = xp.where(g.right[:ni] < n_own, lower, 0.0)
+                upper = xp.where(self._own_rows[0], upper, 0.0)
+                lower = xp.where(self._own_rows[1], lower, 0.0)
             # the blocks in the order of operator_pattern: diagonal, upper, lower
             values = xp.concatenate([diagonal, upper, lower])
             self._solves[index] = self._exact.factorise(values[None, None])
