@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusolver.backends import get_backend
+from gpusolver.backends.host import compiler
 from gpusolver.solvers.fv import Gas, Scheme
 from gpusolver.solvers.fv.jacobian import (
     ExactSolver,
@@ -58,6 +59,31 @@ def test_cyclic_reduction_solves_a_face_coupled_matrix(nx, ny, n_vars, cell, see
     matrix = block_matrix(blocks, rows, cols, get_backend("numpy").sparse)
     residual = matrix @ x.T.reshape(-1) - rhs.T.reshape(-1)
     assert np.abs(residual).max() < 1e-12 * np.abs(rhs).max()
+
+
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+@settings(max_examples=15, deadline=None)
+@given(nx=st.integers(1, 12), ny=st.integers(1, 9), n_vars=st.integers(1, 4),
+       cell=st.sampled_from(["quad", "triangle"]), seed=st.integers(0, 2**16))
+def test_the_kernels_solve_as_the_array_code(nx, ny, n_vars, cell, seed):
+    """The solve's kernels (compiled for the CPU, one lane a row) give the array code's
+    solution to round-off, for any count of levels (odd, even, one) and twice in a row
+    from their kept buffers."""
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    left, right, n = _grid_pattern(nx, ny, cell)
+    levels = CellLevels.from_seeds(CSR.from_pairs(left, right, n),
+                                   np.array([int(rng.integers(n))]))
+    rows, cols = operator_pattern(left, right, n)
+    blocks = _random_blocks(rng, n_vars, rows, cols)
+    numpy = get_backend("numpy")
+    by_arrays = LevelLU(levels, rows, cols, n_vars, numpy).factorise(blocks)
+    by_kernels = LevelLU(levels, rows, cols, n_vars, numpy, kernels=True).factorise(blocks)
+    for _ in range(2):
+        rhs = rng.normal(size=(n_vars, n))
+        expected = by_arrays(rhs)
+        np.testing.assert_allclose(by_kernels(rhs), expected, rtol=0,
+                                   atol=1e-12 * np.abs(expected).max())
 
 
 def test_the_narrowest_levels_are_taken():
