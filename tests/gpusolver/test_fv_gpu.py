@@ -96,6 +96,43 @@ def test_cupy_scatter_matches_numpy(op, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("rows", [1, 7, 33, 97, 140, 200, 384])
+@pytest.mark.parametrize("count", [1, 5, 68])
+def test_cupy_inverses_are_numpys(rows, count):
+    """Every path of ``Backend.inverse`` on CuPy (one block's shared memory up to ~160
+    rows, cuBLAS's batched LU, one cuSOLVER LU a matrix) gives LAPACK's inverses, rows
+    that need pivoting included; in shared memory a singular matrix (a zero row) gives
+    non-finite entries."""
+    from gpusolver.backends import get_backend
+    from gpusolver.backends.cuda import shared_inverse_bytes, shared_memory_limit
+
+    seed = rows * 1000 + count
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    blocks = rng.normal(size=(count, rows, rows)) + 2 * np.eye(rows)
+    blocks[0, 0, 0] = 0.0  # the first pivot must come from another row
+    cupy = get_backend("cupy")
+    inverses = cupy.to_host(cupy.inverse(cupy.asarray(blocks)))
+    expected = np.linalg.inv(blocks)
+    np.testing.assert_allclose(inverses, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+    if shared_inverse_bytes(rows, np.float64) <= shared_memory_limit():
+        blocks[-1, rows // 2] = 0.0
+        assert not np.isfinite(cupy.to_host(cupy.inverse(cupy.asarray(blocks)))[-1]).all()
+
+
+@pytest.mark.gpu
+def test_cupy_inverse_in_shared_memory_takes_fp32():
+    from gpusolver.backends import get_backend
+    from gpusolver.backends.cuda import shared_inverse
+
+    print("seed 5")
+    blocks = np.random.default_rng(5).normal(size=(9, 40, 40)) + 4 * np.eye(40)
+    cupy = get_backend("cupy")
+    inverses = cupy.to_host(shared_inverse(cupy.asarray(blocks.astype(np.float32))))
+    np.testing.assert_allclose(inverses, np.linalg.inv(blocks), rtol=0, atol=1e-5)
+
+
+@pytest.mark.gpu
 def test_cupy_implicit_operator_matches_numpy():
     from gpusolver.solvers.fv.jacobian import implicit_operator
 

@@ -74,17 +74,22 @@ class Backend:
 
     def inverse(self, blocks):
         """The inverses of a stack of square fp64 matrices ``(count, n, n)`` by LU with
-        partial pivoting: NumPy's (LAPACK); on CuPy cuBLAS's batched LU
-        (``cupy.linalg.inv``), or for a few large matrices one cuSOLVER LU per matrix
+        partial pivoting: NumPy's (LAPACK). On CuPy: matrices that fit in a thread block's
+        shared memory (up to ~160 rows in fp64) all in one launch
+        (:func:`gpusolver.backends.cuda.shared_inverse`); larger ones by cuBLAS's batched
+        LU (``cupy.linalg.inv``), or for a few one cuSOLVER LU per matrix
         (:func:`gpusolver.backends.cuda.inverse`). The batched call costs about the same
         for any count (H200, 2026-11-28: 14-21 ms for 8 to 68 matrices of 384 rows, 0.5 ms
         for 68 of 96), one matrix at a time about 1 ms each at 384 rows."""
         if self.name != "cupy":
             return np.linalg.inv(blocks)
+        from gpusolver.backends import cuda
+
         count, n = blocks.shape[0], blocks.shape[1]
+        if cuda.shared_inverse_bytes(n, blocks.dtype) <= cuda.shared_memory_limit():
+            return cuda.shared_inverse(blocks)
         if count * ROWS_PER_LOOPED_MATRIX <= n:
-            from gpusolver.backends.cuda import inverse
-            return inverse(blocks)
+            return cuda.inverse(blocks)
         return self.xp.linalg.inv(blocks)
 
     def to_host(self, array) -> np.ndarray:

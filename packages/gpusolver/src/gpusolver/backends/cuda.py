@@ -146,3 +146,49 @@ def inverse(blocks):
         cusolver.dgetrs(handle, 0, n, n, matrix, n, pivot, out.data.ptr + k * size, n,
                         info.data.ptr + 4 * k)
     return out
+
+
+#: Threads of :func:`shared_inverse`'s blocks.
+INVERSE_THREADS = 512
+
+
+def shared_memory_limit() -> int:
+    """Bytes of shared memory one thread block of the current GPU may take (opt-in)."""
+    import cupy
+
+    return _shared_memory_limit(cupy.cuda.Device().id)
+
+
+@cache
+def _shared_memory_limit(device: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.Device(device).attributes["MaxSharedMemoryPerBlockOptin"])
+
+
+def shared_inverse_bytes(n: int, dtype) -> int:
+    """Shared memory :func:`shared_inverse` takes for a matrix of ``n`` rows."""
+    return n * n * np.dtype(dtype).itemsize + 4 * n
+
+
+def shared_inverse(blocks):
+    """The inverses of the matrices ``blocks`` ``(count, n, n)`` (fp64 or fp32) on the GPU,
+    each in one thread block's shared memory (``inverse.cu``: Gauss-Jordan with
+    partial pivoting; a singular matrix gives non-finite entries): one launch for all,
+    where cuBLAS's batched LU takes a few launches a column. The matrices must fit
+    (:func:`shared_inverse_bytes` at most :func:`shared_memory_limit`)."""
+    import cupy
+
+    count, n = blocks.shape[0], blocks.shape[1]
+    shared = shared_inverse_bytes(n, blocks.dtype)
+    if shared > shared_memory_limit():
+        raise ValueError(f"matrices of {n} rows do not fit in one block's shared memory")
+    kernel = load_templates(__package__, "inverse.cu",
+                            (f"invert_blocks<{real_type(blocks.dtype)}>",))
+    kernel = next(iter(kernel.values()))
+    kernel.max_dynamic_shared_size_bytes = max(kernel.max_dynamic_shared_size_bytes, shared)
+    matrices = cupy.ascontiguousarray(blocks)
+    out = cupy.empty_like(matrices)
+    if count:
+        kernel((count,), (INVERSE_THREADS,), (matrices, out, np.int32(n)), shared_mem=shared)
+    return out

@@ -1,0 +1,84 @@
+// Inverses of a batch of small dense matrices, one thread block a matrix held in shared
+// memory: Gauss-Jordan elimination in place with partial pivoting (row interchanges,
+// undone as column interchanges of the inverse at the end; Golub & Van Loan, sec. 3.4),
+// the pivoting of LAPACK's getrf. A singular matrix gives non-finite entries.
+// blocks and inverses are (count, n, n) row-major; shared memory holds n * n reals and
+// n pivot rows. GPU only: the elimination's steps synchronise the block's threads.
+
+template <typename real>
+__global__ void invert_blocks(const real* __restrict__ blocks, real* __restrict__ inverses,
+                              int n) {
+    extern __shared__ unsigned char shared_bytes[];
+    real* a = reinterpret_cast<real*>(shared_bytes);
+    int* pivots = reinterpret_cast<int*>(a + n * n);
+    __shared__ int pivot_row;
+    const long long start = static_cast<long long>(blockIdx.x) * n * n;
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) a[e] = blocks[start + e];
+    __syncthreads();
+    for (int k = 0; k < n; ++k) {
+        if (threadIdx.x < 32) {  // the first warp finds the pivot: largest |a[i][k]|, i >= k
+            real best = -1;
+            int row = k;
+            for (int i = k + threadIdx.x; i < n; i += 32) {
+                const real size = fabs(a[i * n + k]);
+                if (size > best) {
+                    best = size;
+                    row = i;
+                }
+            }
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                const real other = __shfl_down_sync(0xffffffffu, best, offset);
+                const int other_row = __shfl_down_sync(0xffffffffu, row, offset);
+                if (other > best || (other == best && other_row < row)) {
+                    best = other;
+                    row = other_row;
+                }
+            }
+            if (threadIdx.x == 0) {
+                pivot_row = row;
+                pivots[k] = row;
+            }
+        }
+        __syncthreads();
+        const int p = pivot_row;
+        if (p != k) {
+            for (int j = threadIdx.x; j < n; j += blockDim.x) {
+                const real t = a[k * n + j];
+                a[k * n + j] = a[p * n + j];
+                a[p * n + j] = t;
+            }
+            __syncthreads();
+        }
+        const real inverse_pivot = real(1) / a[k * n + k];
+        __syncthreads();  // every thread has read the pivot before row k changes
+        for (int j = threadIdx.x; j < n; j += blockDim.x) {
+            a[k * n + j] = (j == k ? real(1) : a[k * n + j]) * inverse_pivot;
+        }
+        __syncthreads();
+        // every other row i: a[i][j] -= a[i][k] a[k][j], and a[i][k] = -a[i][k] / pivot
+        for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+            const int i = e / n;
+            const int j = e - i * n;
+            if (i == k || j == k) continue;
+            a[e] -= a[i * n + k] * a[k * n + j];
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            if (i != k) a[i * n + k] = -a[i * n + k] * a[k * n + k];
+        }
+        __syncthreads();
+    }
+    // the rows interchanged at step k become columns k and pivots[k] interchanged
+    for (int k = n - 1; k >= 0; --k) {
+        const int p = pivots[k];
+        if (p != k) {
+            for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                const real t = a[i * n + k];
+                a[i * n + k] = a[i * n + p];
+                a[i * n + p] = t;
+            }
+        }
+        __syncthreads();
+    }
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) inverses[start + e] = a[e];
+}
