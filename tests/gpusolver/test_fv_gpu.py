@@ -99,17 +99,17 @@ def test_cupy_scatter_matches_numpy(op, dtype):
 @pytest.mark.parametrize("rows", [1, 7, 33, 97, 140, 200, 384])
 @pytest.mark.parametrize("count", [1, 5, 68])
 def test_cupy_inverses_are_numpys(rows, count):
-    """Every path of ``Backend.inverse`` on CuPy (one block's shared memory up to ~160
-    rows, cuBLAS's batched LU, one cuSOLVER LU a matrix) gives LAPACK's inverses, rows
-    that need pivoting included; in shared memory a singular matrix (a zero row) gives
-    non-finite entries."""
+    """Both paths of ``Backend.inverse`` on CuPy (one block's shared memory up to ~160
+    rows, Gauss-Jordan on sub-blocks beyond) give LAPACK's inverses of diagonally
+    dominant matrices, rows that need pivoting included; in shared memory a singular
+    matrix (a zero row) gives non-finite entries."""
     from gpusolver.backends import get_backend
     from gpusolver.backends.cuda import shared_inverse_bytes, shared_memory_limit
 
     seed = rows * 1000 + count
     print(f"seed {seed}")
     rng = np.random.default_rng(seed)
-    blocks = rng.normal(size=(count, rows, rows)) + 2 * np.eye(rows)
+    blocks = rng.normal(size=(count, rows, rows)) / np.sqrt(rows) + 2 * np.eye(rows)
     if rows > 1:
         blocks[0, 0, 0] = 0.0  # the first pivot must come from another row
     cupy = get_backend("cupy")

@@ -19,10 +19,6 @@ from gpusolver.errors import ConfigError
 
 BACKENDS = ("auto", "numpy", "cupy")
 
-#: :meth:`Backend.inverse` on CuPy takes one LU per matrix where the matrices are at least
-#: this many times their count in rows.
-ROWS_PER_LOOPED_MATRIX = 32
-
 #: Precision name -> dtype (a setting of the backend, not a kernel copy).
 PRECISIONS = {"fp64": np.float64, "fp32": np.float32}
 
@@ -73,24 +69,22 @@ class Backend:
         return load_host_templates(package, filename, expressions, optimised)
 
     def inverse(self, blocks):
-        """The inverses of a stack of square fp64 matrices ``(count, n, n)`` by LU with
-        partial pivoting: NumPy's (LAPACK). On CuPy: matrices that fit in a thread block's
-        shared memory (up to ~160 rows in fp64) all in one launch
-        (:func:`gpusolver.backends.cuda.shared_inverse`); larger ones by cuBLAS's batched
-        LU (``cupy.linalg.inv``), or for a few one cuSOLVER LU per matrix
-        (:func:`gpusolver.backends.cuda.inverse`). The batched call costs about the same
-        for any count (H200, 2026-11-28: 14-21 ms for 8 to 68 matrices of 384 rows, 0.5 ms
-        for 68 of 96), one matrix at a time about 1 ms each at 384 rows."""
+        """The inverses of a stack of square matrices ``(count, n, n)``: NumPy's (LAPACK,
+        partial pivoting). On CuPy, matrices that fit in a thread block's shared memory (up
+        to ~160 rows in fp64) in one launch with partial pivoting
+        (:func:`gpusolver.backends.cuda.shared_inverse`); larger ones by Gauss-Jordan on
+        sub-blocks that fit (:func:`gpusolver.backends.cuda.block_inverse`), pivoting
+        within the diagonal sub-blocks only, as block cyclic reduction does within its
+        levels. On an H200 (2026-11-28) cuBLAS's batched LU took 14-21 ms for 8 to 68
+        matrices of 384 rows and 0.5 ms for 68 of 96: a few launches a column."""
         if self.name != "cupy":
             return np.linalg.inv(blocks)
         from gpusolver.backends import cuda
 
-        count, n = blocks.shape[0], blocks.shape[1]
+        n = blocks.shape[1]
         if cuda.shared_inverse_bytes(n, blocks.dtype) <= cuda.shared_memory_limit():
             return cuda.shared_inverse(blocks)
-        if count * ROWS_PER_LOOPED_MATRIX <= n:
-            return cuda.inverse(blocks)
-        return self.xp.linalg.inv(blocks)
+        return cuda.block_inverse(blocks, cuda.shared_inverse_rows(blocks.dtype))
 
     def to_host(self, array) -> np.ndarray:
         """The array as a NumPy array."""

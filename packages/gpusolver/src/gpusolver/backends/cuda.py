@@ -117,37 +117,6 @@ def scatter(op: str, out, index, values, block: int = 256) -> None:
          np.int64(row_stride)))
 
 
-def inverse(blocks):
-    """The inverses of the fp64 matrices ``blocks`` ``(count, n, n)`` on the GPU one at a
-    time: per matrix one cuSOLVER ``getrf`` (LU, partial pivoting) and one ``getrs`` of
-    the identity, queued on the current stream without waiting for their ``info`` (a
-    singular matrix gives non-finite entries). A row-major matrix is its transpose to
-    cuSOLVER, and the transpose's inverse read row-major is the inverse."""
-    import cupy
-    from cupy.cuda import device
-    from cupy_backends.cuda.libs import cusolver
-
-    if blocks.dtype != np.float64:
-        raise TypeError(f"inverse takes float64 matrices, not {blocks.dtype}")
-    count, n = blocks.shape[0], blocks.shape[1]
-    factors = cupy.array(blocks, dtype=np.float64, order="C")
-    out = cupy.zeros_like(factors)
-    out[:, cupy.arange(n), cupy.arange(n)] = 1.0
-    handle = device.get_cusolver_handle()
-    cusolver.setStream(handle, cupy.cuda.get_current_stream().ptr)
-    work = cupy.empty(max(cusolver.dgetrf_bufferSize(handle, n, n, factors.data.ptr, n), 1),
-                      dtype=np.float64)
-    pivots = cupy.empty((count, n), dtype=np.int32)
-    info = cupy.empty(count, dtype=np.int32)
-    size = n * n * 8
-    for k in range(count):
-        matrix, pivot = factors.data.ptr + k * size, pivots.data.ptr + k * n * 4
-        cusolver.dgetrf(handle, n, n, matrix, n, work.data.ptr, pivot, info.data.ptr + 4 * k)
-        cusolver.dgetrs(handle, 0, n, n, matrix, n, pivot, out.data.ptr + k * size, n,
-                        info.data.ptr + 4 * k)
-    return out
-
-
 #: Threads of :func:`shared_inverse`'s blocks.
 INVERSE_THREADS = 512
 
@@ -171,6 +140,14 @@ def shared_inverse_bytes(n: int, dtype) -> int:
     return n * n * np.dtype(dtype).itemsize + 4 * n
 
 
+def shared_inverse_rows(dtype) -> int:
+    """The most rows of a matrix that :func:`shared_inverse` takes on the current GPU."""
+    limit, rows = shared_memory_limit(), 1
+    while shared_inverse_bytes(rows + 1, dtype) <= limit:
+        rows += 1
+    return rows
+
+
 def shared_inverse(blocks):
     """The inverses of the matrices ``blocks`` ``(count, n, n)`` (fp64 or fp32) on the GPU,
     each in one thread block's shared memory (``inverse.cu``: Gauss-Jordan with
@@ -192,3 +169,38 @@ def shared_inverse(blocks):
     if count:
         kernel((count,), (INVERSE_THREADS,), (matrices, out, np.int32(n)), shared_mem=shared)
     return out
+
+
+def block_inverse(blocks, rows: int):
+    """The inverses of the matrices ``blocks`` ``(count, n, n)`` on the GPU by Gauss-Jordan
+    on ``p x p`` sub-blocks of at most ``rows`` rows (the matrix padded with identity
+    rows to ``p`` equal ones): each diagonal sub-block inverted in shared memory
+    (:func:`shared_inverse`, partial pivoting within it), the others by batched products,
+    about ``p^2`` launches for all matrices. Pivoting stops at the sub-blocks, as it
+    stops at the levels in block cyclic reduction: it takes matrices whose diagonal
+    sub-blocks are well conditioned, as diagonally dominant ones' are."""
+    import cupy
+
+    count, n = blocks.shape[0], blocks.shape[1]
+    p = -(-n // rows)
+    size = -(-n // p)
+    padded = cupy.zeros((count, p * size, p * size), dtype=blocks.dtype)
+    padded[:, :n, :n] = blocks
+    padded[:, cupy.arange(n, p * size), cupy.arange(n, p * size)] = 1.0
+    # (count, p, p, size, size): sub-block (i, j) of each matrix
+    a = cupy.ascontiguousarray(padded.reshape(count, p, size, p, size).transpose(0, 1, 3, 2, 4))
+    others = range(p)
+    for k in range(p):
+        pivot = shared_inverse(a[:, k, k])
+        rows_k = {j: pivot @ a[:, k, j] for j in others if j != k}
+        for i in others:
+            if i == k:
+                continue
+            column = a[:, i, k].copy()
+            for j, row in rows_k.items():
+                a[:, i, j] -= column @ row
+            a[:, i, k] = -(column @ pivot)
+        for j, row in rows_k.items():
+            a[:, k, j] = row
+        a[:, k, k] = pivot
+    return a.transpose(0, 1, 3, 2, 4).reshape(count, p * size, p * size)[:, :n, :n].copy()
