@@ -189,18 +189,18 @@ def block_inverse(blocks, rows: int):
     padded[:, cupy.arange(n, p * size), cupy.arange(n, p * size)] = 1.0
     # (count, p, p, size, size): sub-block (i, j) of each matrix
     a = cupy.ascontiguousarray(padded.reshape(count, p, size, p, size).transpose(0, 1, 3, 2, 4))
-    others = range(p)
     for k in range(p):
         pivot = shared_inverse(a[:, k, k])
-        rows_k = {j: pivot @ a[:, k, j] for j in others if j != k}
-        for i in others:
+        # sub-block row k times the pivot's inverse; every other row less its multiple
+        row = {j: pivot @ a[:, k, j] for j in range(p) if j != k}
+        for i in range(p):
             if i == k:
                 continue
             column = a[:, i, k].copy()
-            for j, row in rows_k.items():
-                a[:, i, j] -= column @ row
+            for j, product in row.items():
+                a[:, i, j] -= column @ product
             a[:, i, k] = -(column @ pivot)
-        for j, row in rows_k.items():
-            a[:, k, j] = row
+        for j, product in row.items():
+            a[:, k, j] = product
         a[:, k, k] = pivot
     return a.transpose(0, 1, 3, 2, 4).reshape(count, p * size, p * size)[:, :n, :n].copy()

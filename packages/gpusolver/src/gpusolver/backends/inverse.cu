@@ -5,6 +5,17 @@
 // blocks and inverses are (count, n, n) row-major; shared memory holds n * n reals and
 // n pivot rows. GPU only: the elimination's steps synchronise the block's threads.
 
+// Entries first + m * stride and second + m * stride of a interchanged, m < n, by the
+// block's threads: two rows (stride 1) or two columns (stride n).
+template <typename real>
+__device__ void interchange(real* a, int first, int second, int stride, int n) {
+    for (int m = threadIdx.x; m < n; m += blockDim.x) {
+        const real t = a[first + m * stride];
+        a[first + m * stride] = a[second + m * stride];
+        a[second + m * stride] = t;
+    }
+}
+
 template <typename real>
 __global__ void invert_blocks(const real* __restrict__ blocks, real* __restrict__ inverses,
                               int n) {
@@ -41,12 +52,8 @@ __global__ void invert_blocks(const real* __restrict__ blocks, real* __restrict_
         }
         __syncthreads();
         const int p = pivot_row;
-        if (p != k) {
-            for (int j = threadIdx.x; j < n; j += blockDim.x) {
-                const real t = a[k * n + j];
-                a[k * n + j] = a[p * n + j];
-                a[p * n + j] = t;
-            }
+        if (p != k) {  // p is the block's: every thread takes this branch or none
+            interchange(a, k * n, p * n, 1, n);
             __syncthreads();
         }
         const real inverse_pivot = real(1) / a[k * n + k];
@@ -70,14 +77,7 @@ __global__ void invert_blocks(const real* __restrict__ blocks, real* __restrict_
     }
     // the rows interchanged at step k become columns k and pivots[k] interchanged
     for (int k = n - 1; k >= 0; --k) {
-        const int p = pivots[k];
-        if (p != k) {
-            for (int i = threadIdx.x; i < n; i += blockDim.x) {
-                const real t = a[i * n + k];
-                a[i * n + k] = a[i * n + p];
-                a[i * n + p] = t;
-            }
-        }
+        if (pivots[k] != k) interchange(a, k, pivots[k], n, n);
         __syncthreads();
     }
     for (int e = threadIdx.x; e < n * n; e += blockDim.x) inverses[start + e] = a[e];

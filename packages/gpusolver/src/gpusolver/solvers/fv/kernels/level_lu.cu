@@ -17,15 +17,17 @@ __device__ __forceinline__ real lanes_sum(real sum) {
 }
 
 // For every block k < count and row i < rows:
-//   y[y_offset + k * y_stride + i] = c[c_offset + k * c_stride + i] - sum_j blocks[k, i, j] v_k[j]
+//   y[y_offset + k * y_stride + i] = c[c_offset + k * c_stride + i]
+//                                    - sum_j blocks[k, i, j] v_k[j]
 // with v_k[j] = x[k * x_stride + j], j < cols; without c (has_c 0) the product
-// sum_j blocks[k, i, j] v_k[j] itself. A block's right-hand vector is
-// cols consecutive entries of x: with x_stride = rows and cols = 2 rows, the two
+// sum_j blocks[k, i, j] v_k[j] itself. A block's right-hand vector is cols consecutive
+// entries of x: with x_stride = rows and cols = 2 rows, the two
 // neighbouring rows (x_k, x_(k+1)) of a (levels, rows) array, read as one.
 template <typename real, int LANES>
 __global__ void block_products(const real* __restrict__ blocks, int rows, int cols,
-                               const real* __restrict__ x, long long x_stride, const real* __restrict__ c,
-                               long long c_offset, long long c_stride, int has_c,
+                               const real* __restrict__ x, long long x_stride,
+                               const real* __restrict__ c, long long c_offset,
+                               long long c_stride, int has_c,
                                real* __restrict__ y, long long y_offset, long long y_stride,
                                long long count) {
     const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
