@@ -408,7 +408,10 @@ class SpalartAllmarasFV(TurbulenceFV):
         volume_rate = (w[0] * rate + sa.CB2 / sa.SIGMA * w[0] * grad_nt2
                        - (nu + nt) / sa.SIGMA * cross)
         residual = residual + volume_rate * g.volume
-        damping = xp.maximum(-derivative, 0.0) * w[0] * g.volume
+        # the implicit step's diagonal takes the source's derivative whatever its sign:
+        # where production grows with nu_tilde (a positive derivative) its explicit part
+        # would amplify a large step, so the step is held back there instead
+        damping = abs(derivative) * w[0] * g.volume
         return residual, coefficient, damping, w[0]
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:

@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(256) sa_cell_kernel(
     diffusivity[c] = rho * sa_diffusivity(nu, value, k);
     source[c] = (rho * rate + k.cb2 / k.sigma * rho * squared
                  - (nu + value) / k.sigma * cross) * vol;
-    damping[c] = fmax(-derivative, real(0)) * rho * vol;
+    damping[c] = fabs(derivative) * rho * vol;  // either sign: see SpalartAllmarasFV.residual
     density[c] = rho;
 }
 
