@@ -188,7 +188,8 @@ def total_pressure_inflow(gas: Gas, w, normal, params):
     g = gas.gamma
     total_p, total_t = _inflow_totals(gas, params)
     pressure = xp.minimum(w[-1], total_p)
-    mach2 = 2.0 / (g - 1.0) * ((total_p / pressure) ** ((g - 1.0) / g) - 1.0)
+    # (p0 / p)^((g - 1) / g) - 1 without the cancellation near p0 (fp32)
+    mach2 = 2.0 / (g - 1.0) * xp.expm1((g - 1.0) / g * xp.log1p((total_p - pressure) / pressure))
     temperature = total_t / (1.0 + 0.5 * (g - 1.0) * mach2)
     speed = (mach2 * temperature) ** 0.5  # c^2 = T in these units
     direction = xp.asarray(gas.flow_direction, dtype=w.dtype)[:, None]

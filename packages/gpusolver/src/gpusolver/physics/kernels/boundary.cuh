@@ -73,8 +73,10 @@ __device__ void boundary_ghost(int code, const real value[Vars<DIM>::N],
         case TOTAL_PRESSURE_INFLOW: {  // total temperature value[0], direction value[1..DIM],
                                        // total pressure value[P]; the interior's pressure
             const real pressure = fmin(w[P], value[P]);
+            // (p0 / p)^((gamma - 1) / gamma) - 1 without the cancellation near p0 (fp32)
             const real mach2 = real(2) / (gamma - real(1))
-                               * (pow(value[P] / pressure, (gamma - real(1)) / gamma) - real(1));
+                               * expm1((gamma - real(1)) / gamma
+                                       * log1p((value[P] - pressure) / pressure));
             const real t = value[0] / (real(1) + real(0.5) * (gamma - real(1)) * mach2);
             const real speed = sqrt(mach2 * t);  // c^2 = T in these units
             g[0] = gamma * pressure / t;

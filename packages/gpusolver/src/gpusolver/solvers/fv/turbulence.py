@@ -390,7 +390,7 @@ class SpalartAllmarasFV(TurbulenceFV):
         ``u`` and the mean flow's face mass fluxes (times area) ``mass_flux``; also the
         faces' diffusion coefficients and the source's damping derivative (for the
         implicit step)."""
-        d, xp = self.d, self.xp
+        d = self.d
         g = d.geometry
         nt = self.nt
         w, grad_w, nu = self._mean_flow(u)
