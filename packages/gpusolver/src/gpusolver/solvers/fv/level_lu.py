@@ -264,7 +264,10 @@ class KernelSolve:
     array code's steps (:meth:`LevelLU._solver`) on buffers made once per pattern: each
     stage's reduced right-hand side, its eliminated levels' ``B_e^-1 b_e`` and its
     solution rows. The rows that must stay zero (narrow levels' padding, an even count's
-    identity level, the zero rows around a stage's solution) are never written.
+    identity level, the zero rows around a stage's solution) are never written. Every
+    factorisation of the pattern shares the buffers (SST's two scalars, each with its own
+    factorisation): solves run one at a time, on the current stream, each returning a new
+    array.
 
     Parameters
     ----------
