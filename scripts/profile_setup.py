@@ -85,6 +85,14 @@ STEP_PHASES = [
     "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras.step",
     "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras._sweep",
     "gpusolver.solvers.fv.fused_turbulence:FusedSpalartAllmaras.advance",
+    # Newton-Krylov: FGMRES (its residuals and preconditioner solves inside), the
+    # preconditioner's assembly and factorisation, the exact solves on the GPU
+    "gpusolver.integrators.newton_krylov:fgmres",
+    "gpusolver.solvers.fv.discretisation:Discretisation.residual",
+    "gpusolver.solvers.fv.jacobian:SparseLU.operator",
+    "gpusolver.solvers.fv.jacobian:ExactSolver.factorise",
+    "gpusolver.solvers.fv.level_lu:KernelSolve.solve",
+    "gpusolver.backends:Backend.inverse",
 ]
 
 TOTALS: dict[str, list] = defaultdict(lambda: [0, 0.0])

@@ -31,6 +31,7 @@ and slices took about 90 launches and 1.5-2 ms a solve, launch-bound, on 2-D mes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -335,39 +336,41 @@ class KernelSolve:
 
     def solver(self, stages: list, last) -> Callable:
         """The solve of the factorisation ``stages``, ``last`` (see
-        :meth:`LevelLU._solver`)."""
-        xp, width = self.backend.xp, self.width
-        rows, reduced, solutions = self._work(stages)
+        :meth:`LevelLU._solver`): :meth:`solve` bound to them."""
         for inverse, couple, back in stages:
             for blocks in (inverse, couple, back):
                 if not blocks.flags.c_contiguous:
                     raise ValueError("a stage's blocks must be C-contiguous")
+        return functools.partial(self.solve, stages, last)
 
-        def solve(rhs):
-            values = xp.ascontiguousarray(rhs.reshape(-1), dtype=self.dtype)
-            self._moved(rows[0], 0, values, True)
-            for s, (inverse, couple, _) in enumerate(stages):
-                # B_e^-1 b_e of the eliminated (even) levels; the kept levels' rows less
-                # their couplings to their two neighbours' B^-1 b
-                self._product(inverse, rows[s], 2 * width, reduced[s], 0, width)
-                self._product(couple, reduced[s], width, rows[s + 1], 0, width,
-                              c=rows[s], c_offset=width, c_stride=2 * width)
-            x = solutions[-1]
-            self._product(last, rows[-1], width, x, width, width)
-            for s in range(len(stages) - 1, -1, -1):
-                _, couple, back = stages[s]
-                out, kept = solutions[s], len(couple)
-                # between the zero rows: eliminated levels (odd rows), kept ones (even)
-                self._product(back, x, width, out, width, 2 * width, c=reduced[s],
-                              c_stride=width)
-                self._copy((((kept * width) + self.BLOCK - 1) // self.BLOCK,), (self.BLOCK,),
-                           (x, np.int64(width), np.int64(width), out, np.int64(2 * width),
-                            np.int64(2 * width), np.int64(width), np.int64(kept)))
-                x = out
-            solution = xp.empty(len(values), dtype=self.dtype)
-            self._moved(x, width, solution, False)
-            return solution.reshape(rhs.shape).astype(rhs.dtype, copy=False)
-        return solve
+    def solve(self, stages: list, last, rhs):
+        """The solution of the factorisation ``stages``, ``last`` for ``rhs``
+        ``(n_vars, n_cells)``: a new array of ``rhs``'s shape and dtype."""
+        xp, width = self.backend.xp, self.width
+        rows, reduced, solutions = self._work(stages)
+        values = xp.ascontiguousarray(rhs.reshape(-1), dtype=self.dtype)
+        self._moved(rows[0], 0, values, True)
+        for s, (inverse, couple, _) in enumerate(stages):
+            # B_e^-1 b_e of the eliminated (even) levels; the kept levels' rows less
+            # their couplings to their two neighbours' B^-1 b
+            self._product(inverse, rows[s], 2 * width, reduced[s], 0, width)
+            self._product(couple, reduced[s], width, rows[s + 1], 0, width,
+                          c=rows[s], c_offset=width, c_stride=2 * width)
+        x = solutions[-1]
+        self._product(last, rows[-1], width, x, width, width)
+        for s in range(len(stages) - 1, -1, -1):
+            _, couple, back = stages[s]
+            out, kept = solutions[s], len(couple)
+            # between the zero rows: eliminated levels (odd rows), kept ones (even)
+            self._product(back, x, width, out, width, 2 * width, c=reduced[s],
+                          c_stride=width)
+            self._copy((((kept * width) + self.BLOCK - 1) // self.BLOCK,), (self.BLOCK,),
+                       (x, np.int64(width), np.int64(width), out, np.int64(2 * width),
+                        np.int64(2 * width), np.int64(width), np.int64(kept)))
+            x = out
+        solution = xp.empty(len(values), dtype=self.dtype)
+        self._moved(x, width, solution, False)
+        return solution.reshape(rhs.shape).astype(rhs.dtype, copy=False)
 
 
 def _blocks(xp, count: int, width: int, dtype, identity: bool):
