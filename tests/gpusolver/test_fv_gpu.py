@@ -134,6 +134,17 @@ def test_cupy_inverse_in_shared_memory_takes_fp32():
 
 
 @pytest.mark.gpu
+def test_cupy_inverse_in_shared_memory_refuses_matrices_too_large():
+    import cupy
+
+    from gpusolver.backends.cuda import shared_inverse, shared_inverse_rows
+
+    rows = shared_inverse_rows(np.float64) + 1
+    with pytest.raises(ValueError, match="do not fit"):
+        shared_inverse(cupy.zeros((1, rows, rows)))
+
+
+@pytest.mark.gpu
 def test_cupy_implicit_operator_matches_numpy():
     from gpusolver.solvers.fv.jacobian import implicit_operator
 

@@ -86,6 +86,17 @@ def test_the_kernels_solve_as_the_array_code(nx, ny, n_vars, cell, seed):
                                    atol=1e-12 * np.abs(expected).max())
 
 
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+def test_the_kernels_refuse_blocks_that_are_not_contiguous():
+    from gpusolver.solvers.fv.level_lu import KernelSolve
+
+    numpy = get_backend("numpy")
+    solve = KernelSolve(numpy, np.float64, np.arange(4), 2)
+    blocks = np.zeros((2, 2, 4))[:, :, ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        solve.solver([(np.zeros((1, 2, 2)), blocks, np.zeros((1, 2, 4)))], np.eye(2)[None])
+
+
 def test_the_narrowest_levels_are_taken():
     """A 30 x 4 strip: from its short side 30 levels 4 cells wide, from its long side 4
     levels 30 wide, from a corner 33 levels up to 4 wide; the short side's cost least."""
