@@ -245,6 +245,42 @@ def test_a_non_finite_turbulence_scalar_ends_the_run_naming_its_cell(monkeypatch
 
 
 @needs_tmr
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kernels_count_a_non_finite_turbulence_scalar_and_the_run_names_its_cell(
+        backend, monkeypatch):
+    """In kernels the scalar's update counts the own values it leaves non-finite (instead
+    of a second pass over them); the step then ends the run naming the cell, as with the
+    array code's check."""
+    if backend == "cupy":
+        pytest.importorskip("cupy")
+    solver = Solver(read_mesh(PLATE), PLATE_GAS, PLATE_BOUNDARIES,
+                    backend="cupy" if backend == "cupy" else "numpy",
+                    scheme=Scheme("roe", 2, "green-gauss", "none"),
+                    stepping=Stepping("lusgs", cfl=5.0, cfl_max=1e3,
+                                      turbulence_solver="sweeps"),
+                    reference_area=2.0, turbulence="sa-neg")
+    if backend == "host":
+        solver.fuse()
+    (model,) = solver.turbulence
+    kernels, advance = model.kernels, model.kernels.advance
+    assert kernels is not None
+    solver.step()
+    assert float(model.tallies[-1]) == 0
+
+    def poisoning(i, *args, **kwargs):
+        advance(i, *args, **kwargs)
+        model.values[i, 5] = np.inf  # the update keeps it
+
+    monkeypatch.setattr(kernels, "advance", poisoning)
+    with pytest.raises(SolverDivergedError, match=r"iteration 2: the solution at cell \d+ "
+                       r"\(centroid .*\) has a non-finite nu_tilde after the model's step"
+                       ) as error:
+        solver.step()
+    assert error.value.cell == solver.layouts[0].file_cells[5]
+    assert float(model.tallies[-1]) == 1
+
+
+@needs_tmr
 def test_sst_on_the_flat_plate_converges_near_tmrs_skin_friction():
     """SST-V, 35x25, 200 Newton-Krylov steps (7.5 s on the 2-core machine, 2026-11-27):
     the density residual 8 orders down, Cf(0.97) 0.0026756: within 1% of CFL3D's on

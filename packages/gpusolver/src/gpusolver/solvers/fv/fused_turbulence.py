@@ -103,8 +103,17 @@ class FusedScalarSteps:
         self.star = xp.zeros(n, self.dtype)
         self.change = xp.zeros(n, self.dtype)
         self.tables = tables
+        #: Per scalar: each interior face's two implicit matrix entries (its left cell's row,
+        #: then its right cell's: ``[f]``, ``[n_interior + f]``), for the sweeps.
+        self.entries = None if tables is None else xp.empty((n_scalars, 2 * f.n_interior),
+                                                            self.dtype)
+        #: Per sweep: each upstream slot's index in a scalar's :attr:`entries`.
+        self.entry = None if tables is None else tuple(self._entry_of(t) for t in tables)
         #: Each cell's eddy viscosity (:meth:`cell_eddy_viscosity`).
         self.mu_t = xp.empty(n, self.dtype)
+        #: What the next :meth:`mean_gradients` returns (None: taken anew), and those of
+        #: the model's step (its sub-steps share them).
+        self._given = self._step_gradients = None
 
     def face_eddy_viscosity(self, mu_t):
         """Each face's eddy viscosity from its cells' ``mu_t`` (the mean; a boundary
@@ -117,12 +126,31 @@ class FusedScalarSteps:
             np.int32(self.n_faces), np.int32(self.n_interior), self.kind, out))
         return out
 
-    def mean_gradients(self, u) -> None:
-        """The mean flow's unlimited primitive gradients at ``u`` (once per its step)."""
+    def mean_gradients(self, u):
+        """The mean flow's unlimited primitive gradients at ``u`` (once per its step):
+        those :meth:`take_residual_gradients` gave, or taken anew into
+        :attr:`mean_gradient`."""
+        given, self._given = self._given, None
+        if given is not None:
+            return given
         f, n = self.fused, self.n_cells
         self._mean_gradients(_blocks(n), (BLOCK,), (
             u, np.int32(n), *f.faces, f.slots, f.width, *self.coefficients, f.volume, NULL,
             NULL, self.mean_gradient, NULL, self.law[-1], np.int32(0), np.int32(n)))
+        return self.mean_gradient
+
+    def take_residual_gradients(self, keep: bool) -> None:
+        """Let the next :meth:`mean_gradients` be the fused residual's unlimited gradients
+        (the same kernel's), of the state its last residual took: call it right after the
+        mean flow's LU-SGS step, whose residual is of the step's start, as the model's step
+        is. ``keep``: copy them, for residuals that come before the model's step
+        (multigrid's). Without a viscous gradient pass (JST's cell pass) it does nothing."""
+        f = self.fused
+        if f.jst or not f.viscous:
+            return
+        if keep:
+            self.mean_gradient[...] = f.raw_gradient.reshape(self.mean_gradient.shape)
+        self._given = self.mean_gradient if keep else f.raw_gradient
 
     def gradients(self, mass_flux, walls: list) -> None:
         """Each scalar's gradient (``walls``: per scalar its value on no-slip walls per
@@ -151,7 +179,7 @@ class FusedScalarSteps:
             NULL if wall is None else wall, mass_flux, left, right, normal, area,
             self.tangent, self.inverse_length, np.int32(n), np.int32(nf), np.int32(ni),
             self.kind, self.dtype.type(self.model.free_stream[i]), self.dtype.type(sigma),
-            self.flux[i], self.coefficient[i]))
+            self.flux[i], self.coefficient[i], NULL if self.entries is None else self.entries[i]))
         k["matrix"](_blocks(n), (BLOCK,), (
             self.flux[i], self.coefficient[i], mass_flux, np.int32(n), np.int32(nf),
             np.int32(ni), self.kind, f.slots, f.width, f.volume, dt, self.source[i],
@@ -165,18 +193,20 @@ class FusedScalarSteps:
                 factorise=new_mean_flow)
             return
         self.star.fill(0)
-        self._sweep(0, i, mass_flux, self.residual[i], self.star)
+        self._sweep(0, i, self.residual[i], self.star)
         self.change[...] = self.star
-        self._sweep(1, i, mass_flux, self.star, self.change)
+        self._sweep(1, i, self.star, self.change)
 
     def update(self, i: int, max_fall: float = 0.0, max_change: float = 0.0) -> None:
         """Scalar ``i`` += :attr:`change`, falling by at most ``max_fall`` of its value
         and changing by at most ``max_change`` times its size plus its free stream's
         (each where positive)."""
         real = self.dtype.type
+        model = self.model
         self._kernels["update"](_blocks(self.n_cells), (BLOCK,), (
-            self.model.values[i], self.change, np.int32(self.n_cells), real(max_fall),
-            real(max_change), real(abs(self.model.free_stream[i]))))
+            model.values[i], self.change, np.int32(self.n_cells), real(max_fall),
+            real(max_change), real(abs(model.free_stream[i])), np.int32(model.n_own),
+            model.tallies[-1:]))
 
     def cell_steps(self, dt):
         """``dt`` (per cell, or one) as the kernels read it: one contiguous value a cell."""
@@ -184,14 +214,21 @@ class FusedScalarSteps:
         return xp.ascontiguousarray(xp.broadcast_to(xp.asarray(dt, self.dtype),
                                                     (self.n_cells,)))
 
-    def _sweep(self, which: int, i: int, mass_flux, rhs, x) -> None:
+    def _entry_of(self, tables):
+        """Each slot of the sweep ``tables``: its face's entry in its cell's row, as an index
+        in a scalar's :attr:`entries` (the face, or the face plus ``n_interior`` where the
+        cell is the face's right; any where the slot has no upstream neighbour)."""
+        xp, face = self.xp, tables.face
+        right = self.fused.faces[0][face] != tables.cells[None, :]
+        return xp.ascontiguousarray(face + right * np.int32(self.n_interior), dtype=np.int32)
+
+    def _sweep(self, which: int, i: int, rhs, x) -> None:
         """The forward (``which`` 0: ``x = (rhs - L x) / D``) or backward (1:
         ``x = rhs - U x / D``) sweep of scalar ``i``, one launch per level."""
         t = self.tables[which]
         rows, width = t.upstream.shape[1], t.upstream.shape[0]
-        arguments = (np.int32(rows), np.int32(width), t.cells, t.upstream, t.face,
-                     self.fused.faces[0], mass_flux, self.coefficient[i], self.diagonal[i],
-                     rhs, x, np.int32(which == 0))
+        arguments = (np.int32(rows), np.int32(width), t.cells, t.upstream, self.entry[which],
+                     self.entries[i], self.diagonal[i], rhs, x, np.int32(which == 0))
         for first, last in itertools.pairwise(t.offsets):
             if last > first:
                 self._kernels["sweep"](_blocks(last - first), (BLOCK,),
@@ -223,12 +260,12 @@ class FusedSpalartAllmaras(FusedScalarSteps):
         u = self.fused.backend.asarray(u)
         dt = self.cell_steps(dt)
         if new_mean_flow:
-            self.mean_gradients(u)
-            self.model.squares.fill(0)
+            self._step_gradients = self.mean_gradients(u)
+            self.model.tallies.fill(0)
         self.gradients(mass_flux, [None])
         n = self.n_cells
         self._kernels["cells"](_blocks(n), (BLOCK,), (
-            u, self.model.values[0], self.mean_gradient, self.gradient[0], self.fused.volume,
+            u, self.model.values[0], self._step_gradients, self.gradient[0], self.fused.volume,
             self.model.distance, np.int32(n), self.constants, *self.law, self.diffusivity[0],
             self.source[0], self.damping[0], self.density))
         self.advance(0, None, mass_flux, dt, sa.SIGMA, new_mean_flow=new_mean_flow)
@@ -249,10 +286,9 @@ class FusedMenterSST(FusedScalarSteps):
         """Each cell's ``mu_t`` at the mean flow ``u`` (its gradients taken anew;
         :attr:`mu_t`, overwritten by the next call)."""
         u = self.fused.backend.asarray(u)
-        self.mean_gradients(u)
         model = self.model
         self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
-            u, model.values[0], model.values[1], self.mean_gradient, model.distance,
+            u, model.values[0], model.values[1], self.mean_gradients(u), model.distance,
             np.int32(self.n_cells), self.constants, *self.law, self.mu_t))
         return self.mu_t
 
@@ -265,14 +301,14 @@ class FusedMenterSST(FusedScalarSteps):
         u = self.fused.backend.asarray(u)
         dt = self.cell_steps(dt)
         if new_mean_flow:
-            self.mean_gradients(u)
+            self._step_gradients = self.mean_gradients(u)
             self.wall_omega[...] = model.wall_omega(u)
-            model.squares.fill(0)
+            model.tallies.fill(0)
         walls = [None, self.wall_omega]
         self.gradients(mass_flux, walls)
         n = self.n_cells
         self._kernels["cells"](_blocks(n), (BLOCK,), (
-            u, model.values[0], model.values[1], self.mean_gradient, self.gradient[0],
+            u, model.values[0], model.values[1], self._step_gradients, self.gradient[0],
             self.gradient[1], self.fused.volume, model.distance, np.int32(n), self.constants,
             *self.law, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))

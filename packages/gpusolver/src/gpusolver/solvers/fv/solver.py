@@ -643,8 +643,11 @@ class Solver(Parts):
             self.transport.exchange(self.states)
         if self.turbulence is None:
             return self._mean_flow_step(dt)
-        # copies: the multigrid kernels write each step's state into the buffer of the last
-        starts = [u.copy() for u in self.states]
+        # the step's start, copied where anything may write into its buffer before the
+        # model's step: the multigrid kernels (each step's state into the buffer of the
+        # last), a part's halo exchange, array code; a fused LU-SGS step writes the other
+        keep = self.multigrid is not None or self.mesh is None or not self._fused_implicit(dt)
+        starts = [u.copy() if keep else u for u in self.states]
         for model, u in zip(self.turbulence, starts, strict=True):
             model.set_eddy_viscosity(u)
         norms = self._mean_flow_step(dt)
@@ -689,6 +692,8 @@ class Solver(Parts):
             dt = self._time_steps()[0]
         if self._fused_implicit(dt):
             norms = self._fused_implicit_step()
+            for model in self.turbulence or []:  # its step is of the same start
+                model.take_residual_gradients(keep=self.multigrid is not None)
         elif self.part_sweeps is not None:
             norms, dt = self._implicit_step(dt)
         elif self.fused_steps is not None:

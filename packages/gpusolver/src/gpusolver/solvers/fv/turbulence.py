@@ -109,8 +109,11 @@ class TurbulenceFV:
         #: The cells whose residuals the norms sum (a part's own; the solver sets it).
         self.n_own = g.n_cells
         #: Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the
-        #: last step of the mean flow, on the backend in fp64 (:meth:`step_report`).
-        self.squares = self.xp.zeros(len(self.names), np.float64)
+        #: last step of the mean flow, then (in kernels) the count of own values that the
+        #: step's updates left non-finite; on the backend in fp64 (:meth:`step_report`).
+        self.tallies = self.xp.zeros(len(self.names) + 1, np.float64)
+        #: The sums of :attr:`tallies`.
+        self.squares = self.tallies[:-1]
 
     # ------------------------------------------------------------------ coupling
     def laminar_viscosity(self, w):
@@ -135,6 +138,16 @@ class TurbulenceFV:
     def cell_eddy_viscosity(self, u):
         """``mu_t`` of every cell at the mean flow ``u``."""
         raise NotImplementedError
+
+    def take_residual_gradients(self, keep: bool) -> None:
+        """In kernels: the model's next step takes the mean flow's gradients from the
+        fused residual's last pass, of the step's start (call it right after the mean
+        flow's fused LU-SGS step; ``keep``: residuals come between, multigrid's), instead
+        of taking them anew (:meth:`FusedScalarSteps.take_residual_gradients
+        <gpusolver.solvers.fv.fused_turbulence.FusedScalarSteps.take_residual_gradients>`).
+        Array code takes them anew."""
+        if self.kernels is not None:
+            self.kernels.take_residual_gradients(keep)
 
     # ------------------------------------------------------------------ the scalars
     def _sides(self, phi, wall, free_stream: float, mass_flux):
@@ -339,9 +352,14 @@ class TurbulenceFV:
         step of the mean flow (a copy), and the first own cell with a non-finite scalar
         now (None: none): one transfer, a second only to find that cell."""
         xp = self.xp
-        finite = xp.isfinite(self.values[:, :self.n_own]).all()
-        report = self.d.backend.to_host(xp.concatenate([self.squares, finite[None]]))
-        if report[-1]:
+        if self.kernels is not None:  # their updates counted the non-finite values
+            report = self.d.backend.to_host(self.tallies)
+            finite = report[-1] == 0
+        else:
+            finite = xp.isfinite(self.values[:, :self.n_own]).all()
+            report = self.d.backend.to_host(xp.concatenate([self.squares, finite[None]]))
+            finite = bool(report[-1])
+        if finite:
             return report[:-1], None
         bad = ~xp.isfinite(self.values[:, :self.n_own]).all(axis=0)
         return report[:-1], int(xp.argmax(bad))

@@ -11,12 +11,16 @@
 //                           implicit step takes), and the density;
 //   scalar_face_kernel      one thread per face: first-order upwind advection by the mean
 //                           flow's mass flux minus the diffusion through the face
-//                           (corrected normal gradient), and the two-point coefficient;
+//                           (corrected normal gradient), the two-point coefficient and
+//                           (for the sweeps) the implicit matrix's two entries of the face;
 //   scalar_matrix_kernel    one thread per cell: the residual (face fluxes plus sources),
 //                           the implicit matrix's diagonal and the sum of (R / V)^2;
 //   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep (the
-//                           mean flow's LU-SGS sweep tables of kernels/lusgs.cu);
-//   scalar_update_kernel    one thread per cell: phi += dphi, its fall or size bounded.
+//                           mean flow's LU-SGS sweep tables of kernels/lusgs.cu, each
+//                           upstream slot's matrix entry by its index in the face
+//                           kernel's entries);
+//   scalar_update_kernel    one thread per cell: phi += dphi, its fall or size bounded,
+//                           the own cells it leaves non-finite counted.
 // and each step's eddy viscosity for the mean flow:
 //   sa_eddy_viscosity_kernel    one thread per cell: SA's mu_t = rho nt fv1;
 //   sst_eddy_viscosity_kernel   one thread per cell: SST's mu_t (F2 and the vorticity);
@@ -317,7 +321,7 @@ __global__ void __launch_bounds__(256) scalar_face_kernel(
     const real* __restrict__ normal, const real* __restrict__ area,
     const real* __restrict__ tangent, const real* __restrict__ inverse_length, int n_cells,
     int n_faces, int n_interior, const int* __restrict__ kind, real free_stream, real sigma,
-    real* __restrict__ flux, real* __restrict__ coefficient) {
+    real* __restrict__ flux, real* __restrict__ coefficient, real* __restrict__ entries) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_faces) return;
     const int l = left[f];
@@ -343,7 +347,14 @@ __global__ void __launch_bounds__(256) scalar_face_kernel(
     for (int d = 0; d < DIM; ++d) normal_gradient += face_gradient[d] * normal[d * n_faces + f];
     const real convective = fmax(m, real(0)) * value_l + fmin(m, real(0)) * value_r;
     flux[f] = convective - c * normal_gradient;
-    coefficient[f] = c * inverse_length[f];
+    const real cf = c * inverse_length[f];
+    coefficient[f] = cf;
+    // the implicit matrix's entries of an interior face (see scalar_sweep_kernel): the
+    // left cell's row (inward - cf) and the right cell's (-out - cf)
+    if (entries != nullptr && interior) {
+        entries[f] = fmin(m, real(0)) - cf;
+        entries[n_interior + f] = -fmax(m, real(0)) - cf;
+    }
 }
 
 // Per cell: residual = its faces' fluxes (out of the left cell, into the right) plus the
@@ -392,16 +403,15 @@ __global__ void __launch_bounds__(256) scalar_matrix_kernel(
 
 // One level of a sweep of (D + L) D^-1 (D + U), over the rows [first, last) of the mean
 // flow's sweep tables (SweepTables of solvers/fv/lusgs.py: per row i its cell cells[i],
-// per slot k its upstream neighbour upstream[k * n_rows + i] (-1: none) across interior
-// face face[k * n_rows + i]): total = the sum of the matrix entries times x of the
-// upstream neighbours; forward: x[c] = (rhs[c] - total) / D; backward:
-// x[c] = rhs[c] - total / D.
+// per slot k its upstream neighbour upstream[k * n_rows + i] (-1: none), whose matrix
+// entry in row cells[i] is entries[entry[k * n_rows + i]], as scalar_face_kernel wrote
+// it): total = the sum of the entries times x of the upstream neighbours; forward:
+// x[c] = (rhs[c] - total) / D; backward: x[c] = rhs[c] - total / D.
 template <typename real>
 __global__ void __launch_bounds__(256) scalar_sweep_kernel(
     int first, int last, int n_rows, int width, const int* __restrict__ cells,
-    const int* __restrict__ upstream, const int* __restrict__ face,
-    const int* __restrict__ left, const real* __restrict__ mass_flux,
-    const real* __restrict__ coefficient, const real* __restrict__ diagonal, const real* rhs,
+    const int* __restrict__ upstream, const int* __restrict__ entry,
+    const real* __restrict__ entries, const real* __restrict__ diagonal, const real* rhs,
     real* x, int forward) {
     const int i = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= last) return;
@@ -410,21 +420,18 @@ __global__ void __launch_bounds__(256) scalar_sweep_kernel(
     for (int k = 0; k < width; ++k) {
         const int j = upstream[k * n_rows + i];
         if (j < 0) continue;
-        const int f = face[k * n_rows + i];
-        const real m = mass_flux[f], cf = coefficient[f];
-        // the left cell's row: (inward - c); the right cell's: (-out - c)
-        const real entry = left[f] == c ? fmin(m, real(0)) - cf : -fmax(m, real(0)) - cf;
-        total += entry * x[j];
+        total += entries[entry[k * n_rows + i]] * x[j];
     }
     x[c] = forward ? (rhs[c] - total) / diagonal[c] : rhs[c] - total / diagonal[c];
 }
 
 // phi += dphi on every cell, its fall at most max_fall phi (where max_fall > 0) and its
-// size at most max_change (|phi| + scale) (where max_change > 0).
+// size at most max_change (|phi| + scale) (where max_change > 0); adds 1 to non_finite[0]
+// for each cell of [0, n_own) whose new phi is not finite.
 template <typename real>
 __global__ void __launch_bounds__(256) scalar_update_kernel(
     real* __restrict__ phi, const real* __restrict__ change, int n_cells, real max_fall,
-    real max_change, real scale) {
+    real max_change, real scale, int n_own, double* __restrict__ non_finite) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const real value = phi[c];
@@ -434,7 +441,9 @@ __global__ void __launch_bounds__(256) scalar_update_kernel(
         const real bound = max_change * (fabs(value) + scale);
         d = fmin(fmax(d, -bound), bound);
     }
-    phi[c] = value + d;
+    const real updated = value + d;
+    phi[c] = updated;
+    if (c < n_own && !isfinite(updated)) atomicAdd(non_finite, 1.0);
 }
 
 // spalart_allmaras.eddy_viscosity of every cell: mu_t = rho nt fv1(nt / nu), 0 where
