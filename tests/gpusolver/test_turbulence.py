@@ -281,6 +281,38 @@ def test_kernels_count_a_non_finite_turbulence_scalar_and_the_run_names_its_cell
 
 
 @needs_tmr
+def test_a_runaway_turbulence_residual_cuts_the_models_cfl_number():
+    """SA-neg: nu_tilde's residual 100 times its lowest cuts the model's CFL cap tenfold
+    (to no less than the first CFL number; one line in the log, the history's
+    turbulence_cfl column); each new lowest lets it grow back 5%, up to turbulence_cfl;
+    a restart's controls keep it. SST's scalars are not watched."""
+    solver, _ = _plate()  # turbulence_cfl 100, cfl 5
+    solver.cfl = 1e4
+    assert solver.turbulence_cfl == 100
+    solver._turbulence_back_off(np.array([1e-6]))
+    solver._turbulence_back_off(np.array([5e-5]))  # 50 times: no cut
+    assert solver.turbulence_cfl == 100 and not solver.notes
+    solver._turbulence_back_off(np.array([2e-4]))
+    assert solver.turbulence_cfl == 10
+    assert solver.notes[-1].endswith("nu_tilde's residual rose to 0.0002, 200x its lowest; "
+                                     "the model's CFL number 100 -> 10")
+    solver._turbulence_back_off(np.array([1e-4]))  # a new lowest
+    assert solver.turbulence_cfl == pytest.approx(10.5)
+    assert solver.monitors()["turbulence_cfl"] == "10.5"
+    restarted, _ = _plate()
+    restarted.set_controls(*solver.controls())
+    restarted.cfl = 1e4
+    assert restarted.turbulence_cfl == pytest.approx(10.5)
+    restarted._turbulence_back_off(np.array([2e-2]))  # 200 times the kept lowest
+    assert restarted.turbulence_cfl == 5  # the first CFL number
+    sst, _ = _plate(model="sst")
+    sst.cfl = 1e6
+    for norms in ([1e-6, 1e-6], [1.0, 1.0]):
+        sst._turbulence_back_off(np.array(norms))
+    assert sst.turbulence_cfl == 1e4 and not sst.notes
+
+
+@needs_tmr
 def test_sst_on_the_flat_plate_converges_near_tmrs_skin_friction():
     """SST-V, 35x25, 200 Newton-Krylov steps (7.5 s on the 2-core machine, 2026-11-27):
     the density residual 8 orders down, Cf(0.97) 0.0026756: within 1% of CFL3D's on

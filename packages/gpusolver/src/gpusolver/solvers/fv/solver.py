@@ -187,6 +187,14 @@ STALL_BACK_OFF = 200
 #: The cap of a backed-off CFL ramp grows by this factor at each new lowest residual, back
 #: towards ``cfl_max``.
 CEILING_GROWTH = 1.05
+
+#: RANS: a turbulence model's residual (any of its scalars') its ``RUNAWAY_RISE`` times
+#: above its lowest so far cuts the model's CFL cap this many times (to no less than the
+#: first CFL number), each time in one line of the log; the cap grows back by
+#: :data:`CEILING_GROWTH` at each new lowest, up to ``turbulence_cfl``. On the NACA 0012
+#: at 15 degrees at ``turbulence_cfl = 1e4`` nu_tilde's residual grew 64-fold a step from
+#: step 9, and the mean flow followed it at step 20; with three cuts it converged.
+TURBULENCE_BACK_OFF = 10.0
 #: ``[run] strategy`` that times the fused residual's accumulations at set-up.
 AUTO_STRATEGY = "auto"
 #: The accumulations ``auto`` chooses from (``colour`` needs a plan with face colours and
@@ -364,8 +372,10 @@ class Solver(Parts):
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = stepping.cfl
         self._best_residual, self._since_best = np.inf, 0  # stall detection
-        # CFL back-off (:meth:`_back_off`)
+        # CFL back-off (:meth:`_back_off`; the turbulence model's: :meth:`_turbulence_back_off`)
         self._lowest_residual, self._since_lowest, self._cfl_ceiling = np.inf, 0, np.inf
+        self._turbulence_lowest = np.inf
+        self._turbulence_cap = stepping.turbulence_cfl
         #: Physical time (global time steps only).
         self.time = 0.0
         self.states = [self._uniform(layout) for layout in self.layouts]
@@ -669,6 +679,7 @@ class Solver(Parts):
                            counted=True)
         norms_of_model = np.sqrt(total[self.transport.n_parts:] / self.n_cells)
         self.turbulence_residuals = dict(zip(names, norms_of_model.tolist(), strict=True))
+        self._turbulence_back_off(norms_of_model)
         return norms
 
     def _fused_implicit(self, dt) -> bool:
@@ -680,11 +691,40 @@ class Solver(Parts):
         """Each local part's time steps of the turbulence model at the states of the
         step's start and the CFL number up to ``turbulence_cfl``: those of the step's
         fused LU-SGS steps (of those states; ``fused``), scaled, or computed anew."""
-        cfl = min(self.cfl, self.stepping.turbulence_cfl)
+        cfl = self.turbulence_cfl
         if fused:
             return [steps.dt * (cfl / steps.step_cfl) for steps in self.fused_implicit]
         return [_cell_steps(d, u, cfl) for d, u in zip(self.discretisations, starts,
                                                         strict=True)]
+
+    @property
+    def turbulence_cfl(self) -> float:
+        """The turbulence model's CFL number of the next step: the mean flow's, up to its
+        cap (``turbulence_cfl``, or less where :meth:`_turbulence_back_off` cut it)."""
+        return min(self.cfl, self._turbulence_cap)
+
+    def _turbulence_back_off(self, norms: np.ndarray) -> None:
+        """Cut the turbulence model's CFL cap :data:`TURBULENCE_BACK_OFF`-fold when any of
+        its residuals ``norms`` has risen the model's ``RUNAWAY_RISE`` times above its
+        lowest (then the lowest restarts from here); let the cap grow back by
+        :data:`CEILING_GROWTH` at each step where none rose and one found a new lowest."""
+        rise = type(self.turbulence[0]).RUNAWAY_RISE
+        if rise is None:
+            return
+        lowest = self._turbulence_lowest
+        rose = norms > rise * lowest
+        if rose.any():
+            cap = max(self.stepping.cfl, self.turbulence_cfl / TURBULENCE_BACK_OFF)
+            i = int(np.argmax(norms / lowest))
+            name = self.turbulence[0].names[i]
+            self.notes.append(f"iteration {self.iteration}: {name}'s residual rose to "
+                              f"{norms[i]:.3g}, {norms[i] / lowest[i]:.0f}x its lowest; the "
+                              f"model's CFL number {self.turbulence_cfl:.4g} -> {cap:.4g}")
+            self._turbulence_cap, self._turbulence_lowest = cap, norms.copy()
+        elif (norms < lowest).any():
+            self._turbulence_lowest = np.minimum(lowest, norms)
+            self._turbulence_cap = min(self.stepping.turbulence_cfl,
+                                       CEILING_GROWTH * self._turbulence_cap)
 
     def _mean_flow_step(self, dt):
         given = dt is not None  # the caller's time step (else the solver's own)
@@ -957,9 +997,9 @@ class Solver(Parts):
     def monitors(self) -> dict[str, str]:
         """Implicit steps: the CFL number of the next step, the cells (of every process)
         whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`), with
-        multigrid the passes of its cycle (1: V, 2: W) and, where ``freeze_limiter`` can
-        act, whether the limiter is frozen (0 or 1); none for explicit steps. Every
-        process calls it (a global sum)."""
+        multigrid the passes of its cycle (1: V, 2: W), where ``freeze_limiter`` can act
+        whether the limiter is frozen (0 or 1), and with a turbulence model its CFL number;
+        none for explicit steps. Every process calls it (a global sum)."""
         if self.part_sweeps is None:
             return {}
         relaxed = int(self.transport.sum(np.array([self.relaxed_cells]))[0])
@@ -969,7 +1009,10 @@ class Solver(Parts):
         frozen = ({"limiter_frozen": str(int(d.limiter_ceiling is not None))}
                   if self.stepping.freeze_limiter is not None and d.scheme.cell_limited
                   else {})
-        return {"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle | frozen
+        model = ({} if self.turbulence is None
+                 else {"turbulence_cfl": f"{self.turbulence_cfl:.6g}"})
+        return ({"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle | frozen
+                | model)
 
     def model_state(self) -> dict[str, np.ndarray]:
         """The turbulence model's scalars in the file's cell order (for checkpoints)."""
@@ -982,12 +1025,17 @@ class Solver(Parts):
         """The steady-state controls a restart continues from: the CFL ramp's back-off
         counters and cap (:meth:`_back_off`), the stall watch of the limiter's freeze, the
         multigrid cycle's passes, and the frozen limiter's ceiling (file order). Every
-        process calls it (a global sum where the limiter is frozen)."""
+        process calls it (a global sum where the limiter is frozen). RANS: also the
+        turbulence model's CFL cap and lowest residuals (:meth:`_turbulence_back_off`)."""
         numbers = {"lowest_residual": float(self._lowest_residual),
                    "since_lowest": self._since_lowest, "cfl_ceiling": float(self._cfl_ceiling),
                    "best_residual": float(self._best_residual), "since_best": self._since_best}
         if self.multigrid is not None:
             numbers["multigrid_passes"] = self.multigrid.passes
+        if self.turbulence is not None:
+            numbers["turbulence_cap"] = float(self._turbulence_cap)
+            lowest = np.broadcast_to(self._turbulence_lowest, len(self.turbulence[0].names))
+            numbers |= {f"turbulence_lowest_{i}": float(x) for i, x in enumerate(lowest)}
         ceilings = [d.limiter_ceiling for d in self.discretisations]
         frozen = {} if ceilings[0] is None else {"limiter_ceiling": self._gather_cells(ceilings)}
         return numbers, frozen
@@ -1005,6 +1053,10 @@ class Solver(Parts):
             self._since_best = int(numbers["since_best"])
         if self.multigrid is not None and "multigrid_passes" in numbers:
             self.multigrid.passes = int(numbers["multigrid_passes"])
+        if ramp and self.turbulence is not None and "turbulence_cap" in numbers:
+            self._turbulence_cap = float(numbers["turbulence_cap"])
+            self._turbulence_lowest = np.array([
+                numbers[f"turbulence_lowest_{i}"] for i in range(len(self.turbulence[0].names))])
         if "limiter_ceiling" in arrays:
             ceiling = np.asarray(arrays["limiter_ceiling"])
             for d, layout in zip(self.discretisations, self.layouts, strict=True):
