@@ -83,7 +83,8 @@ RUN_KEYS: dict[str, Key] = {
                             "regular mesh)"),
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
-                               "flow's up to this"),
+                               "flow's up to this (SA-neg: cut tenfold where nu_tilde's "
+                               "residual runs away)"),
     "turbulence_steps": Key(int, default=Stepping.turbulence_steps, positive=True,
                             help="RANS: the turbulence model's implicit steps per step of "
                                  "the mean flow"),
