@@ -711,15 +711,15 @@ class Solver(Parts):
         rise = type(self.turbulence[0]).RUNAWAY_RISE
         if rise is None:
             return
-        lowest = self._turbulence_lowest
-        rose = norms > rise * lowest
-        if rose.any():
+        lowest = np.broadcast_to(self._turbulence_lowest, norms.shape)
+        ratio = np.divide(norms, lowest, out=np.zeros_like(norms), where=lowest > 0)
+        if (ratio > rise).any():
             cap = max(self.stepping.cfl, self.turbulence_cfl / TURBULENCE_BACK_OFF)
-            i = int(np.argmax(norms / lowest))
+            i = int(np.argmax(ratio))
             name = self.turbulence[0].names[i]
             self.notes.append(f"iteration {self.iteration}: {name}'s residual rose to "
-                              f"{norms[i]:.3g}, {norms[i] / lowest[i]:.0f}x its lowest; the "
-                              f"model's CFL number {self.turbulence_cfl:.4g} -> {cap:.4g}")
+                              f"{norms[i]:.3g}, {ratio[i]:.0f}x its lowest; the model's "
+                              f"CFL number {self.turbulence_cfl:.4g} -> {cap:.4g}")
             self._turbulence_cap, self._turbulence_lowest = cap, norms.copy()
         elif (norms < lowest).any():
             self._turbulence_lowest = np.minimum(lowest, norms)
