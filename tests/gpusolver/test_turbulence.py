@@ -225,12 +225,14 @@ def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch)
 
 @needs_tmr
 @pytest.mark.parametrize("backend", ["arrays", *BACKENDS])
-def test_a_non_finite_turbulence_scalar_ends_the_run_naming_its_cell(backend, monkeypatch):
+@pytest.mark.parametrize("poison", ["inf", "run-away"])
+def test_a_non_finite_or_run_away_turbulence_scalar_ends_the_run_naming_its_cell(
+        backend, poison, monkeypatch):
     """A model's step that leaves a non-finite scalar (nu_tilde ran away on the NACA 0012
-    at 15 degrees with LMRoe: 1e-4 to 1e87 in three steps) ends the run in one line
-    naming the cell, before the next mean-flow step reads its eddy viscosity: the array
-    code checks the values after the step, the kernels' update counts those it leaves
-    non-finite."""
+    at 15 degrees with LMRoe: 1e-4 to 1e87 in three steps), or one past the model's
+    ceiling (1e13 times the free stream's nu_tilde), ends the run in one line naming the
+    cell, before the next mean-flow step reads its eddy viscosity: the array code checks
+    the values after the step, the kernels' update counts those it leaves so."""
     if backend == "cupy":
         pytest.importorskip("cupy")
     solver = Solver(read_mesh(PLATE), PLATE_GAS, PLATE_BOUNDARIES,
@@ -249,14 +251,16 @@ def test_a_non_finite_turbulence_scalar_ends_the_run_naming_its_cell(backend, mo
     target, name = (model, "step") if model.kernels is None else (model.kernels, "advance")
     real = getattr(target, name)
 
+    value = np.inf if poison == "inf" else 1e13 * model.free_stream[0]
+
     def poisoning(*args, **kwargs):
         real(*args, **kwargs)
-        model.values[0, 5] = np.inf
+        model.values[0, 5] = value
 
     monkeypatch.setattr(target, name, poisoning)
     with pytest.raises(SolverDivergedError, match=r"iteration 2: the solution at cell \d+ "
-                       r"\(centroid .*\) has a non-finite nu_tilde after the model's step"
-                       ) as error:
+                       r"\(centroid .*\) has a non-finite or run-away nu_tilde after the "
+                       r"model's step") as error:
         solver.step()
     assert error.value.cell == solver.layouts[0].file_cells[5]
     assert float(model.tallies[-1]) == (0 if model.kernels is None else 1)

@@ -200,12 +200,15 @@ class FusedScalarSteps:
     def update(self, i: int, max_fall: float = 0.0, max_change: float = 0.0) -> None:
         """Scalar ``i`` += :attr:`change`, falling by at most ``max_fall`` of its value
         and changing by at most ``max_change`` times its size plus its free stream's
-        (each where positive)."""
+        (each where positive); the own values it leaves non-finite or beyond the model's
+        ceiling are counted in its ``tallies``."""
         real = self.dtype.type
         model = self.model
+        ceiling = model.ceilings()[i]
         self._kernels["update"](_blocks(self.n_cells), (BLOCK,), (
             model.values[i], self.change, np.int32(self.n_cells), real(max_fall),
-            real(max_change), real(abs(model.free_stream[i])), np.int32(model.n_own),
+            real(max_change), real(abs(model.free_stream[i])),
+            real(ceiling if np.isfinite(ceiling) else 0), np.int32(model.n_own),
             model.tallies[-1:]))
 
     def cell_steps(self, dt):

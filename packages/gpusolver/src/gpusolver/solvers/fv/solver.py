@@ -675,7 +675,8 @@ class Solver(Parts):
         local[self.transport.n_parts:] = sum(squares for squares, _ in reports)
         total = self.transport.sum(local)  # one sum: the bad cells and the squares
         self._raise_if_bad(total[:self.transport.n_parts],
-                           f"has a non-finite {' or '.join(names)} after the model's step",
+                           f"has a non-finite or run-away {' or '.join(names)} after the "
+                           "model's step",
                            counted=True)
         norms_of_model = np.sqrt(total[self.transport.n_parts:] / self.n_cells)
         self.turbulence_residuals = dict(zip(names, norms_of_model.tolist(), strict=True))

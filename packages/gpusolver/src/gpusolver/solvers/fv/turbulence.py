@@ -75,6 +75,9 @@ class TurbulenceFV:
     names: tuple[str, ...] = ()
     #: Its swept steps in kernels (:mod:`gpusolver.solvers.fv.fused_turbulence`).
     fused_steps: type
+    #: A scalar this many times the size of its free stream's has run away: the step
+    #: ends the run as a non-finite one does (None: no ceiling).
+    CEILING: float | None = None
 
     def __init__(self, discretisation, distance: np.ndarray, free_stream):
         d = self.d = discretisation
@@ -110,7 +113,8 @@ class TurbulenceFV:
         self.n_own = g.n_cells
         #: Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the
         #: last step of the mean flow, then (in kernels) the count of own values that the
-        #: step's updates left non-finite; on the backend in fp64 (:meth:`step_report`).
+        #: step's updates left non-finite or past :attr:`CEILING`; on the backend in fp64
+        #: (:meth:`step_report`).
         self.tallies = self.xp.zeros(len(self.names) + 1, np.float64)
         #: The sums of :attr:`tallies`.
         self.squares = self.tallies[:-1]
@@ -347,22 +351,34 @@ class TurbulenceFV:
         rate = residual[:n].astype(np.float64) / self.d.geometry.volume[:n]
         self.squares[index] = (rate * rate).sum()
 
+    def ceilings(self) -> np.ndarray:
+        """Per scalar, the size beyond which it has run away (:attr:`CEILING` times its
+        free stream's; infinite without a ceiling)."""
+        sizes = np.abs(np.asarray(self.free_stream, dtype=np.float64))
+        return sizes * self.CEILING if self.CEILING is not None else np.full_like(sizes, np.inf)
+
+    def _sound(self):
+        """Per own cell: every scalar finite and within its :meth:`ceilings`."""
+        xp, values = self.xp, self.values[:, :self.n_own]
+        ceilings = xp.asarray(self.ceilings())[:, None]
+        return (xp.isfinite(values) & (xp.abs(values) <= ceilings)).all(axis=0)
+
     def step_report(self) -> tuple[np.ndarray, int | None]:
         """Per scalar, the sum of ``(R / V)^2`` over the own cells at the start of the last
-        step of the mean flow (a copy), and the first own cell with a non-finite scalar
-        now (None: none): one transfer, a second only to find that cell."""
+        step of the mean flow (a copy), and the first own cell with a non-finite or
+        run-away scalar now (None: none; see :attr:`CEILING`): one transfer, a second only
+        to find that cell."""
         xp = self.xp
-        if self.kernels is not None:  # their updates counted the non-finite values
+        if self.kernels is not None:  # their updates counted the bad values
             report = self.d.backend.to_host(self.tallies)
-            finite = report[-1] == 0
+            sound = report[-1] == 0
         else:
-            finite = xp.isfinite(self.values[:, :self.n_own]).all()
-            report = self.d.backend.to_host(xp.concatenate([self.squares, finite[None]]))
-            finite = bool(report[-1])
-        if finite:
+            report = self.d.backend.to_host(xp.concatenate([self.squares,
+                                                            self._sound().all()[None]]))
+            sound = bool(report[-1])
+        if sound:
             return report[:-1], None
-        bad = ~xp.isfinite(self.values[:, :self.n_own]).all(axis=0)
-        return report[:-1], int(xp.argmax(bad))
+        return report[:-1], int(xp.argmax(~self._sound()))
 
 
 class SpalartAllmarasFV(TurbulenceFV):
@@ -392,6 +408,9 @@ class SpalartAllmarasFV(TurbulenceFV):
     #: degrees); the developing boundary layers of the TMR cases rise less (at 10 times
     #: the flat plate took 360 steps instead of 281).
     RUNAWAY_RISE: float | None = 100.0
+    #: nu_tilde / nu reaches a few 1e4 in boundary layers at Re 1e8: 1e12 times the free
+    #: stream's 3 nu is no flow's (the 15-degree NACA 0012 that ran away reached 1e71).
+    CEILING: float | None = 1e12
 
     def __init__(self, discretisation, distance: np.ndarray):
         # the free stream's nt is 3 nu (rho = 1: nu = mu)

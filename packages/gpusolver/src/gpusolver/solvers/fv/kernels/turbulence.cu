@@ -20,7 +20,7 @@
 //                           upstream slot's matrix entry by its index in the face
 //                           kernel's entries);
 //   scalar_update_kernel    one thread per cell: phi += dphi, its fall or size bounded,
-//                           the own cells it leaves non-finite counted.
+//                           the own cells it leaves non-finite or past a ceiling counted.
 // and each step's eddy viscosity for the mean flow:
 //   sa_eddy_viscosity_kernel    one thread per cell: SA's mu_t = rho nt fv1;
 //   sst_eddy_viscosity_kernel   one thread per cell: SST's mu_t (F2 and the vorticity);
@@ -426,12 +426,13 @@ __global__ void __launch_bounds__(256) scalar_sweep_kernel(
 }
 
 // phi += dphi on every cell, its fall at most max_fall phi (where max_fall > 0) and its
-// size at most max_change (|phi| + scale) (where max_change > 0); adds 1 to non_finite[0]
-// for each cell of [0, n_own) whose new phi is not finite.
+// size at most max_change (|phi| + scale) (where max_change > 0); adds 1 to bad[0] for
+// each cell of [0, n_own) whose new phi is not finite or (where ceiling > 0) larger in
+// size than ceiling.
 template <typename real>
 __global__ void __launch_bounds__(256) scalar_update_kernel(
     real* __restrict__ phi, const real* __restrict__ change, int n_cells, real max_fall,
-    real max_change, real scale, int n_own, double* __restrict__ non_finite) {
+    real max_change, real scale, real ceiling, int n_own, double* __restrict__ bad) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const real value = phi[c];
@@ -443,7 +444,8 @@ __global__ void __launch_bounds__(256) scalar_update_kernel(
     }
     const real updated = value + d;
     phi[c] = updated;
-    if (c < n_own && !isfinite(updated)) atomicAdd(non_finite, 1.0);
+    if (c < n_own && (!isfinite(updated) || (ceiling > 0 && fabs(updated) > ceiling)))
+        atomicAdd(bad, 1.0);
 }
 
 // spalart_allmaras.eddy_viscosity of every cell: mu_t = rho nt fv1(nt / nu), 0 where
