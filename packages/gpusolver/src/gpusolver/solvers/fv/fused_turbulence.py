@@ -143,11 +143,9 @@ class FusedScalarSteps:
         """Let the next :meth:`mean_gradients` be the fused residual's unlimited gradients
         (the same kernel's), of the state its last residual took: call it right after the
         mean flow's LU-SGS step, whose residual is of the step's start, as the model's step
-        is. ``keep``: copy them, for residuals that come before the model's step
-        (multigrid's). Without a viscous gradient pass (JST's cell pass) it does nothing."""
+        is (a RANS residual is viscous, so its pass keeps them). ``keep``: copy them, for
+        residuals that come before the model's step (multigrid's)."""
         f = self.fused
-        if f.jst or not f.viscous:
-            return
         if keep:
             self.mean_gradient[...] = f.raw_gradient.reshape(self.mean_gradient.shape)
         self._given = self.mean_gradient if keep else f.raw_gradient
