@@ -9,7 +9,7 @@ import numpy as np
 
 from gpusolver.errors import ConfigError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
-from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS
+from gpusolver.integrators.newton_krylov import DEFAULT_KRYLOV_VECTORS, DEFAULT_LINEAR_TOLERANCE
 from gpusolver.io.case import READ_BY, Case, keys_unread, mesh_schema
 from gpusolver.io.schema import NUMBER, Key
 from gpusolver.layout.geometry import FVGeometry
@@ -102,6 +102,9 @@ RUN_KEYS: dict[str, Key] = {
                                "on the host) or lusgs"),
     "krylov_vectors": Key(int, default=DEFAULT_KRYLOV_VECTORS, positive=True,
                           help="newton-krylov: most GMRES vectors per step"),
+    "linear_tolerance": Key(NUMBER, default=DEFAULT_LINEAR_TOLERANCE, positive=True,
+                            help="newton-krylov: GMRES stops once the linear residual has "
+                                 "fallen by this factor (or at krylov_vectors)"),
     "preconditioner_every": Key(int, default=Stepping.preconditioner_every, positive=True,
                                 help="newton-krylov: steps one preconditioner (lu: one "
                                      "factorisation) serves at most; sooner anew when the "
@@ -134,7 +137,8 @@ def stepping_of(case: Case) -> Stepping:
                     run["multigrid"], run["multigrid_cycle"], _float_or_none(run["cfl_frozen"]),
                     float(run["turbulence_cfl"]), _max_update(run["max_update"]),
                     _omega(run["lusgs_omega"]), run["preconditioner_every"],
-                    run["turbulence_steps"], run["turbulence_solver"])
+                    run["turbulence_steps"], run["turbulence_solver"],
+                    float(run["linear_tolerance"]))
 
 
 def _float_or_none(value) -> float | None:
@@ -196,6 +200,8 @@ _READ_BY = {
                                 lambda c: c.run["time_integrator"] == "newton-krylov"),
     ("run", "krylov_vectors"): ("time_integrator = 'newton-krylov'",
                                 lambda c: c.run["time_integrator"] == "newton-krylov"),
+    ("run", "linear_tolerance"): ("time_integrator = 'newton-krylov'",
+                                  lambda c: c.run["time_integrator"] == "newton-krylov"),
     ("run", "preconditioner_every"): ("time_integrator = 'newton-krylov'",
                                       lambda c: c.run["time_integrator"] == "newton-krylov"),
     ("scheme", "jst_k2"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
