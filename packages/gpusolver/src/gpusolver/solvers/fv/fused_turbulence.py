@@ -109,6 +109,9 @@ class FusedScalarSteps:
                                                             self.dtype)
         #: Per sweep: each upstream slot's index in a scalar's :attr:`entries`.
         self.entry = None if tables is None else tuple(self._entry_of(t) for t in tables)
+        # per scalar the update kernel's ceiling (0: none)
+        self._ceilings = tuple(self.dtype.type(c if np.isfinite(c) else 0)
+                               for c in model.ceilings())
         #: Each cell's eddy viscosity (:meth:`cell_eddy_viscosity`).
         self.mu_t = xp.empty(n, self.dtype)
         #: What the next :meth:`mean_gradients` returns (None: taken anew), and those of
@@ -202,12 +205,10 @@ class FusedScalarSteps:
         ceiling are counted in its ``tallies``."""
         real = self.dtype.type
         model = self.model
-        ceiling = model.ceilings()[i]
         self._kernels["update"](_blocks(self.n_cells), (BLOCK,), (
             model.values[i], self.change, np.int32(self.n_cells), real(max_fall),
-            real(max_change), real(abs(model.free_stream[i])),
-            real(ceiling if np.isfinite(ceiling) else 0), np.int32(model.n_own),
-            model.tallies[-1:]))
+            real(max_change), real(abs(model.free_stream[i])), self._ceilings[i],
+            np.int32(model.n_own), model.tallies[-1:]))
 
     def cell_steps(self, dt):
         """``dt`` (per cell, or one) as the kernels read it: one contiguous value a cell."""
