@@ -131,6 +131,32 @@ def test_an_auto_multigrid_cycle_turns_w_at_the_first_stall_and_only_there(cycle
     assert solver.multigrid.passes == int(solver.monitors()["multigrid_passes"])
 
 
+def test_newton_krylov_tightens_its_linear_solves_before_it_cuts_the_cfl_number():
+    stepping = Stepping("newton-krylov", cfl=10.0, cfl_max=1e4)
+    solver = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)
+    assert solver.monitors()["linear_tolerance"] == "0.05"
+    solver.first_residual = 1.0
+    solver._adapt(1e-1)
+    solver._adapt(1.5 * RISE * 1e-1)  # a rise below cfl_max: the CFL number's
+    assert "CFL number" in solver.take_notes()[0] and solver.newton.tolerance == 0.05
+    solver._cfl_ceiling = np.inf
+    solver._adapt(1e-3)  # the ramp at its end
+    assert solver.cfl == 1e4
+    solver._adapt(1.5 * RISE * 1e-3)  # the first rise there: tighter solves, the cap stays
+    assert solver.take_notes() == ["iteration 0: the density residual rose to 0.015, 15x its "
+                                   "lowest; the linear solves' tolerance 0.05 -> 1e-05 "
+                                   "(100 Krylov vectors)"]
+    assert solver.monitors()["linear_tolerance"] == "1e-05"
+    assert (solver.newton.tolerance, solver.newton.max_vectors) == (1e-5, 100)
+    numbers, arrays = solver.controls()
+    assert numbers["cfl_ceiling"] == 1e4  # not cut
+    again = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)
+    again.set_controls(numbers, arrays)  # a restart keeps the tighter solves
+    assert (again.newton.tolerance, again.newton.max_vectors) == (1e-5, 100)
+    solver._adapt(1.5 * RISE * 0.015)  # the second: the CFL number
+    assert "CFL number 1e+04 -> 5000" in solver.take_notes()[0]
+
+
 def test_the_history_says_when_the_limiter_froze():
     solver = perturbed_solver(grid_mesh(8, 8, "triangle"),
                               stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4,

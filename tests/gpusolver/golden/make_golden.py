@@ -7,7 +7,8 @@ the answers have not moved: they were recorded before the run loop and the solve
 interfaces were unified, so a change of structure that moves an answer fails it. The
 implicit cases were recorded again when implicit updates became relaxed per cell
 (:mod:`gpusolver.integrators.relaxation`; their first steps relax 14 and 54 cells) and
-the history gained the CFL number and the relaxed cells; the multigrid case again when
+the history gained the CFL number and the relaxed cells (and the Newton-Krylov case its
+linear tolerance); the multigrid case again when
 multigrid began to relax its coarse corrections so (its 12 steps are the start's
 transient; the converged transonic NACA 0012 kept its CL and CD).
 """

@@ -96,7 +96,9 @@ class Stepping:
         Newton-Krylov only: FGMRES stops once the linear residual has fallen by this
         factor (or at ``krylov_vectors``). On TMR's NACA 0012 at 0 degrees (SA-neg) the
         default's inexact steps grew the residual about 5% a step at CFL numbers near
-        1,000, held 7 orders down; at 1e-5 with 100 vectors it fell steadily at 1e4.
+        1,000, held 7 orders down; at 1e-5 with 100 vectors it fell steadily at 1e4. A
+        rise or stall at ``cfl_max`` tightens it so once
+        (:meth:`~gpusolver.integrators.newton_krylov.NewtonKrylov.tighten`).
     preconditioner_every : int
         Newton-Krylov only: steps one preconditioner (for ``lu`` a factorisation) serves
         at most; it is made anew sooner when the mean time step has changed by more than
@@ -943,7 +945,11 @@ class Solver(Parts):
         """Halve the CFL number (while at least twice the first) and cap its ramp there
         when the density residual has risen :data:`RISE` times above its lowest or found
         no new lowest in :data:`STALL_BACK_OFF` steps (then the lowest restarts from
-        here; an ``auto`` multigrid cycle's first stall turns it W instead); let the cap
+        here; an ``auto`` multigrid cycle's first stall turns it W instead, and
+        Newton-Krylov's first rise or stall at ``cfl_max`` tightens its linear solves
+        instead: :meth:`~gpusolver.integrators.newton_krylov.NewtonKrylov.tighten`; before
+        the ramp's end a rise is the start's, whose steps tighter solves do not help: the
+        transonic NACA 0012's 73 steps became 136); let the cap
         grow back by :data:`CEILING_GROWTH` at each new lowest."""
         lowest = self._lowest_residual
         if density_residual < lowest:
@@ -953,8 +959,13 @@ class Solver(Parts):
         self._since_lowest += 1
         rose = density_residual > RISE * lowest
         stalled = not rose and self._since_lowest >= STALL_BACK_OFF
+        tolerance = None if self.newton is None else self.newton.tolerance
         if stalled and self.multigrid is not None and self.multigrid.deepen():
             action = "the multigrid cycle V -> W"
+        elif ((rose or stalled) and self.newton is not None and self.cfl >= cfl_max
+              and self.newton.tighten()):
+            action = (f"the linear solves' tolerance {tolerance:.3g} -> "
+                      f"{self.newton.tolerance:.3g} ({self.newton.max_vectors} Krylov vectors)")
         elif (rose or stalled) and self.cfl >= 2 * self.stepping.cfl:
             cfl = max(self.stepping.cfl, 0.5 * self.cfl)
             action = f"CFL number {self.cfl:.4g} -> {cfl:.4g}"
@@ -1009,8 +1020,9 @@ class Solver(Parts):
         """Implicit steps: the CFL number of the next step, the cells (of every process)
         whose last update was relaxed (:mod:`gpusolver.integrators.relaxation`), with
         multigrid the passes of its cycle (1: V, 2: W), where ``freeze_limiter`` can act
-        whether the limiter is frozen (0 or 1), and with a turbulence model its CFL number;
-        none for explicit steps. Every process calls it (a global sum)."""
+        whether the limiter is frozen (0 or 1), with a turbulence model its CFL number,
+        and with Newton-Krylov the linear solves' tolerance; none for explicit steps.
+        Every process calls it (a global sum)."""
         if self.part_sweeps is None:
             return {}
         relaxed = int(self.transport.sum(np.array([self.relaxed_cells]))[0])
@@ -1022,8 +1034,10 @@ class Solver(Parts):
                   else {})
         model = ({} if self.turbulence is None
                  else {"turbulence_cfl": f"{self.turbulence_cfl:.6g}"})
+        linear = ({} if self.newton is None
+                  else {"linear_tolerance": f"{self.newton.tolerance:.6g}"})
         return ({"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle | frozen
-                | model)
+                | model | linear)
 
     def model_state(self) -> dict[str, np.ndarray]:
         """The turbulence model's scalars in the file's cell order (for checkpoints)."""
@@ -1035,7 +1049,8 @@ class Solver(Parts):
     def controls(self) -> tuple[dict[str, float], dict[str, np.ndarray]]:
         """The steady-state controls a restart continues from: the CFL ramp's back-off
         counters and cap (:meth:`_back_off`), the stall watch of the limiter's freeze, the
-        multigrid cycle's passes, and the frozen limiter's ceiling (file order). Every
+        multigrid cycle's passes, Newton-Krylov's linear tolerance and Krylov vectors, and
+        the frozen limiter's ceiling (file order). Every
         process calls it (a global sum where the limiter is frozen). RANS: also the
         turbulence model's CFL cap and lowest residuals (:meth:`_turbulence_back_off`)."""
         numbers = {"lowest_residual": float(self._lowest_residual),
@@ -1043,6 +1058,9 @@ class Solver(Parts):
                    "best_residual": float(self._best_residual), "since_best": self._since_best}
         if self.multigrid is not None:
             numbers["multigrid_passes"] = self.multigrid.passes
+        if self.newton is not None:
+            numbers |= {"linear_tolerance": self.newton.tolerance,
+                        "krylov_vectors": self.newton.max_vectors}
         if self.turbulence is not None:
             numbers["turbulence_cap"] = float(self._turbulence_cap)
             lowest = np.broadcast_to(self._turbulence_lowest, len(self.turbulence[0].names))
@@ -1064,6 +1082,10 @@ class Solver(Parts):
             self._since_best = int(numbers["since_best"])
         if self.multigrid is not None and "multigrid_passes" in numbers:
             self.multigrid.passes = int(numbers["multigrid_passes"])
+        if ramp and self.newton is not None and "linear_tolerance" in numbers:
+            self.newton.tolerance = min(self.newton.tolerance, float(numbers["linear_tolerance"]))
+            self.newton.max_vectors = max(self.newton.max_vectors,
+                                          int(numbers["krylov_vectors"]))
         if ramp and self.turbulence is not None and "turbulence_cap" in numbers:
             self._turbulence_cap = float(numbers["turbulence_cap"])
             self._turbulence_lowest = np.array([
