@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpusolver.integrators.cfl import CEILING_GROWTH, ResidualWatch
 from gpusolver.integrators.relaxation import HALVINGS, relaxed_update
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv import Stepping
@@ -139,7 +140,7 @@ def test_newton_krylov_tightens_its_linear_solves_before_it_cuts_the_cfl_number(
     solver._adapt(1e-1)
     solver._adapt(1.5 * RISE * 1e-1)  # a rise below cfl_max: the CFL number's
     assert "CFL number" in solver.take_notes()[0] and solver.newton.tolerance == 0.05
-    solver._cfl_ceiling = np.inf
+    solver._mean_watch.cap = np.inf
     solver._adapt(1e-3)  # the ramp at its end
     assert solver.cfl == 1e4
     solver._adapt(1.5 * RISE * 1e-3)  # the first rise there: tighter solves, the cap stays
@@ -155,6 +156,27 @@ def test_newton_krylov_tightens_its_linear_solves_before_it_cuts_the_cfl_number(
     assert (again.newton.tolerance, again.newton.max_vectors) == (1e-5, 100)
     solver._adapt(1.5 * RISE * 0.015)  # the second: the CFL number
     assert "CFL number 1e+04 -> 5000" in solver.take_notes()[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(st.lists(st.floats(1e-8, 1e3), min_size=2, max_size=2), min_size=1,
+                      max_size=30))
+def test_a_residual_watch_reports_a_rise_of_any_residual_and_caps_its_growth(steps):
+    watch = ResidualWatch(rise=10.0, cap=1.0, stall=5)
+    lowest = np.full(2, np.inf)
+    for residuals in map(np.array, steps):
+        cap, why = watch.cap, watch.watch(residuals, 2.0)
+        rose = (residuals > 10.0 * lowest).any()
+        assert (why == "rose") == rose
+        if not rose and (residuals < lowest).any():  # a new lowest grows the cap
+            lowest = np.minimum(lowest, residuals)
+            assert watch.cap == min(2.0, CEILING_GROWTH * cap)
+        else:
+            assert watch.cap == cap
+        np.testing.assert_array_equal(np.broadcast_to(watch.lowest, 2), lowest)
+        if why is not None:
+            watch.restart(residuals)
+            lowest = residuals.copy()
 
 
 def test_the_history_says_when_the_limiter_froze():

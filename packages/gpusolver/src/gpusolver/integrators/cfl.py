@@ -1,12 +1,19 @@
-"""CFL control of the implicit steps: the ramp with the residual's fall and the back-off of
-a step that went bad. One of each, shared by every solver on the whole mesh or on parts."""
+"""CFL control of the implicit steps: the ramp with the residual's fall, the back-off of
+a step that went bad, and the watch of a residual whose rise or stall cuts a CFL number's
+cap. One of each, shared by every solver on the whole mesh or on parts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
+
+#: The cap of a backed-off CFL number grows by this factor at each new lowest residual,
+#: back towards its largest value.
+CEILING_GROWTH = 1.05
 
 #: A failed implicit step is retried this many times, the CFL number divided by
 #: :data:`CFL_BACKOFF` each time (never below :data:`MIN_CFL`), before the run is
@@ -52,3 +59,61 @@ def backing_off(attempt: Callable[[float], tuple[T, bool]], cfl: float,
             return result, cfl
         cfl = max(cfl / CFL_BACKOFF, MIN_CFL)
     raise AssertionError("unreachable")
+
+
+class ResidualWatch:
+    """The lowest values so far of one or more residuals, and a cap on a CFL number that
+    their rise cuts and each new lowest lets grow back by :data:`CEILING_GROWTH`.
+
+    Parameters
+    ----------
+    rise : float
+        A residual this many times above its lowest is a rise.
+    cap : float
+        The cap to start from.
+    stall : int or None
+        So many steps without a new lowest are a stall; None: never.
+
+    Examples
+    --------
+    >>> watch = ResidualWatch(rise=10.0, cap=100.0, stall=2)
+    >>> [watch.watch(r, 1000.0) for r in (1.0, 0.5, 0.6, 0.7)], watch.cap
+    ([None, None, None, 'stalled'], 110.25)
+    >>> watch.restart(0.7); watch.watch(8.0, 1000.0), float(watch.ratios(8.0)[0])
+    ('rose', 11.428571428571429)
+    """
+
+    def __init__(self, rise: float, cap: float, stall: int | None = None):
+        self.rise, self.cap, self.stall = rise, cap, stall
+        #: The lowest value of each residual since the start or the last :meth:`restart`.
+        self.lowest: float | np.ndarray = np.inf
+        #: Steps since the last new lowest value.
+        self.since_lowest = 0
+
+    def ratios(self, residuals) -> np.ndarray:
+        """Each residual over its lowest so far (0 where that is 0)."""
+        residuals = np.atleast_1d(np.asarray(residuals, dtype=float))
+        lowest = np.broadcast_to(self.lowest, residuals.shape)
+        return np.divide(residuals, lowest, out=np.zeros_like(residuals), where=lowest > 0)
+
+    def watch(self, residuals, cap_max: float) -> str | None:
+        """Take one step's ``residuals``: ``"rose"`` where any is :attr:`rise` times above
+        its lowest, ``"stalled"`` where :attr:`stall` steps found no new lowest, else None;
+        where one finds a new lowest (and none rose) the cap grows, up to ``cap_max``."""
+        values = np.asarray(residuals, dtype=float)
+        lowest = np.broadcast_to(self.lowest, values.shape)
+        if (self.ratios(values) > self.rise).any():
+            self.since_lowest += 1
+            return "rose"
+        if (values < lowest).any():
+            self.lowest = np.minimum(lowest, values)
+            self.since_lowest = 0
+            self.cap = min(cap_max, CEILING_GROWTH * self.cap)
+            return None
+        self.since_lowest += 1
+        return "stalled" if self.stall is not None and self.since_lowest >= self.stall else None
+
+    def restart(self, residuals) -> None:
+        """Count from ``residuals`` as the lowest (after an action on a rise or stall)."""
+        self.lowest = np.array(residuals, dtype=float)
+        self.since_lowest = 0

@@ -32,7 +32,7 @@ import numpy as np
 from gpusolver.backends import PRECISIONS, get_backend
 from gpusolver.errors import ConfigError, SingularMatrixError
 from gpusolver.integrators import IMPLICIT, INTEGRATORS
-from gpusolver.integrators.cfl import backing_off, ramped_cfl
+from gpusolver.integrators.cfl import ResidualWatch, backing_off, ramped_cfl
 from gpusolver.integrators.explicit import TABLEAUX, keeping_first, runge_kutta
 from gpusolver.integrators.newton_krylov import (
     DEFAULT_KRYLOV_VECTORS,
@@ -196,16 +196,13 @@ RISE = 10.0
 #: converging run's CFL number six times.
 STALL_BACK_OFF = 200
 
-#: The cap of a backed-off CFL ramp grows by this factor at each new lowest residual, back
-#: towards ``cfl_max``.
-CEILING_GROWTH = 1.05
-
 #: RANS: a turbulence model's residual (any of its scalars') its ``RUNAWAY_RISE`` times
 #: above its lowest so far cuts the model's CFL cap this many times (to no less than the
 #: first CFL number), each time in one line of the log; the cap grows back by
-#: :data:`CEILING_GROWTH` at each new lowest, up to ``turbulence_cfl``. On the NACA 0012
-#: at 15 degrees at ``turbulence_cfl = 1e4`` nu_tilde's residual grew 64-fold a step from
-#: step 9, and the mean flow followed it at step 20; with three cuts it converged.
+#: :data:`~gpusolver.integrators.cfl.CEILING_GROWTH` at each new lowest, up to
+#: ``turbulence_cfl``. On the NACA 0012 at 15 degrees at ``turbulence_cfl = 1e4``
+#: nu_tilde's residual grew 64-fold a step from step 9, and the mean flow followed it at
+#: step 20; with three cuts it converged.
 TURBULENCE_BACK_OFF = 10.0
 #: ``[run] strategy`` that times the fused residual's accumulations at set-up.
 AUTO_STRATEGY = "auto"
@@ -384,10 +381,13 @@ class Solver(Parts):
         #: The CFL number of the next step (implicit steps ramp it, see Stepping).
         self.cfl = stepping.cfl
         self._best_residual, self._since_best = np.inf, 0  # stall detection
-        # CFL back-off (:meth:`_back_off`; the turbulence model's: :meth:`_turbulence_back_off`)
-        self._lowest_residual, self._since_lowest, self._cfl_ceiling = np.inf, 0, np.inf
-        self._turbulence_lowest = np.inf
-        self._turbulence_cap = stepping.turbulence_cfl
+        # the CFL back-offs' watches: the density residual's and the CFL ramp's cap
+        # (:meth:`_back_off`), the turbulence model's residuals and its CFL number's cap
+        # (:meth:`_turbulence_back_off`)
+        self._mean_watch = ResidualWatch(RISE, np.inf, STALL_BACK_OFF)
+        self._turbulence_watch = ResidualWatch(
+            np.inf if self.turbulence is None else self.turbulence[0].RUNAWAY_RISE or np.inf,
+            stepping.turbulence_cfl)
         #: Physical time (global time steps only).
         self.time = 0.0
         self.states = [self._uniform(layout) for layout in self.layouts]
@@ -714,30 +714,25 @@ class Solver(Parts):
     def turbulence_cfl(self) -> float:
         """The turbulence model's CFL number of the next step: the mean flow's, up to its
         cap (``turbulence_cfl``, or less where :meth:`_turbulence_back_off` cut it)."""
-        return min(self.cfl, self._turbulence_cap)
+        return min(self.cfl, self._turbulence_watch.cap)
 
     def _turbulence_back_off(self, norms: np.ndarray) -> None:
         """Cut the turbulence model's CFL cap :data:`TURBULENCE_BACK_OFF`-fold when any of
         its residuals ``norms`` has risen the model's ``RUNAWAY_RISE`` times above its
         lowest (then the lowest restarts from here); let the cap grow back by
-        :data:`CEILING_GROWTH` at each step where none rose and one found a new lowest."""
-        rise = type(self.turbulence[0]).RUNAWAY_RISE
-        if rise is None:
+        :data:`~gpusolver.integrators.cfl.CEILING_GROWTH` at each step where none rose and
+        one found a new lowest (:class:`~gpusolver.integrators.cfl.ResidualWatch`)."""
+        watch = self._turbulence_watch
+        ratios = watch.ratios(norms)
+        if watch.watch(norms, self.stepping.turbulence_cfl) != "rose":
             return
-        lowest = np.broadcast_to(self._turbulence_lowest, norms.shape)
-        ratio = np.divide(norms, lowest, out=np.zeros_like(norms), where=lowest > 0)
-        if (ratio > rise).any():
-            cap = max(self.stepping.cfl, self.turbulence_cfl / TURBULENCE_BACK_OFF)
-            i = int(np.argmax(ratio))
-            name = self.turbulence[0].names[i]
-            self.notes.append(f"iteration {self.iteration}: {name}'s residual rose to "
-                              f"{norms[i]:.3g}, {ratio[i]:.0f}x its lowest; the model's "
-                              f"CFL number {self.turbulence_cfl:.4g} -> {cap:.4g}")
-            self._turbulence_cap, self._turbulence_lowest = cap, norms.copy()
-        elif (norms < lowest).any():
-            self._turbulence_lowest = np.minimum(lowest, norms)
-            self._turbulence_cap = min(self.stepping.turbulence_cfl,
-                                       CEILING_GROWTH * self._turbulence_cap)
+        cap = max(self.stepping.cfl, self.turbulence_cfl / TURBULENCE_BACK_OFF)
+        i = int(np.argmax(ratios))
+        self.notes.append(f"iteration {self.iteration}: {self.turbulence[0].names[i]}'s "
+                          f"residual rose to {norms[i]:.3g}, {ratios[i]:.0f}x its lowest; the "
+                          f"model's CFL number {self.turbulence_cfl:.4g} -> {cap:.4g}")
+        watch.cap = cap
+        watch.restart(norms)
 
     def _mean_flow_step(self, dt):
         given = dt is not None  # the caller's time step (else the solver's own)
@@ -925,7 +920,7 @@ class Solver(Parts):
             if cfl_max is not None and self.first_residual is not None:  # (BALANCED)
                 self._back_off(density_residual, cfl_max)
                 self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall,
-                                      min(cfl_max, self._cfl_ceiling))
+                                      min(cfl_max, self._mean_watch.cap))
         if (stepping.freeze_limiter is None or frozen_from is not None
                 or self.discretisations[0].limiter_values is None):
             return  # nothing (more) to freeze, or no limiter (JST, first order)
@@ -949,34 +944,31 @@ class Solver(Parts):
         Newton-Krylov's first rise or stall at ``cfl_max`` tightens its linear solves
         instead: :meth:`~gpusolver.integrators.newton_krylov.NewtonKrylov.tighten`; before
         the ramp's end a rise is the start's, whose steps tighter solves do not help: the
-        transonic NACA 0012's 73 steps became 136); let the cap
-        grow back by :data:`CEILING_GROWTH` at each new lowest."""
-        lowest = self._lowest_residual
-        if density_residual < lowest:
-            self._lowest_residual, self._since_lowest = density_residual, 0
-            self._cfl_ceiling = min(cfl_max, CEILING_GROWTH * self._cfl_ceiling)
+        transonic NACA 0012's 73 steps became 136); let the cap grow back by
+        :data:`~gpusolver.integrators.cfl.CEILING_GROWTH` at each new lowest
+        (:class:`~gpusolver.integrators.cfl.ResidualWatch`)."""
+        watch = self._mean_watch
+        ratio = float(watch.ratios(density_residual)[0])
+        why = watch.watch(density_residual, cfl_max)
+        if why is None:
             return
-        self._since_lowest += 1
-        rose = density_residual > RISE * lowest
-        stalled = not rose and self._since_lowest >= STALL_BACK_OFF
         tolerance = None if self.newton is None else self.newton.tolerance
-        if stalled and self.multigrid is not None and self.multigrid.deepen():
+        if why == "stalled" and self.multigrid is not None and self.multigrid.deepen():
             action = "the multigrid cycle V -> W"
-        elif ((rose or stalled) and self.newton is not None and self.cfl >= cfl_max
-              and self.newton.tighten()):
+        elif self.newton is not None and self.cfl >= cfl_max and self.newton.tighten():
             action = (f"the linear solves' tolerance {tolerance:.3g} -> "
                       f"{self.newton.tolerance:.3g} ({self.newton.max_vectors} Krylov vectors)")
-        elif (rose or stalled) and self.cfl >= 2 * self.stepping.cfl:
+        elif self.cfl >= 2 * self.stepping.cfl:
             cfl = max(self.stepping.cfl, 0.5 * self.cfl)
             action = f"CFL number {self.cfl:.4g} -> {cfl:.4g}"
-            self.cfl = self._cfl_ceiling = cfl
+            self.cfl = watch.cap = cfl
         else:
             return
-        why = (f"rose to {density_residual:.3g}, {density_residual / lowest:.0f}x its lowest"
-               if rose else f"found no new lowest in {self._since_lowest} steps "
-               f"(lowest {lowest:.3g})")
-        self.notes.append(f"iteration {self.iteration}: the density residual {why}; {action}")
-        self._lowest_residual, self._since_lowest = density_residual, 0
+        text = (f"rose to {density_residual:.3g}, {ratio:.0f}x its lowest" if why == "rose"
+                else f"found no new lowest in {watch.since_lowest} steps "
+                f"(lowest {float(watch.lowest):.3g})")
+        self.notes.append(f"iteration {self.iteration}: the density residual {text}; {action}")
+        watch.restart(density_residual)
 
     def advance_to(self, final_time: float) -> None:
         """Global time stepping up to ``final_time`` (the last step shortened to land on it)."""
@@ -1053,8 +1045,9 @@ class Solver(Parts):
         the frozen limiter's ceiling (file order). Every
         process calls it (a global sum where the limiter is frozen). RANS: also the
         turbulence model's CFL cap and lowest residuals (:meth:`_turbulence_back_off`)."""
-        numbers = {"lowest_residual": float(self._lowest_residual),
-                   "since_lowest": self._since_lowest, "cfl_ceiling": float(self._cfl_ceiling),
+        numbers = {"lowest_residual": float(self._mean_watch.lowest),
+                   "since_lowest": self._mean_watch.since_lowest,
+                   "cfl_ceiling": float(self._mean_watch.cap),
                    "best_residual": float(self._best_residual), "since_best": self._since_best}
         if self.multigrid is not None:
             numbers["multigrid_passes"] = self.multigrid.passes
@@ -1062,8 +1055,9 @@ class Solver(Parts):
             numbers |= {"linear_tolerance": self.newton.tolerance,
                         "krylov_vectors": self.newton.max_vectors}
         if self.turbulence is not None:
-            numbers["turbulence_cap"] = float(self._turbulence_cap)
-            lowest = np.broadcast_to(self._turbulence_lowest, len(self.turbulence[0].names))
+            numbers["turbulence_cap"] = float(self._turbulence_watch.cap)
+            lowest = np.broadcast_to(self._turbulence_watch.lowest,
+                                     len(self.turbulence[0].names))
             numbers |= {f"turbulence_lowest_{i}": float(x) for i, x in enumerate(lowest)}
         ceilings = [d.limiter_ceiling for d in self.discretisations]
         frozen = {} if ceilings[0] is None else {"limiter_ceiling": self._gather_cells(ceilings)}
@@ -1074,9 +1068,9 @@ class Solver(Parts):
         """Restore :meth:`controls` from a checkpoint (``ramp`` False: the CFL ramp's
         back-off counters and cap start again, as after a change of ``[run] cfl``)."""
         if ramp and "lowest_residual" in numbers:
-            self._lowest_residual = float(numbers["lowest_residual"])
-            self._since_lowest = int(numbers["since_lowest"])
-            self._cfl_ceiling = float(numbers["cfl_ceiling"])
+            self._mean_watch.lowest = float(numbers["lowest_residual"])
+            self._mean_watch.since_lowest = int(numbers["since_lowest"])
+            self._mean_watch.cap = float(numbers["cfl_ceiling"])
         if "best_residual" in numbers:
             self._best_residual = float(numbers["best_residual"])
             self._since_best = int(numbers["since_best"])
@@ -1087,8 +1081,8 @@ class Solver(Parts):
             self.newton.max_vectors = max(self.newton.max_vectors,
                                           int(numbers["krylov_vectors"]))
         if ramp and self.turbulence is not None and "turbulence_cap" in numbers:
-            self._turbulence_cap = float(numbers["turbulence_cap"])
-            self._turbulence_lowest = np.array([
+            self._turbulence_watch.cap = float(numbers["turbulence_cap"])
+            self._turbulence_watch.lowest = np.array([
                 numbers[f"turbulence_lowest_{i}"] for i in range(len(self.turbulence[0].names))])
         if "limiter_ceiling" in arrays:
             ceiling = np.asarray(arrays["limiter_ceiling"])
