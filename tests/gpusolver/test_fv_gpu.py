@@ -178,9 +178,12 @@ def test_cupy_newton_krylov_steps_match_numpy(preconditioner):
 
 
 @pytest.mark.gpu
-def test_cupys_cyclic_reduction_is_numpys():
+@pytest.mark.parametrize("n_vars", [1, 4])
+def test_cupys_cyclic_reduction_is_numpys(n_vars):
     """The same factorisation and solve on the GPU, fp64, a 40 x 30 grid of triangles
-    and four unknowns a cell (seed 11)."""
+    and one unknown a cell (a turbulence scalar's: the factorisation in the kernels) or
+    four (the mean flow's: CuPy's products), seed 11; twice on one slot, which keeps the
+    second."""
     pytest.importorskip("cupy")
     from gpusolver.backends import get_backend
     from gpusolver.solvers.fv.jacobian import operator_pattern
@@ -195,12 +198,15 @@ def test_cupys_cyclic_reduction_is_numpys():
     n = topology.n_cells
     levels = narrowest_levels(CSR.from_pairs(left, right, n), [np.array([0])])
     rows, cols = operator_pattern(left, right, n)
-    blocks, rhs = rng.normal(size=(4, 4, len(rows))), rng.normal(size=(4, n))
-    blocks[:, :, :n] += 16 * np.eye(4)[:, :, None]  # the cells' own blocks dominate
+    blocks = rng.normal(size=(n_vars, n_vars, len(rows)))
+    rhs = rng.normal(size=(n_vars, n))
+    blocks[:, :, :n] += 16 * np.eye(n_vars)[:, :, None]  # the cells' own blocks dominate
     solutions = []
     for name in ("numpy", "cupy"):
         backend = get_backend(name)
-        solve = LevelLU(levels, rows, cols, 4, backend).factorise(backend.asarray(blocks))
+        lu = LevelLU(levels, rows, cols, n_vars, backend)
+        lu.factorise(backend.asarray(2.0 * blocks), slot=0)
+        solve = lu.factorise(backend.asarray(blocks), slot=0)
         solutions.append(backend.to_host(solve(backend.asarray(rhs))))
     np.testing.assert_allclose(solutions[1], solutions[0], rtol=1e-12,
                                atol=1e-12 * np.abs(solutions[0]).max())

@@ -87,6 +87,26 @@ def test_the_kernels_solve_as_the_array_code(nx, ny, n_vars, cell, seed):
 
 
 @pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
+def test_a_slot_keeps_its_last_factorisation_and_another_slot_its_own():
+    """The kernels' factorisations of one slot share its buffers (the last one counts);
+    those of two slots (SST's two scalars) are both kept."""
+    rng = np.random.default_rng(5)
+    left, right, n = _grid_pattern(7, 4, "triangle")
+    levels = CellLevels.from_seeds(CSR.from_pairs(left, right, n), np.array([0]))
+    rows, cols = operator_pattern(left, right, n)
+    numpy = get_backend("numpy")
+    arrays, kernels = (LevelLU(levels, rows, cols, 2, numpy, kernels=k) for k in (False, True))
+    first, second = (_random_blocks(rng, 2, rows, cols) for _ in range(2))
+    rhs = rng.normal(size=(2, n))
+    expected = [arrays.factorise(blocks)(rhs) for blocks in (first, second)]
+    stale = kernels.factorise(first, slot=0)
+    kept = kernels.factorise(first, slot=1)
+    kernels.factorise(second, slot=0)
+    for solve, want in ((stale, expected[1]), (kept, expected[0])):
+        np.testing.assert_allclose(solve(rhs), want, rtol=0, atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.skipif(compiler() is None, reason="no C++ compiler")
 def test_the_kernels_refuse_blocks_that_are_not_contiguous():
     from gpusolver.solvers.fv.level_lu import KernelSolve
 

@@ -203,10 +203,10 @@ def test_one_factorisation_per_step_serves_the_turbulence_sub_steps(monkeypatch)
     factorised = []  # the scalar's (1 x 1 blocks; the mean flow's are 4 x 4)
     real = ExactSolver.factorise
 
-    def counted(exact, blocks):
+    def counted(exact, blocks, slot=None):
         if exact.n_vars == 1:
             factorised.append(1)
-        return real(exact, blocks)
+        return real(exact, blocks, slot)
     monkeypatch.setattr(ExactSolver, "factorise", counted)
     solver, _ = _plate(2, turbulence_steps=3)
     assert len(factorised) == 2

@@ -156,19 +156,29 @@ def shared_inverse(blocks):
     (:func:`shared_inverse_bytes` at most :func:`shared_memory_limit`)."""
     import cupy
 
-    count, n = blocks.shape[0], blocks.shape[1]
-    shared = shared_inverse_bytes(n, blocks.dtype)
+    matrices = cupy.ascontiguousarray(blocks)
+    out = cupy.empty_like(matrices)
+    n = blocks.shape[1]
+    invert_strided(matrices, n * n, out, n * n, blocks.shape[0], n)
+    return out
+
+
+def invert_strided(source, source_stride: int, out, out_stride: int, count: int,
+                   n: int) -> None:
+    """Write into ``out`` the inverses of ``count`` matrices ``n x n`` of ``source`` (flat
+    arrays on the GPU; matrix ``m`` at ``m * source_stride`` and its inverse at ``m *
+    out_stride``, row-major), as :func:`shared_inverse`."""
+    shared = shared_inverse_bytes(n, source.dtype)
     if shared > shared_memory_limit():
         raise ValueError(f"matrices of {n} rows do not fit in one block's shared memory")
     kernel = load_templates(__package__, "inverse.cu",
-                            (f"invert_blocks<{real_type(blocks.dtype)}>",))
+                            (f"invert_blocks<{real_type(source.dtype)}>",))
     kernel = next(iter(kernel.values()))
     kernel.max_dynamic_shared_size_bytes = max(kernel.max_dynamic_shared_size_bytes, shared)
-    matrices = cupy.ascontiguousarray(blocks)
-    out = cupy.empty_like(matrices)
     if count:
-        kernel((count,), (INVERSE_THREADS,), (matrices, out, np.int32(n)), shared_mem=shared)
-    return out
+        kernel((count,), (INVERSE_THREADS,), (source, out, np.int32(n),
+                                              np.int64(source_stride), np.int64(out_stride)),
+               shared_mem=shared)
 
 
 def block_inverse(blocks, rows: int):

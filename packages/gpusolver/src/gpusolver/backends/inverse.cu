@@ -2,8 +2,10 @@
 // memory: Gauss-Jordan elimination in place with partial pivoting (row interchanges,
 // undone as column interchanges of the inverse at the end; Golub & Van Loan, sec. 3.4),
 // the pivoting of LAPACK's getrf. A singular matrix gives non-finite entries.
-// blocks and inverses are (count, n, n) row-major; shared memory holds n * n reals and
-// n pivot rows. GPU only: the elimination's steps synchronise the block's threads.
+// Matrix m of blocks starts at m * in_stride, its inverse at m * out_stride (n * n for a
+// (count, n, n) stack; 2 n * n for every other matrix of one), each row-major; shared
+// memory holds n * n reals and n pivot rows. GPU only: the elimination's steps
+// synchronise the block's threads.
 
 // Entries first + m * stride and second + m * stride of a interchanged, m < n, by the
 // block's threads: two rows (stride 1) or two columns (stride n).
@@ -18,12 +20,12 @@ __device__ void interchange(real* a, int first, int second, int stride, int n) {
 
 template <typename real>
 __global__ void invert_blocks(const real* __restrict__ blocks, real* __restrict__ inverses,
-                              int n) {
+                              int n, long long in_stride, long long out_stride) {
     extern __shared__ unsigned char shared_bytes[];
     real* a = reinterpret_cast<real*>(shared_bytes);
     int* pivots = reinterpret_cast<int*>(a + n * n);
     __shared__ int pivot_row;
-    const long long start = static_cast<long long>(blockIdx.x) * n * n;
+    const long long start = static_cast<long long>(blockIdx.x) * in_stride;
     for (int e = threadIdx.x; e < n * n; e += blockDim.x) a[e] = blocks[start + e];
     __syncthreads();
     for (int k = 0; k < n; ++k) {
@@ -80,5 +82,6 @@ __global__ void invert_blocks(const real* __restrict__ blocks, real* __restrict_
         if (pivots[k] != k) interchange(a, k, pivots[k], n, n);
         __syncthreads();
     }
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) inverses[start + e] = a[e];
+    const long long end = static_cast<long long>(blockIdx.x) * out_stride;
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) inverses[end + e] = a[e];
 }

@@ -23,7 +23,7 @@ there; the residual, and so the converged solution, is exact).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import cached_property
 
 import numpy as np
@@ -214,10 +214,12 @@ class ExactSolver:
             #: Unknowns (cell-major) in elimination order, new -> old.
             self.order = (cells.elimination[:, None] * n_vars + np.arange(n_vars)).ravel()
 
-    def factorise(self, blocks) -> Callable:
+    def factorise(self, blocks, slot: Hashable | None = None) -> Callable:
         """The solve of the matrix of ``blocks`` (``(n_vars, n_vars, n_blocks)`` on the
         backend): a map of a ``(n_vars, n_cells)`` array on the backend to the solution,
-        of the same shape and dtype.
+        of the same shape and dtype. On the GPU a factorisation of the same ``slot``
+        reuses the buffers of the one before
+        (:meth:`~gpusolver.solvers.fv.level_lu.LevelLU.factorise`).
 
         Raises
         ------
@@ -225,7 +227,7 @@ class ExactSolver:
             If SuperLU finds the matrix exactly singular.
         """
         if self.level_lu is not None:
-            return self.level_lu.factorise(blocks)
+            return self.level_lu.factorise(blocks, slot)
         import scipy.sparse
         backend = self.discretisation.backend
         matrix = block_matrix(backend.to_host(blocks).astype(np.float64), self.rows,

@@ -26,13 +26,16 @@ the implicit operators' diagonal-heavy blocks are; a test compares the two.
 On CuPy the solve runs in the kernels of ``kernels/level_lu.cu`` (:class:`KernelSolve`):
 three launches a stage on buffers kept between solves, where CuPy's batched products
 and slices took about 90 launches and 1.5-2 ms a solve, launch-bound, on 2-D meshes
-(H200). The array code is the NumPy reference.
+(H200); so does the factorisation of levels up to 96 unknowns wide (a turbulence
+scalar's: :class:`KernelFactorise`, three launches a stage). The array code is the NumPy
+reference.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,8 +133,10 @@ class LevelLU:
     dtype : numpy dtype
         Of the factors.
     kernels : bool, optional
-        Solve in the kernels (:class:`KernelSolve`; on NumPy compiled for the CPU)
-        rather than in array code; by default on CuPy only.
+        Factorise and solve in the kernels (:class:`KernelFactorise`, where levels are
+        at most :attr:`KernelFactorise.MAX_GPU_WIDTH` unknowns wide, and
+        :class:`KernelSolve`; on NumPy compiled for the CPU) rather than in array code; by
+        default on CuPy only.
 
     Raises
     ------
@@ -152,20 +157,24 @@ class LevelLU:
                              f"{int(abs(step[at]))} levels apart: the matrix is not block "
                              "tridiagonal in these levels")
         width, n_levels = self.width, self.n_levels
+        # an odd count of levels stacked (an identity level after an even count's last):
+        # every kept level of the first stage has two neighbours
+        stacked = n_levels | 1
         a = np.arange(n_vars)
-        # flat index of entry (a, b) of each block in the (3, n_levels, W, W) stack of the
+        # flat index of entry (a, b) of each block in the (3, stacked, W, W) stack of the
         # couplings to the level before (0), within (1) and to the level after (2)
         row = position[row_cells] * n_vars
         col = position[col_cells] * n_vars
-        block_start = ((step + 1) * n_levels + level[row_cells]) * width * width
+        block_start = ((step + 1) * stacked + level[row_cells]) * width * width
         index = (block_start[None, None] + (row[None, None] + a[:, None, None]) * width
                  + col[None, None] + a[None, :, None])
         self._entries = backend.asarray(index.reshape(-1))
-        # the unused rows of narrower levels: 1 on the diagonal, so every block inverts
-        used = np.bincount(level, minlength=n_levels) * n_vars
-        pad_level = np.repeat(np.arange(n_levels), width - used)
+        # the unused rows of narrower levels and the identity level: 1 on the diagonal, so
+        # every block inverts
+        used = np.bincount(level, minlength=stacked) * n_vars
+        pad_level = np.repeat(np.arange(stacked), width - used)
         pad_row = np.concatenate([np.arange(u, width) for u in used])
-        self._padding = backend.asarray((n_levels + pad_level) * width * width
+        self._padding = backend.asarray((stacked + pad_level) * width * width
                                         + pad_row * (width + 1))
         # where each unknown (variable a of cell c, numbered a * n_cells + c) sits in the
         # (n_levels, W) right-hand side
@@ -174,11 +183,18 @@ class LevelLU:
         self.n_unknowns = slot.size
         self._kernel_solve = (KernelSolve(backend, self.dtype, self._slots, width)
                               if kernels else None)
+        self._kernel_factorise = (KernelFactorise(backend, self.dtype, stacked, width)
+                                  if kernels and KernelFactorise.fits(backend, self.dtype, width)
+                                  else None)
 
-    def factorise(self, blocks) -> Callable:
+    def factorise(self, blocks, slot: Hashable | None = None) -> Callable:
         """The solve of the matrix whose blocks (``(n_vars, n_vars, n_blocks)`` on the
         backend, in the pattern's order) are ``blocks``: a map of a ``(n_vars, n_cells)``
         array to the solution of the same shape, on the backend.
+
+        ``slot`` names the factorisation where the kernels factorise: a factorisation of
+        the same slot reuses its buffers (the solve returned before then solves with the
+        new one); None: buffers of its own.
 
         Raises
         ------
@@ -186,10 +202,14 @@ class LevelLU:
             If a block is singular (NumPy; CuPy returns non-finite factors instead).
         """
         xp = self.backend.xp
-        width, n = self.width, self.n_levels
+        values = xp.asarray(blocks, dtype=self.dtype).reshape(-1)
+        if self._kernel_factorise is not None:
+            stages, last = self._kernel_factorise.factorise(values, self._entries,
+                                                            self._padding, slot)
+            return self._kernel_solve.solver(stages, last)
+        width, n = self.width, self.n_levels | 1
         stack = xp.zeros(3 * n * width * width, dtype=self.dtype)
-        self.backend.scatter["add"](stack, self._entries,
-                                    xp.asarray(blocks, dtype=self.dtype).reshape(-1))
+        self.backend.scatter["add"](stack, self._entries, values)
         stack[self._padding] = 1.0
         before, own, after = stack.reshape(3, n, width, width)
         stages = []
@@ -371,6 +391,193 @@ class KernelSolve:
         solution = xp.empty(len(values), dtype=self.dtype)
         self._moved(x, width, solution, False)
         return solution.reshape(rhs.shape).astype(rhs.dtype, copy=False)
+
+
+#: Fields of one job of ``block_jobs`` (``kernels/level_lu.cu``): offset and row stride of
+#: the output ``C`` and of ``D``, ``A1``, ``B1``, ``A2``, ``B2`` (offset -1: no such term),
+#: then the signs of the two products.
+JOB_FIELDS = 14
+#: Rows and columns of the corner of a job's block that one thread computes.
+JOB_TILE = 4
+
+
+def _job(out: tuple[int, int], base: tuple[int, int] | None = None,
+         first: tuple | None = None, second: tuple | None = None) -> list[int]:
+    """One job ``C = D + s1 A1 B1 + s2 A2 B2``: ``out`` and ``base`` (offset, row stride),
+    each product ``(sign, (a offset, a stride), (b offset, b stride))`` or None."""
+    fields = [*out, *(base or (-1, 0))]
+    for product in (first, second):
+        fields += [*product[1], *product[2]] if product else [-1, 0, -1, 0]
+    return fields + [product[0] if product else 0 for product in (first, second)]
+
+
+class KernelFactorise:
+    """:meth:`LevelLU.factorise`'s elimination in the kernels of ``kernels/level_lu.cu``:
+    three launches a stage (the eliminated levels' inverses, then the products that need
+    only them, then the kept levels' new blocks), each stage's products one list of jobs
+    made once per pattern, every block in one workspace per factorisation ``slot``, where
+    CuPy's batched products, slices and copies take about 17 launches and allocations a
+    stage (TMR's flat plate: its nu_tilde matrix's factorisation about 7 ms of a step's
+    25-30, H200). The workspace holds each stage's levels (before, own, after: an odd
+    count, an identity level after an even one), its inverses, couplings and
+    back-substitution blocks (:meth:`LevelLU._solver`), and the two products of each kept
+    level's couplings with its neighbours' inverses.
+
+    Parameters
+    ----------
+    backend : gpusolver.backends.Backend
+    dtype : numpy dtype
+    stacked : int
+        Levels of the first stage (odd).
+    width : int
+        Unknowns in a level's rows.
+    """
+
+    #: Threads a block.
+    BLOCK = 256
+
+    #: The most unknowns of a level's rows that the GPU factorises in these kernels: a
+    #: thread's products run at about 3 TFLOP/s in fp64, where CuPy's (cuBLAS's) are
+    #: faster but cost a launch and an allocation each. Scalar patterns of 176 levels,
+    #: H200, 2026-11-29 (each against CuPy's array code): 64 wide 1.66 ms against 5.36,
+    #: 96 wide 3.75 against 7.16, 128 wide 7.54 against 7.02; the dense inverses, the same
+    #: kernel in both, took 1.2, 2.7 and 5.6 ms of them.
+    MAX_GPU_WIDTH = 96
+
+    @classmethod
+    def fits(cls, backend, dtype, width: int) -> bool:
+        """Whether these kernels factorise levels ``width`` unknowns wide (always on
+        NumPy, whose inverses are LAPACK's; on the GPU up to :attr:`MAX_GPU_WIDTH`)."""
+        return backend.name != "cupy" or width <= cls.MAX_GPU_WIDTH
+
+    def __init__(self, backend, dtype, stacked: int, width: int):
+        from gpusolver.backends.cuda import real_type
+
+        self.backend, self.dtype, self.width = backend, np.dtype(dtype), width
+        block = width * width
+        self.size = 0
+
+        def take(blocks: int) -> int:
+            start, self.size = self.size, self.size + blocks * block
+            return start
+
+        #: Per stage: its (odd) level count and the offsets of its levels (before, own,
+        #: after), inverses, couplings, back-substitution blocks and products.
+        self.stages: list[dict] = []
+        count = stacked
+        while True:
+            levels = take(3 * count)
+            stage = {"count": count, "before": levels, "own": levels + count * block,
+                     "after": levels + 2 * count * block}
+            self.stages.append(stage)
+            if count == 1:
+                break
+            eliminated, kept = (count + 1) // 2, (count - 1) // 2
+            stage |= {"inverse": take(eliminated), "couple": take(2 * kept),
+                      "back": take(2 * eliminated), "towards_before": take(kept),
+                      "towards_after": take(kept)}
+            count = kept | 1
+        self.last = take(1)
+        #: Per stage but the last, its two launches' jobs (on the backend).
+        self.jobs = [tuple(backend.asarray(np.array(jobs, dtype=np.int64).reshape(-1))
+                           for jobs in self._stage_jobs(stage, after))
+                     for stage, after in itertools.pairwise(self.stages)]
+        # the identity levels after an even count of kept levels (stages past the first)
+        self._identity = np.concatenate([np.zeros(0, np.int64)] + [
+            stage["own"] + (stage["count"] - 1) * block + np.arange(width) * (width + 1)
+            for before, stage in itertools.pairwise(self.stages)
+            if stage["count"] > (before["count"] - 1) // 2])
+        name = f"block_jobs<{real_type(self.dtype)}>"
+        self._kernel = backend.kernels(__package__, "kernels/level_lu.cu", (name,))[name]
+        self._workspaces: dict = {}
+
+    def _stage_jobs(self, stage: dict, after: dict) -> tuple[list, list]:
+        """The jobs of one stage's two launches (its products that need the inverses, and
+        those that need those products), writing the next stage's levels ``after``."""
+        w, block = self.width, self.width * self.width
+
+        def at(name: str, k: int, stride: int = 1) -> tuple[int, int]:
+            return stage[name] + k * stride * block, w
+
+        first, second = [], []
+        for k in range(stage["count"] // 2):  # kept levels: 2k + 1 of the stage's
+            first += [_job(at("towards_before", k), first=(1, at("before", 2 * k + 1),
+                                                           at("inverse", k))),
+                      _job(at("towards_after", k), first=(1, at("after", 2 * k + 1),
+                                                          at("inverse", k + 1))),
+                      _job((stage["couple"] + 2 * k * block, 2 * w), at("before", 2 * k + 1)),
+                      _job((stage["couple"] + 2 * k * block + w, 2 * w),
+                           at("after", 2 * k + 1))]
+            second += [
+                _job((after["own"] + k * block, w), at("own", 2 * k + 1),
+                     (-1, at("towards_before", k), at("after", 2 * k)),
+                     (-1, at("towards_after", k), at("before", 2 * k + 2))),
+                _job((after["before"] + k * block, w),
+                     first=(-1, at("towards_before", k), at("before", 2 * k))),
+                _job((after["after"] + k * block, w),
+                     first=(-1, at("towards_after", k), at("after", 2 * k + 2)))]
+        for e in range((stage["count"] + 1) // 2):  # eliminated levels: 2e
+            first += [_job((stage["back"] + 2 * e * block, 2 * w),
+                           first=(1, at("inverse", e), at("before", 2 * e))),
+                      _job((stage["back"] + 2 * e * block + w, 2 * w),
+                           first=(1, at("inverse", e), at("after", 2 * e)))]
+        return first, second
+
+    def _workspace(self, slot: Hashable | None):
+        """The slot's workspace (a new one for None), its identity levels set."""
+        work = self._workspaces.get(slot) if slot is not None else None
+        if work is None:
+            work = self.backend.xp.zeros(self.size, dtype=self.dtype)
+            work[self.backend.asarray(self._identity)] = 1.0
+            if slot is not None:
+                self._workspaces[slot] = work
+        return work
+
+    def _invert(self, work, source: int, stride: int, out: int, count: int) -> None:
+        """``count`` inverses of the blocks at ``source`` (``stride`` apart) into ``out``."""
+        w = self.width
+        if self.backend.name == "cupy":
+            from gpusolver.backends.cuda import invert_strided
+
+            invert_strided(work[source:], stride, work[out:], w * w, count, w)
+            return
+        blocks = work[source:source + (count - 1) * stride + w * w]
+        matrices = np.lib.stride_tricks.as_strided(
+            blocks, (count, w, w), (stride * blocks.itemsize, w * blocks.itemsize,
+                                    blocks.itemsize))
+        work[out:out + count * w * w] = np.linalg.inv(matrices).reshape(-1)
+
+    def _launch(self, work, jobs) -> None:
+        tiles = -(-self.width // JOB_TILE)
+        threads = (len(jobs) // JOB_FIELDS) * tiles * tiles
+        if threads:
+            self._kernel(((threads + self.BLOCK - 1) // self.BLOCK,), (self.BLOCK,),
+                         (work, jobs, np.int32(self.width), np.int64(len(jobs) // JOB_FIELDS)))
+
+    def factorise(self, values, entries, padding, slot: Hashable | None) -> tuple[list, object]:
+        """The stages and the last level's inverse (views of the slot's workspace) of the
+        matrix whose entries ``values`` go to ``entries`` of the first stage's levels
+        (``padding``: their diagonal ones)."""
+        w, block = self.width, self.width * self.width
+        work = self._workspace(slot)
+        first = self.stages[0]
+        work[:3 * first["count"] * block] = 0.0
+        self.backend.scatter["add"](work, entries, values)
+        work[padding] = 1.0
+        stages = []
+        for stage, (products, news) in zip(self.stages[:-1], self.jobs, strict=True):
+            eliminated, kept = (stage["count"] + 1) // 2, stage["count"] // 2
+            self._invert(work, stage["own"], 2 * block, stage["inverse"], eliminated)
+            self._launch(work, products)
+            self._launch(work, news)
+            stages.append((
+                work[stage["inverse"]:stage["inverse"] + eliminated * block].reshape(
+                    eliminated, w, w),
+                work[stage["couple"]:stage["couple"] + 2 * kept * block].reshape(kept, w, 2 * w),
+                work[stage["back"]:stage["back"] + 2 * eliminated * block].reshape(
+                    eliminated, w, 2 * w)))
+        self._invert(work, self.stages[-1]["own"], block, self.last, 1)
+        return stages, work[self.last:self.last + block].reshape(1, w, w)
 
 
 def _blocks(xp, count: int, width: int, dtype, identity: bool):

@@ -282,7 +282,7 @@ class TurbulenceFV:
                 lower = xp.where(self._own_rows[1], lower, 0.0)
             # the blocks in the order of operator_pattern: diagonal, upper, lower
             values = xp.concatenate([diagonal, upper, lower])
-            self._solves[index] = self._exact.factorise(values[None, None])
+            self._solves[index] = self._exact.factorise(values[None, None], slot=index)
         if halo:
             residual = xp.concatenate([residual[:n_own], xp.zeros_like(residual[n_own:])])
         return self._solves[index](residual[None])[0]

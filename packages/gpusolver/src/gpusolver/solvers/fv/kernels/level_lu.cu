@@ -71,3 +71,64 @@ __global__ void copy_rows(const real* __restrict__ src, long long src_offset,
     const long long i = t - k * width;
     dst[dst_offset + k * dst_stride + i] = src[src_offset + k * src_stride + i];
 }
+
+// The factorisation's dense block products, a list of jobs in one launch (a stage's
+// products that do not wait for one another): job q writes one n x n block
+//   C = D + s1 A1 B1 + s2 A2 B2
+// into the workspace w, each term optional. jobs[q * JOB_FIELDS + f] holds, for C, D, A1,
+// B1, A2, B2 in turn, the block's offset in w and its row stride (offset -1: no such
+// term), then s1 and s2 (+1 or -1). A thread computes a TILE x TILE corner of one job's
+// block (its A rows and B columns held in registers: TILE^2 products for 2 TILE loads);
+// a warp's threads share their rows of A and read consecutive columns of B. The blocks
+// of one launch's outputs never overlap its inputs.
+constexpr int JOB_FIELDS = 14;
+constexpr int TILE = 4;
+
+template <typename real>
+__global__ void block_jobs(real* w, const long long* __restrict__ jobs, int n,
+                           long long n_jobs) {
+    const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    const int tiles = (n + TILE - 1) / TILE;  // a block's tiles along a row or column
+    const long long per_job = static_cast<long long>(tiles) * tiles;
+    if (t >= n_jobs * per_job) return;
+    const long long q = t / per_job;
+    const int tile = static_cast<int>(t - q * per_job);
+    const int i0 = (tile / tiles) * TILE;
+    const int j0 = (tile - (tile / tiles) * tiles) * TILE;
+    const long long* job = jobs + q * JOB_FIELDS;
+    real value[TILE][TILE];
+    for (int r = 0; r < TILE; ++r) {
+        for (int c = 0; c < TILE; ++c) {
+            const bool inside = i0 + r < n && j0 + c < n;
+            value[r][c] = job[2] >= 0 && inside ? w[job[2] + (i0 + r) * job[3] + j0 + c]
+                                                : real(0);
+        }
+    }
+    for (int term = 0; term < 2; ++term) {
+        const long long a = job[4 + 4 * term];
+        if (a < 0) continue;
+        const long long a_stride = job[5 + 4 * term];
+        const long long b = job[6 + 4 * term];
+        const long long b_stride = job[7 + 4 * term];
+        const real sign = static_cast<real>(job[12 + term]);
+        real sum[TILE][TILE] = {};
+        for (int l = 0; l < n; ++l) {
+            real left[TILE], right[TILE];
+            for (int r = 0; r < TILE; ++r) {
+                left[r] = i0 + r < n ? w[a + (i0 + r) * a_stride + l] : real(0);
+                right[r] = j0 + r < n ? w[b + l * b_stride + j0 + r] : real(0);
+            }
+            for (int r = 0; r < TILE; ++r) {
+                for (int c = 0; c < TILE; ++c) sum[r][c] += left[r] * right[c];
+            }
+        }
+        for (int r = 0; r < TILE; ++r) {
+            for (int c = 0; c < TILE; ++c) value[r][c] += sign * sum[r][c];
+        }
+    }
+    for (int r = 0; r < TILE && i0 + r < n; ++r) {
+        for (int c = 0; c < TILE && j0 + c < n; ++c) {
+            w[job[0] + (i0 + r) * job[1] + j0 + c] = value[r][c];
+        }
+    }
+}
