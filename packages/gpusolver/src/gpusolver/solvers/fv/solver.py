@@ -1042,9 +1042,9 @@ class Solver(Parts):
         """The steady-state controls a restart continues from: the CFL ramp's back-off
         counters and cap (:meth:`_back_off`), the stall watch of the limiter's freeze, the
         multigrid cycle's passes, Newton-Krylov's linear tolerance and Krylov vectors, and
-        the frozen limiter's ceiling (file order). Every
-        process calls it (a global sum where the limiter is frozen). RANS: also the
-        turbulence model's CFL cap and lowest residuals (:meth:`_turbulence_back_off`)."""
+        the frozen limiter's ceiling (file order). Every process calls it (a global sum
+        where the limiter is frozen). RANS: also the turbulence model's CFL cap and lowest
+        residuals (:meth:`_turbulence_back_off`)."""
         numbers = {"lowest_residual": float(self._mean_watch.lowest),
                    "since_lowest": self._mean_watch.since_lowest,
                    "cfl_ceiling": float(self._mean_watch.cap),
