@@ -1,6 +1,8 @@
 """Steps that keep going: per-cell relaxed updates (implicit steps, and the stages of
 steady explicit ones) and the CFL number's back-off when the residual rises or stalls."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -154,6 +156,10 @@ def test_newton_krylov_tightens_its_linear_solves_before_it_cuts_the_cfl_number(
     again = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)
     again.set_controls(numbers, arrays)  # a restart keeps the tighter solves
     assert (again.newton.tolerance, again.newton.max_vectors) == (1e-5, 100)
+    changed = perturbed_solver(grid_mesh(8, 8, "triangle"),
+                               stepping=dataclasses.replace(stepping, linear_tolerance=0.1))
+    changed.set_controls(numbers, arrays)  # unless the case's setting changed
+    assert (changed.newton.tolerance, changed.newton.max_vectors) == (0.1, 12)
     solver._adapt(1.5 * RISE * 0.015)  # the second: the CFL number
     assert "CFL number 1e+04 -> 5000" in solver.take_notes()[0]
 

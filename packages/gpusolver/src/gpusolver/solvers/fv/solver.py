@@ -1051,9 +1051,11 @@ class Solver(Parts):
                    "best_residual": float(self._best_residual), "since_best": self._since_best}
         if self.multigrid is not None:
             numbers["multigrid_passes"] = self.multigrid.passes
-        if self.newton is not None:
+        if self.newton is not None:  # and the case's, which a restart may change
             numbers |= {"linear_tolerance": self.newton.tolerance,
-                        "krylov_vectors": self.newton.max_vectors}
+                        "krylov_vectors": self.newton.max_vectors,
+                        "case_linear_tolerance": self.stepping.linear_tolerance,
+                        "case_krylov_vectors": self.stepping.krylov_vectors}
         if self.turbulence is not None:
             numbers["turbulence_cap"] = float(self._turbulence_watch.cap)
             lowest = np.broadcast_to(self._turbulence_watch.lowest,
@@ -1066,7 +1068,9 @@ class Solver(Parts):
     def set_controls(self, numbers: dict[str, float], arrays: dict[str, np.ndarray],
                      ramp: bool = True) -> None:
         """Restore :meth:`controls` from a checkpoint (``ramp`` False: the CFL ramp's
-        back-off counters and cap start again, as after a change of ``[run] cfl``)."""
+        back-off counters and cap start again, as after a change of ``[run] cfl``;
+        Newton-Krylov's tightened solves are kept unless the case's ``linear_tolerance``
+        or ``krylov_vectors`` changed)."""
         if ramp and "lowest_residual" in numbers:
             self._mean_watch.lowest = float(numbers["lowest_residual"])
             self._mean_watch.since_lowest = int(numbers["since_lowest"])
@@ -1076,10 +1080,12 @@ class Solver(Parts):
             self._since_best = int(numbers["since_best"])
         if self.multigrid is not None and "multigrid_passes" in numbers:
             self.multigrid.passes = int(numbers["multigrid_passes"])
-        if ramp and self.newton is not None and "linear_tolerance" in numbers:
-            self.newton.tolerance = min(self.newton.tolerance, float(numbers["linear_tolerance"]))
-            self.newton.max_vectors = max(self.newton.max_vectors,
-                                          int(numbers["krylov_vectors"]))
+        stepping = self.stepping
+        if (ramp and self.newton is not None and "linear_tolerance" in numbers
+                and numbers.get("case_linear_tolerance") == stepping.linear_tolerance
+                and numbers.get("case_krylov_vectors") == stepping.krylov_vectors):
+            self.newton.tolerance = float(numbers["linear_tolerance"])
+            self.newton.max_vectors = int(numbers["krylov_vectors"])
         if ramp and self.turbulence is not None and "turbulence_cap" in numbers:
             self._turbulence_watch.cap = float(numbers["turbulence_cap"])
             self._turbulence_watch.lowest = np.array([
