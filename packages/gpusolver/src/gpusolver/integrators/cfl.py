@@ -79,7 +79,7 @@ class ResidualWatch:
     >>> watch = ResidualWatch(rise=10.0, cap=100.0, stall=2)
     >>> [watch.watch(r, 1000.0) for r in (1.0, 0.5, 0.6, 0.7)], watch.cap
     ([None, None, None, 'stalled'], 110.25)
-    >>> watch.restart(0.7); watch.watch(8.0, 1000.0), float(watch.ratios(8.0)[0])
+    >>> watch.restart(0.7); watch.watch(8.0, 1000.0), float(watch.last_ratios[0])
     ('rose', 11.428571428571429)
     """
 
@@ -89,8 +89,10 @@ class ResidualWatch:
         self.lowest: float | np.ndarray = np.inf
         #: Steps since the last new lowest value.
         self.since_lowest = 0
+        #: The last watched residuals over their lowest before them (0 where that is 0).
+        self.last_ratios = np.zeros(1)
 
-    def ratios(self, residuals) -> np.ndarray:
+    def _ratios(self, residuals) -> np.ndarray:
         """Each residual over its lowest so far (0 where that is 0)."""
         residuals = np.atleast_1d(np.asarray(residuals, dtype=float))
         lowest = np.broadcast_to(self.lowest, residuals.shape)
@@ -102,7 +104,8 @@ class ResidualWatch:
         where one finds a new lowest (and none rose) the cap grows, up to ``cap_max``."""
         values = np.asarray(residuals, dtype=float)
         lowest = np.broadcast_to(self.lowest, values.shape)
-        if (self.ratios(values) > self.rise).any():
+        self.last_ratios = self._ratios(values)
+        if (self.last_ratios > self.rise).any():
             self.since_lowest += 1
             return "rose"
         if (values < lowest).any():

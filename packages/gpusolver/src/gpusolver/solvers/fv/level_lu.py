@@ -184,7 +184,7 @@ class LevelLU:
         self._kernel_solve = (KernelSolve(backend, self.dtype, self._slots, width)
                               if kernels else None)
         self._kernel_factorise = (KernelFactorise(backend, self.dtype, stacked, width)
-                                  if kernels and KernelFactorise.fits(backend, self.dtype, width)
+                                  if kernels and KernelFactorise.fits(backend, width)
                                   else None)
 
     def factorise(self, blocks, slot: Hashable | None = None) -> Callable:
@@ -445,7 +445,7 @@ class KernelFactorise:
     MAX_GPU_WIDTH = 96
 
     @classmethod
-    def fits(cls, backend, dtype, width: int) -> bool:
+    def fits(cls, backend, width: int) -> bool:
         """Whether these kernels factorise levels ``width`` unknowns wide (always on
         NumPy, whose inverses are LAPACK's; on the GPU up to :attr:`MAX_GPU_WIDTH`)."""
         return backend.name != "cupy" or width <= cls.MAX_GPU_WIDTH

@@ -723,9 +723,9 @@ class Solver(Parts):
         :data:`~gpusolver.integrators.cfl.CEILING_GROWTH` at each step where none rose and
         one found a new lowest (:class:`~gpusolver.integrators.cfl.ResidualWatch`)."""
         watch = self._turbulence_watch
-        ratios = watch.ratios(norms)
         if watch.watch(norms, self.stepping.turbulence_cfl) != "rose":
             return
+        ratios = watch.last_ratios
         cap = max(self.stepping.cfl, self.turbulence_cfl / TURBULENCE_BACK_OFF)
         i = int(np.argmax(ratios))
         self.notes.append(f"iteration {self.iteration}: {self.turbulence[0].names[i]}'s "
@@ -948,10 +948,10 @@ class Solver(Parts):
         :data:`~gpusolver.integrators.cfl.CEILING_GROWTH` at each new lowest
         (:class:`~gpusolver.integrators.cfl.ResidualWatch`)."""
         watch = self._mean_watch
-        ratio = float(watch.ratios(density_residual)[0])
         why = watch.watch(density_residual, cfl_max)
         if why is None:
             return
+        ratio = float(watch.last_ratios[0])
         tolerance = None if self.newton is None else self.newton.tolerance
         if why == "stalled" and self.multigrid is not None and self.multigrid.deepen():
             action = "the multigrid cycle V -> W"
