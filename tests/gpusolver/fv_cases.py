@@ -28,6 +28,14 @@ def wedge_mesh(nx: int, ny: int, deflection_deg: float, corner: float = 0.25):
     return dataclasses.replace(mesh, points=p)
 
 
+def stretched_grid(nx: int, ny: int, kind: str = "quad"):
+    """:func:`~meshorder.testing.grid_mesh` squeezed towards its bottom side (``y**3``,
+    0.2 high): cells up to ~1,000 times wider than high there, as in a boundary layer."""
+    mesh = grid_mesh(nx, ny, kind)
+    mesh.points[:, 1] = 0.2 * mesh.points[:, 1] ** 3
+    return mesh
+
+
 def perturbed_solver(mesh, *, seed=0, amplitude=0.05, **kwargs) -> Solver:
     """A solver on ``mesh`` (far field everywhere unless given) with a random state."""
     kwargs.setdefault("backend", "numpy")

@@ -16,11 +16,11 @@ from gpusolver.integrators.explicit import TABLEAUX
 from gpusolver.solvers.fv.fused import NO_BAD_CELL
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import face_jacobians
-from gpusolver.solvers.fv.lusgs import LUSGS
+from gpusolver.solvers.fv.lusgs import LUSGS, line_sweeps
 from meshorder import read_mesh
 from meshorder.testing import box_mesh, grid_mesh
 
-from .fv_cases import AIRFOIL, DATA, Gas, Scheme, Stepping, perturbed_solver
+from .fv_cases import AIRFOIL, DATA, Gas, Scheme, Stepping, perturbed_solver, stretched_grid
 from .kernel_backends import BACKENDS
 
 TOLERANCE = {"fp64": 1e-12, "fp32": 1e-5}
@@ -86,6 +86,9 @@ CASES = {
                         Gas(dim=2, mach=0.6, aoa_deg=1.0), Scheme("jst")),
     "3d-mixed-jst": (lambda: box_mesh(5, 4, 4), MIXED_3D, Gas(dim=3, mach=1.4, aoa_deg=2.0),
                      Scheme("jst", jst_k2=1.0, jst_k4=0.03)),
+    "2d-ns-stretched-roe-lsq": (lambda: stretched_grid(10, 12), WALLS_2D,
+                                Gas(dim=2, mach=0.3, aoa_deg=5.0, reynolds=100.0),
+                                Scheme("roe", 2, "least-squares", "venkatakrishnan")),
     "wing-prisms-jst": (lambda: read_mesh(DATA / "wing_prisms.msh"), None,
                         Gas(dim=3, mach=0.8, aoa_deg=2.0), Scheme("jst")),
     "wing-prisms-roe-lsq": (lambda: read_mesh(DATA / "wing_prisms.msh"), None,
@@ -260,11 +263,12 @@ def test_fused_step_names_the_cell_that_went_bad(backend):
 @pytest.mark.parametrize("case", ["2d-mixed-roe-lsq", "3d-mixed-ausmpw-1",
                                   "wing-prisms-roe-lsq"])
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
-@pytest.mark.parametrize("sweeps", ["hyperplanes", "colours"])
+@pytest.mark.parametrize("sweeps", ["hyperplanes", "colours", "lines"])
 def test_lusgs_level_kernels_match_the_array_sweeps(case, precision, sweeps, backend):
-    reference, device = _pair(case, precision, backend=backend,
-                              stepping=Stepping("lusgs", cfl=50.0, sweeps=sweeps))
-    sweeps = [LUSGS(s.discretisation, s.host, plan=s.plan, kernels=kernels)
+    reference, device = _pair(case, precision, backend=backend, stepping=Stepping(
+        "lusgs", cfl=50.0, sweeps="colours" if sweeps == "lines" else sweeps))
+    lines = line_sweeps(reference.host) if sweeps == "lines" else None
+    sweeps = [LUSGS(s.discretisation, s.host, plan=s.plan, kernels=kernels, lines=lines)
               for s, kernels in ((reference, False), (device, True))]
     assert sweeps[1].kernels is not None
     updates = []
@@ -291,6 +295,20 @@ def test_fused_lusgs_steps_match_numpy_steps(case, strategy, backend):
                                atol=1e-13)
     forces = [s.wall_forces()["total"].force for s in (reference, device)]
     np.testing.assert_allclose(forces[1], forces[0], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["2d-ns-stretched-roe-lsq", "wing-prisms-roe-lsq"])
+def test_fused_line_implicit_steps_match_numpy_steps(case, backend):
+    stepping = Stepping("lusgs", cfl=20.0, cfl_max=200.0, sweeps="colours", line_implicit=True)
+    reference, device = _pair(case, "fp64", "atomic", backend=backend, stepping=stepping)
+    assert device.fused_implicit is not None and device.part_sweeps[0].lines
+    assert max(np.diff(device.part_sweeps[0].levels[0].line_offsets)) > 1
+    for _ in range(4):
+        norms = [s.step() for s in (reference, device)]
+        np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
+    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,
+                               atol=1e-13)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

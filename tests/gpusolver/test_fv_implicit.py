@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.solvers.fv.lusgs import LUSGS, cell_slots
+from gpusolver.solvers.fv.lusgs import LUSGS, cell_slots, line_sweeps
 from meshorder.testing import grid_mesh
 
-from .fv_cases import FARFIELD_SQUARE, perturbed_solver
+from .fv_cases import FARFIELD_SQUARE, perturbed_solver, stretched_grid
 
 
 def sequential_lusgs(lusgs: LUSGS, u, residual, dt, order=None):
@@ -74,6 +74,42 @@ def test_colour_sweeps_equal_the_sequential_sweeps_in_colour_order(kind):
     dt = solver.time_step(u)
     expected = sequential_lusgs(solver.lusgs, u, residual, dt, order=plan.forward_order)
     np.testing.assert_allclose(solver.lusgs(u, residual, dt), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_line_sweeps_solve_the_line_factorisation_exactly():
+    """``(T + L) T^-1 (T + U) dU = R`` with the matrices written out: ``T`` the diagonal
+    and the blocks between neighbours along a line, ``L`` and ``U`` the other blocks
+    from earlier and later levels of lines."""
+    solver = perturbed_solver(stretched_grid(6, 5), stepping=Stepping("lusgs", cfl=20.0),
+                              scheme=Scheme(order=1))
+    d, host = solver.discretisation, solver.host
+    lines = line_sweeps(host)
+    forward = lines[0]
+    starts = forward.line_offsets
+    assert sorted(np.diff(starts).tolist()) == [1] * 6 + [4] * 6  # columns up from the wall
+    lusgs = LUSGS(d, host, lines=lines, kernels=False)
+    u, residual, dt = solver.u, d.residual(solver.u), solver.time_step(solver.u)
+    du = lusgs(u, residual, dt)
+
+    g, n, n_vars = d.geometry, solver.n_cells, u.shape[0]
+    lam = d.face_spectral_radius(u, lusgs.omega)
+    diagonal = g.volume / dt + 0.5 * d.accumulator.combine(lam * g.area, lam * g.area)
+    line = np.repeat(np.arange(len(starts) - 1), np.diff(starts))[np.argsort(forward.order)]
+    matrices = {name: np.zeros((n_vars * n, n_vars * n)) for name in "TLU"}
+    matrices["T"][np.diag_indices(n_vars * n)] = np.tile(diagonal, n_vars)
+    w = d.gas.to_primitive(u)
+    for f in range(g.n_interior):
+        for i, j, normal in ((g.left[f], g.right[f], g.normal[:, f]),
+                             (g.right[f], g.left[f], -g.normal[:, f])):
+            block = 0.5 * g.area[f] * (d.gas.euler_flux_jvp(
+                np.repeat(w[:, j:j + 1], n_vars, 1), np.eye(n_vars), normal[:, None])
+                - lam[f] * np.eye(n_vars))
+            name = ("T" if line[i] == line[j] else
+                    "L" if forward.level[j] < forward.level[i] else "U")
+            matrices[name][np.ix_(np.arange(n_vars) * n + i, np.arange(n_vars) * n + j)] += block
+    t, lower, upper = matrices["T"], matrices["L"], matrices["U"]
+    applied = (t + lower) @ np.linalg.solve(t, (t + upper) @ du.ravel())
+    np.testing.assert_allclose(applied, residual.ravel(), rtol=0, atol=1e-13)
 
 
 def test_colour_sweeps_without_a_plan_make_one_with_colour_levels():

@@ -81,6 +81,12 @@ RUN_KEYS: dict[str, Key] = {
                             "the implicit operator, at least 1; larger damps more (3 helped "
                             "JST on a stretched C-grid and cost twice the steps on a "
                             "regular mesh)"),
+    "line_implicit": Key(bool, default=False,
+                         help="lusgs (and newton-krylov's lusgs preconditioner): solve each "
+                              "line of strongly coupled cells (a boundary layer's stretched "
+                              "cells, wall to edge) together, a tridiagonal system a line, "
+                              "in the sweeps over colours of lines; the turbulence model "
+                              "sweeps single cells"),
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
                                "flow's up to this (SA-neg: cut tenfold where nu_tilde's "
@@ -140,7 +146,7 @@ def stepping_of(case: Case) -> Stepping:
                     float(run["turbulence_cfl"]), _max_update(run["max_update"]),
                     _omega(run["lusgs_omega"]), run["preconditioner_every"],
                     run["turbulence_steps"], run["turbulence_solver"],
-                    float(run["linear_tolerance"]))
+                    float(run["linear_tolerance"]), run["line_implicit"])
 
 
 def _float_or_none(value) -> float | None:
@@ -195,6 +201,7 @@ _READ_BY = {
     ("run", "sweeps"): ("an implicit time_integrator", _implicit),
     ("run", "max_update"): ("an implicit time_integrator", _implicit),
     ("run", "lusgs_omega"): ("LU-SGS steps or preconditioner", _lusgs),
+    ("run", "line_implicit"): ("LU-SGS steps or preconditioner", _lusgs),
     ("run", "multigrid"): ("time_integrator = 'lusgs'",
                            lambda c: c.run["time_integrator"] == "lusgs"),
     ("run", "multigrid_cycle"): ("multigrid > 0", lambda c: c.run["multigrid"] > 0),

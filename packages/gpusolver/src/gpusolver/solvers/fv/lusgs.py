@@ -38,6 +38,7 @@ from gpusolver.solvers.fv.discretisation import IMPLICIT_VISCOUS_FACTOR, Discret
 from gpusolver.solvers.fv.fused import NULL, VENKATAKRISHNAN, FusedResidual, FusedSteps
 from meshorder import hyperplanes
 from meshorder.hyperplanes import Levels
+from meshorder.lines import LINE_RATIO, LineLevels, implicit_lines, line_levels
 from meshorder.permutation import group_of
 from meshorder.plan import Plan
 from meshorder.topology import CSR
@@ -95,7 +96,8 @@ class SweepLevel:
 
     The upstream faces are listed as pairs: ``row`` (the cell's position in ``cells``),
     ``neighbour`` (the upstream cell), ``face``, the ``normal`` out of the cell and half
-    the face ``area`` (each face enters a sweep once, from its downstream cell).
+    the face ``area`` (each face enters a sweep once, from its downstream cell). On a
+    level of lines, ``lines`` holds them for the tridiagonal solves.
     """
 
     cells: object
@@ -104,6 +106,38 @@ class SweepLevel:
     face: object
     normal: object
     half_area: object
+    lines: LineTable | None = None
+
+
+@dataclass(frozen=True)
+class LineTable:
+    """A level's lines padded to a table ``(n_lines, longest)`` for Thomas's algorithm.
+
+    ``row``: each cell's position in the level's ``cells`` (-1 pads); ``face``,
+    ``half_area`` and ``normal`` ``(dim, n_lines, longest)``: the face between it and the
+    cell before it along the line, half its area and its normal out of the cell (0 at a
+    line's first cell and in pads).
+    """
+
+    row: object
+    face: object
+    half_area: object
+    normal: object
+
+
+def line_faces(slots: CellSlots, order, line_offsets, xp=np):
+    """The face between each cell of ``order`` and the one before it in its line (lines
+    start at ``line_offsets``), its area and its unit normal out of the cell: -1, 0 and 0
+    at each line's first cell."""
+    order = xp.asarray(order)
+    before = xp.concatenate([order[:1], order[:-1]])
+    match = slots.neighbour[order] == before[:, None]
+    match[xp.asarray(line_offsets[:-1])] = False
+    slot = match.argmax(axis=1)
+    joined = match.any(axis=1)
+    return (xp.where(joined, slots.face[order, slot], -1),
+            xp.where(joined, slots.area[order, slot], 0.0),
+            xp.where(joined, slots.normal[:, order, slot], 0.0))
 
 
 def sweep_levels(host: FVGeometry, plan: Plan | None = None, colours: bool = False
@@ -133,6 +167,30 @@ def own_levels(host: FVGeometry, n_own: int, colours: bool = False) -> tuple[Lev
     never = np.full(host.n_cells - n_own, np.iinfo(np.int64).max)
     return tuple(Levels(np.concatenate([lv.level, never]), lv.order, lv.offsets)
                  for lv in levels)
+
+
+def line_sweeps(host: FVGeometry, n_own: int | None = None, ratio: float = LINE_RATIO
+                ) -> tuple[LineLevels, LineLevels]:
+    """Forward and backward sweep levels over the implicit lines of ``host``
+    (:func:`meshorder.lines.implicit_lines`: chains of cells whose faces across are
+    ``ratio`` times heavier than their others, as in a boundary layer) coloured so that
+    no two lines of a level touch; a line's cells are solved together.
+
+    With ``n_own``, the lines of a mesh part's first ``n_own`` cells only; the rest (its
+    halo) are in no level, as in :func:`own_levels`.
+    """
+    ni = host.n_interior
+    n = host.n_cells if n_own is None else n_own
+    left, right = np.asarray(host.left[:ni]), np.asarray(host.right[:ni])
+    inside = (left < n) & (right < n)
+    left, right = left[inside], right[inside]
+    centroid = np.asarray(host.centroid)
+    distance = np.linalg.norm(centroid[:, right] - centroid[:, left], axis=0)
+    weight = np.asarray(host.area)[:ni][inside] / distance
+    levels = line_levels(implicit_lines(left, right, weight, n, ratio), left, right)
+    never = np.full(host.n_cells - n, np.iinfo(np.int64).max)
+    return tuple(LineLevels(np.concatenate([lv.level, never]), lv.order, lv.offsets,
+                            lv.line_offsets, lv.level_lines) for lv in levels)
 
 
 def is_upstream(level_of, neighbour, cells):
@@ -167,36 +225,61 @@ class LUSGS:
     levels : tuple of Levels, optional
         The forward and backward levels to sweep, given (e.g. :func:`own_levels` of a
         mesh part); they take precedence over the plan's.
+    lines : tuple of LineLevels, optional
+        Sweep these levels of lines (:func:`line_sweeps`) instead, solving each line's
+        cells together; the point levels above stay the turbulence model's.
     """
 
     def __init__(self, discretisation: Discretisation, host: FVGeometry, omega: float = OMEGA,
                  plan: Plan | None = None, kernels: bool | None = None, colours: bool = False,
-                 levels: tuple[Levels, Levels] | None = None):
+                 levels: tuple[Levels, Levels] | None = None,
+                 lines: tuple[LineLevels, LineLevels] | None = None):
         self.discretisation = d = discretisation
         self.omega = omega
         backend, dtype = d.backend, d.dtype
-        #: The forward and backward sweeps' levels.
-        self.levels = levels = levels or sweep_levels(host, plan, colours)
+        #: The forward and backward levels of single cells.
+        self.point_levels = levels or sweep_levels(host, plan, colours)
+        #: The forward and backward sweeps' levels (of lines, or :attr:`point_levels`).
+        self.levels = levels = lines or self.point_levels
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
         fused = d.fused is not None if kernels is None else kernels
         slots = cell_slots(host, backend.xp if fused else np)
-        self.kernels = LevelKernels(d.fused, slots, levels, omega) if fused else None
+        self.kernels = (LevelKernels(d.fused, slots, levels, omega,
+                                     self.point_levels if lines else None) if fused else None)
         if self.kernels is None:
             self.forward, self.backward = (
-                [self._level(slots, level, level.order[a:b], backend, dtype)
-                 for a, b in zip(level.offsets[:-1], level.offsets[1:], strict=True)]
+                [self._level(slots, level, k, backend, dtype) for k in range(level.n_levels)]
                 for level in levels)
 
+    @property
+    def lines(self) -> bool:
+        """Whether the sweeps solve lines of cells (:func:`line_sweeps`)."""
+        return isinstance(self.levels[0], LineLevels)
+
     @staticmethod
-    def _level(slots: CellSlots, level: Levels, cells: np.ndarray, backend, dtype
-               ) -> SweepLevel:
+    def _level(slots: CellSlots, level: Levels, k: int, backend, dtype) -> SweepLevel:
+        cells = level.order[level.offsets[k]:level.offsets[k + 1]]
         row, slot = np.nonzero(is_upstream(level.level, slots.neighbour[cells], cells))
         at = cells[row], slot
+        lines = None
+        if isinstance(level, LineLevels):
+            starts = level.line_offsets[level.level_lines[k]:level.level_lines[k + 1] + 1]
+            lengths = np.diff(starts)
+            column = np.arange(starts[-1] - starts[0]) - np.repeat(starts[:-1] - starts[0],
+                                                                   lengths)
+            table = np.full((len(lengths), int(lengths.max(initial=1))), -1)
+            table[np.repeat(np.arange(len(lengths)), lengths), column] = np.arange(len(cells))
+            face, area, normal = line_faces(slots, cells, starts - starts[0])
+            padded, used = np.maximum(table, 0), table >= 0
+            lines = LineTable(backend.asarray(table),
+                              backend.asarray(np.where(used, np.maximum(face[padded], 0), 0)),
+                              backend.asarray(np.where(used, 0.5 * area[padded], 0.0), dtype),
+                              backend.asarray(np.where(used, normal[:, padded], 0.0), dtype))
         return SweepLevel(backend.asarray(cells), backend.asarray(row),
                           backend.asarray(slots.neighbour[at]), backend.asarray(slots.face[at]),
                           backend.asarray(slots.normal[:, at[0], at[1]], dtype),
-                          backend.asarray(0.5 * slots.area[at], dtype))
+                          backend.asarray(0.5 * slots.area[at], dtype), lines)
 
     def operator(self, u, dt, speeds=None) -> LUSGSOperator:
         """The sweeps' approximate inverse of ``V / dt + J`` at the state ``u``.
@@ -243,19 +326,75 @@ class LUSGSOperator:
         d.backend.scatter["add"](total, level.row, change)
         return total
 
-    def __call__(self, rhs):
-        """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level."""
+    def _solve(self, level: SweepLevel, rhs):
+        """``rhs`` of a level's cells divided by the diagonal, or on a level of lines by
+        the block tridiagonal ``T`` along each line (block Thomas, the lines side by
+        side): ``D`` on the diagonal and between neighbours along a line their
+        off-diagonal blocks ``1/2 A_f (dF/dU(U_j) . n - lambda_f)``, exactly."""
+        diagonal = self.diagonal[level.cells]
+        lines = level.lines
+        if lines is None:
+            return rhs / diagonal
         xp = self.lusgs.discretisation.backend.xp
-        diagonal = self.diagonal
+        n_vars, (n_lines, longest) = rhs.shape[0], lines.row.shape
+        used = lines.row >= 0
+        row = xp.where(used, lines.row, 0)
+        cell = level.cells[row]
+        lower = self._line_blocks(lines, cell, xp.concatenate([cell[:, :1], cell[:, :-1]], 1),
+                                  lines.normal, lines.face, lines.half_area)
+        after = xp.concatenate([cell[:, 1:], cell[:, -1:]], 1)
+        shifted = [xp.concatenate([a[..., 1:], xp.zeros_like(a[..., :1])], -1)
+                   for a in (lines.normal, lines.face, lines.half_area)]
+        upper = self._line_blocks(lines, cell, after, -shifted[0], *shifted[1:])
+        identity = xp.eye(n_vars, dtype=rhs.dtype)
+        pivot_diagonal = xp.where(used, diagonal[row], 1.0)[..., None, None] * identity
+        value = xp.where(used, rhs[:, row], 0.0).transpose(1, 2, 0)[..., None]
+        ratio = xp.zeros((n_lines, longest, n_vars, n_vars), dtype=rhs.dtype)
+        for k in range(longest):  # eliminate the lower blocks
+            block, right = pivot_diagonal[:, k], value[:, k]
+            if k:
+                block = block - lower[:, k] @ ratio[:, k - 1]
+                right = right - lower[:, k] @ value[:, k - 1]
+            ratio[:, k] = xp.linalg.solve(block, upper[:, k])
+            value[:, k] = xp.linalg.solve(block, right)
+        for k in range(longest - 2, -1, -1):  # substitute back
+            value[:, k] -= ratio[:, k] @ value[:, k + 1]
+        out = xp.empty_like(rhs)
+        out[:, lines.row[used]] = value[used][..., 0].T
+        return out
+
+    def _line_blocks(self, lines: LineTable, cell, other, normal, face, half_area):
+        """``1/2 A_f (dF/dU(U_other) . n - lambda_f)`` for each cell of a line table
+        ``(n_lines, longest, n_vars, n_vars)``, from the faces given (0 where the area is)."""
+        xp = self.lusgs.discretisation.backend.xp
+        gas = self.lusgs.discretisation.gas
+        n_vars = self.w.shape[0]
+        flat = other.ravel()
+        w = self.w[:, flat]
+        n = normal.reshape(normal.shape[0], -1)
+        lam = (self.face_lambda[face] * half_area).ravel()
+        blocks = xp.empty((flat.size, n_vars, n_vars), dtype=self.w.dtype)
+        for v in range(n_vars):
+            unit = xp.zeros((n_vars, flat.size), dtype=self.w.dtype)
+            unit[v] = 1.0
+            blocks[:, :, v] = (gas.euler_flux_jvp(w, unit, n) * half_area.ravel()
+                               - lam * unit).T
+        return blocks.reshape(*cell.shape, n_vars, n_vars)
+
+    def __call__(self, rhs):
+        """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level (with
+        ``T`` for ``D`` on levels of lines)."""
+        xp = self.lusgs.discretisation.backend.xp
         du_star = xp.zeros_like(rhs)
         for level in self.lusgs.forward:
             cells = level.cells
-            du_star[:, cells] = (rhs[:, cells] - self._off_diagonal(du_star, level)
-                                 ) / diagonal[cells]
+            du_star[:, cells] = self._solve(level, rhs[:, cells]
+                                            - self._off_diagonal(du_star, level))
         du = du_star.copy()
         for level in self.lusgs.backward:
             cells = level.cells
-            du[:, cells] = du_star[:, cells] - self._off_diagonal(du, level) / diagonal[cells]
+            du[:, cells] = du_star[:, cells] - self._solve(level,
+                                                           self._off_diagonal(du, level))
         return du
 
 
@@ -264,7 +403,12 @@ class SweepTables:
     """One sweep's cells and upstream slots packed in sweep order, for the kernels.
 
     Position ``i`` runs over the levels in turn; slot tables are ``(width, n_cells)``
-    (``[k, i]``), normals times area ``(dim, width, n_cells)``.
+    (``[k, i]``), normals times area ``(dim, width, n_cells)``. On levels of lines
+    (:class:`~meshorder.lines.LineLevels`) also the positions where each line starts
+    (``line_start``), the face to the cell before along the line (``line_face``, 0 at
+    a line's start) with its normal times area out of the cell (``line_normal_area``,
+    ``(dim, n_cells)``, 0 at a line's start) and the lines of each level
+    (``level_lines``).
     """
 
     cells: object
@@ -272,6 +416,10 @@ class SweepTables:
     face: object
     normal_area: object
     offsets: list
+    line_start: object = None
+    line_face: object = None
+    line_normal_area: object = None
+    level_lines: list | None = None
 
 
 def sweep_tables(slots: CellSlots, level: Levels, backend, dtype) -> SweepTables:
@@ -282,11 +430,18 @@ def sweep_tables(slots: CellSlots, level: Levels, backend, dtype) -> SweepTables
     neighbour = slots.neighbour[order]
     up = is_upstream(xp.asarray(level.level), neighbour, order)
     normal_area = slots.normal[:, order] * slots.area[order]
+    lines = {}
+    if isinstance(level, LineLevels):
+        face, area, normal = line_faces(slots, order, level.line_offsets, xp)
+        lines = {"line_start": backend.asarray(level.line_offsets, np.int32),
+                 "line_face": backend.asarray(xp.maximum(face, 0), np.int32),
+                 "line_normal_area": backend.asarray(normal * area, dtype),
+                 "level_lines": level.level_lines.tolist()}
     return SweepTables(backend.asarray(order, np.int32),
                        backend.asarray(xp.where(up, neighbour, -1).T, np.int32),
                        backend.asarray(xp.where(up, slots.face[order], 0).T, np.int32),
                        backend.asarray(xp.where(up, normal_area, 0.0).transpose(0, 2, 1), dtype),
-                       level.offsets.tolist())
+                       level.offsets.tolist(), **lines)
 
 
 class LevelKernels:
@@ -300,25 +455,42 @@ class LevelKernels:
     slots : CellSlots
         Tables of every cell's interior faces, in the backend's array module.
     levels : tuple of Levels
-        Forward and backward wavefront levels.
+        Forward and backward wavefront levels (of lines: two launches a level, the
+        cells' right-hand sides and the lines' tridiagonal solves).
     omega : float
         Over-relaxation of the convective spectral radius.
+    point_levels : tuple of Levels, optional
+        With levels of lines, the levels of single cells that the turbulence model
+        sweeps (:attr:`point_sweeps`).
     """
 
     BLOCK = 256
+    LINE_BLOCK = 128
 
-    def __init__(self, fused: FusedResidual, slots: CellSlots, levels, omega: float = OMEGA):
+    def __init__(self, fused: FusedResidual, slots: CellSlots, levels, omega: float = OMEGA,
+                 point_levels=None):
         if fused is None:
             raise ValueError("the LU-SGS level kernels need the fused residual's tables")
         self.fused = fused
         backend, dtype = fused.backend, fused.dtype
         self.sweeps = [sweep_tables(slots, level, backend, dtype) for level in levels]
+        #: Sweep tables of single cells (the turbulence model's).
+        self.point_sweeps = (self.sweeps if point_levels is None else
+                             [sweep_tables(slots, level, backend, dtype)
+                              for level in point_levels])
+        self.lines = self.sweeps[0].line_start is not None
         real, viscous = real_type(dtype), "true" if fused.viscous else "false"
-        width = slots.neighbour.shape[1]
-        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}>"
+        width, line = slots.neighbour.shape[1], "true" if self.lines else "false"
+        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}, {line}>"
                       for flag in ("false", "true"))
-        compiled = backend.kernels(__package__, "kernels/lusgs.cu", names)
+        line_names = (tuple(f"line_kernel<{real}, {fused.dim}, {flag}, {viscous}>"
+                            for flag in ("false", "true")) if self.lines else ())
+        compiled = backend.kernels(__package__, "kernels/lusgs.cu", names + line_names)
         self.launch = [compiled[name] for name in names]
+        self.launch_lines = [compiled[name] for name in line_names]
+        if self.lines:  # each cell's right-hand side, and the lines' eliminated blocks
+            self.line_rhs = backend.xp.empty((fused.n_vars, fused.n_cells), dtype)
+            self.pivot = backend.xp.empty(self.sweeps[0].cells.size * fused.n_vars ** 2, dtype)
         self.scalars = (dtype.type(omega), dtype.type(IMPLICIT_VISCOUS_FACTOR))
 
     def sweep(self, u, diagonal, speed, rhs):
@@ -347,15 +519,25 @@ class LevelKernels:
                limit: float) -> None:
         t = self.sweeps[backward]
         f = self.fused
+        update = (u_new, bad_cell, relaxed, f.dtype.type(limit), f.gamma)
         arguments = (np.int32(f.n_cells), np.int32(f.n_faces), np.int32(t.cells.size), t.cells,
                      t.upstream, t.face,
-                     t.normal_area, speed, *self.scalars, u, diagonal, base, out, u_new,
-                     bad_cell, relaxed, f.dtype.type(limit), f.gamma)
-        for first, last in itertools.pairwise(t.offsets):
+                     t.normal_area, speed, *self.scalars, u, diagonal, base, out, *update,
+                     self.line_rhs if self.lines else NULL)
+        for k, (first, last) in enumerate(itertools.pairwise(t.offsets)):
             if last > first:
                 self.launch[backward](((last - first + self.BLOCK - 1) // self.BLOCK,),
                                       (self.BLOCK,),
                                       (np.int32(first), np.int32(last), *arguments))
+            if self.lines and last > first:
+                first_line, last_line = t.level_lines[k], t.level_lines[k + 1]
+                self.launch_lines[backward](
+                    ((last_line - first_line + self.LINE_BLOCK - 1) // self.LINE_BLOCK,),
+                    (self.LINE_BLOCK,),
+                    (np.int32(first_line), np.int32(last_line), np.int32(f.n_cells),
+                     np.int32(f.n_faces), np.int32(t.cells.size), t.line_start, t.cells,
+                     t.line_face, t.line_normal_area, speed, *self.scalars, u, diagonal,
+                     self.line_rhs, self.pivot, base, out, *update))
 
 
 class FusedLUSGS(FusedSteps):

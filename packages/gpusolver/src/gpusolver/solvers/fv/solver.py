@@ -55,7 +55,15 @@ from gpusolver.solvers.fv.discretisation import Discretisation, Scheme
 from gpusolver.solvers.fv.fused import ACCUMULATION, FusedResidual, limiter_input
 from gpusolver.solvers.fv.fused_parts import FusedPartsRungeKutta
 from gpusolver.solvers.fv.jacobian import SparseLU
-from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, SWEEPS, FusedLUSGS, own_levels, sweep_levels
+from gpusolver.solvers.fv.lusgs import (
+    LUSGS,
+    OMEGA,
+    SWEEPS,
+    FusedLUSGS,
+    line_sweeps,
+    own_levels,
+    sweep_levels,
+)
 from gpusolver.solvers.fv.multigrid import AUTO_CYCLE, Multigrid, PartHalos
 from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
@@ -144,6 +152,11 @@ class Stepping:
         (:data:`~gpusolver.solvers.fv.lusgs.OMEGA`). Larger values damp more: JST on
         TMR's stretched 225x65 C-grid fell 4.5 orders by step 2,500 at 3 (0.65 in 5,000
         at 1.5), but the regular NACA 0012 took twice the steps (2,014 against 1,001).
+    line_implicit : bool
+        LU-SGS (also the Newton-Krylov preconditioner ``lusgs``): sweep over colours of
+        lines of strongly coupled cells (:func:`~gpusolver.solvers.fv.lusgs.line_sweeps`),
+        each line's cells solved together; the coarse levels and the turbulence model
+        sweep single cells.
     """
 
     integrator: str = "rk4"
@@ -164,6 +177,7 @@ class Stepping:
     turbulence_steps: int = 1
     turbulence_solver: str = "auto"
     linear_tolerance: float = DEFAULT_LINEAR_TOLERANCE
+    line_implicit: bool = False
 
 
 #: RANS model name -> its finite-volume discretisation.
@@ -407,9 +421,12 @@ class Solver(Parts):
         #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
         self.part_sweeps = None
         if stepping.integrator in IMPLICIT:
-            self.part_sweeps = [LUSGS(x, layout.geometry, stepping.lusgs_omega, plan=self.plan,
-                                      levels=self._levels(layout))
-                                for x, layout in zip(d, self.layouts, strict=True)]
+            self.part_sweeps = [
+                LUSGS(x, layout.geometry, stepping.lusgs_omega, plan=self.plan,
+                      levels=self._levels(layout),
+                      lines=(line_sweeps(layout.geometry, layout.n_own)
+                             if stepping.line_implicit else None))
+                for x, layout in zip(d, self.layouts, strict=True)]
         #: Explicit steps of every local part in the fused kernels (None: array code).
         self.fused_steps = (FusedPartsRungeKutta([x.fused for x in d], self.layouts,
                                                  self.stages, self.transport, self.overlap)
@@ -424,11 +441,11 @@ class Solver(Parts):
         if self.turbulence is not None and self._turbulence_sweeps():
             for i, (model, layout) in enumerate(zip(self.turbulence, self.layouts,
                                                     strict=True)):
-                levels = (self.part_sweeps[i].levels if self.part_sweeps else
+                levels = (self.part_sweeps[i].point_levels if self.part_sweeps else
                           self._levels(layout) or sweep_levels(layout.geometry, self.plan,
                                                                self._colour_sweeps))
                 kernels = self.part_sweeps[i].kernels if self.part_sweeps else None
-                model.use_sweeps(levels, None if kernels is None else kernels.sweeps)
+                model.use_sweeps(levels, None if kernels is None else kernels.point_sweeps)
         elif self.turbulence is not None:
             for model in self.turbulence:
                 model.use_exact()

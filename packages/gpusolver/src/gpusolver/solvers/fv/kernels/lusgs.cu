@@ -24,6 +24,15 @@
 // the normal times area out of the cell ([(d * WIDTH + k) * n_rows + i]; the flux
 // Jacobian product is linear in it). A level is latency-bound (few cells, each a chain
 // of dependent loads), so every load a thread needs is one step from its position.
+//
+// Line-implicit sweeps (levels of whole lines, gpusolver/solvers/fv/lusgs.py): a line's
+// cells share a level and the coupling between them is the block tridiagonal T (the
+// diagonal D, and between neighbours along the line their off-diagonal blocks
+// 1/2 ((dF/dU)(U_j) . n A_f - lambda_f A_f)) solved exactly:
+//   forward:  T out = base - S                 backward:  out = base - T^-1 S.
+// Per level, sweep_kernel<LINE> writes each cell's base - S (forward) or S (backward)
+// into `line_rhs` (a scratch array), then line_kernel solves each line by block Thomas
+// (a thread a line, `pivot` its scratch) and writes the change (and the update).
 
 #include "../../../integrators/kernels/relaxation.cuh"
 
@@ -51,14 +60,34 @@ __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells
     out[P] = (du[P] + d_p) * un + (energy + p) * d_un;
 }
 
-template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS>
+// u_new = u + alpha change at cell c, relaxed; a non-finite state reported, relaxed cells
+// counted.
+template <typename real, int DIM>
+__device__ __forceinline__ void relaxed_store(const real* __restrict__ u, int n_cells, int c,
+                                              const real change[DIM + 2], real* __restrict__ u_new,
+                                              int* __restrict__ bad_cell, int* __restrict__ relaxed,
+                                              real limit, real gamma) {
+    constexpr int NV = DIM + 2;
+    real start[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) start[v] = u[v * n_cells + c];
+    bool bad;
+    const real alpha = positive_fraction<real, DIM>(
+        start, change, bounded_fraction<real, NV>(start, change, limit), gamma, bad);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) u_new[v * n_cells + c] = start[v] + alpha * change[v];
+    if (bad) atomicMin(bad_cell, c);
+    else if (alpha < real(1)) atomicAdd(relaxed, 1);
+}
+
+template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS, bool LINE = false>
 __global__ void __launch_bounds__(256) sweep_kernel(
     int first, int last, int n_cells, int n_faces, int n_rows, const int* __restrict__ cells,
     const int* __restrict__ upstream, const int* __restrict__ face,
     const real* __restrict__ normal_area, const real* __restrict__ speed, real omega,
     real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
     const real* base, real* out, real* __restrict__ u_new, int* __restrict__ bad_cell,
-    int* __restrict__ relaxed, real limit, real gamma) {
+    int* __restrict__ relaxed, real limit, real gamma, real* __restrict__ line_rhs) {
     constexpr int NV = DIM + 2;
     const int i = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= last) return;
@@ -81,6 +110,14 @@ __global__ void __launch_bounds__(256) sweep_kernel(
 #pragma unroll
         for (int v = 0; v < NV; ++v) sum[v] += change[v] - lambda * du[v];
     }
+    if (LINE) {  // the line's solve divides
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            const real off = real(0.5) * sum[v];
+            line_rhs[v * n_cells + c] = BACKWARD ? off : base[v * n_cells + c] - off;
+        }
+        return;
+    }
     const real d = diagonal[c];
     real value[NV];
 #pragma unroll
@@ -90,14 +127,159 @@ __global__ void __launch_bounds__(256) sweep_kernel(
         out[v * n_cells + c] = value[v];
     }
     if (!BACKWARD || u_new == nullptr) return;
-    real start[NV];
+    relaxed_store<real, DIM>(u, n_cells, c, value, u_new, bad_cell, relaxed, limit, gamma);
+}
+
+// The block coupling a line's cell to its neighbour j across face f (normal times area
+// `na` out of the cell): 1/2 ((dF/dU)(U_j) . na - lambda_f A_f), column by column.
+template <typename real, int DIM, bool VISCOUS>
+__device__ __forceinline__ void line_block(const real* __restrict__ u, int n_cells, int j,
+                                           const real na[DIM], int f,
+                                           const real* __restrict__ speed, int n_faces,
+                                           real omega, real viscous_factor, real gamma,
+                                           real block[DIM + 2][DIM + 2]) {
+    constexpr int NV = DIM + 2;
+    const real lambda = omega * speed[f] + (VISCOUS ? viscous_factor * speed[n_faces + f] : real(0));
 #pragma unroll
-    for (int v = 0; v < NV; ++v) start[v] = u[v * n_cells + c];
-    bool bad;
-    const real alpha = positive_fraction<real, DIM>(
-        start, value, bounded_fraction<real, NV>(start, value, limit), gamma, bad);
+    for (int v = 0; v < NV; ++v) {
+        real unit[NV], column[NV];
 #pragma unroll
-    for (int v = 0; v < NV; ++v) u_new[v * n_cells + c] = start[v] + alpha * value[v];
-    if (bad) atomicMin(bad_cell, c);
-    else if (alpha < real(1)) atomicAdd(relaxed, 1);
+        for (int a = 0; a < NV; ++a) unit[a] = a == v ? real(1) : real(0);
+        flux_jvp<real, DIM>(u, n_cells, j, unit, na, gamma, column);
+#pragma unroll
+        for (int a = 0; a < NV; ++a) block[a][v] = real(0.5) * (column[a] - lambda * unit[a]);
+    }
+}
+
+// Solve m [x | y] = [b | r] in place (Gaussian elimination, partial pivoting): b becomes
+// m^-1 b, r becomes m^-1 r.
+template <typename real, int NV>
+__device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NV], real r[NV]) {
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        int best = k;
+#pragma unroll
+        for (int i = k + 1; i < NV; ++i)
+            if (fabs(m[i][k]) > fabs(m[best][k])) best = i;
+#pragma unroll
+        for (int i = k + 1; i < NV; ++i) {  // swap rows k and best (unrolled: registers)
+            if (i != best) continue;
+#pragma unroll
+            for (int c = 0; c < NV; ++c) {
+                real t = m[k][c]; m[k][c] = m[i][c]; m[i][c] = t;
+                t = b[k][c]; b[k][c] = b[i][c]; b[i][c] = t;
+            }
+            const real t = r[k]; r[k] = r[i]; r[i] = t;
+        }
+        const real inverse = real(1) / m[k][k];
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            if (i == k) continue;
+            const real factor = m[i][k] * inverse;
+#pragma unroll
+            for (int c = 0; c < NV; ++c) {
+                m[i][c] -= factor * m[k][c];
+                b[i][c] -= factor * b[k][c];
+            }
+            r[i] -= factor * r[k];
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const real inverse = real(1) / m[i][i];
+#pragma unroll
+        for (int c = 0; c < NV; ++c) b[i][c] *= inverse;
+        r[i] *= inverse;
+    }
+}
+
+// Lines first_line..last_line of a level: T y = rhs by block Thomas (rhs from
+// sweep_kernel<LINE>, overwritten by the eliminated right-hand sides; `pivot`: each
+// position's T_pp'^-1 U_p, NV x NV), then out = y (forward) or base - y (backward, with
+// the update). T's blocks: D on the diagonal, line_block between neighbours; line_na holds
+// each position's normal times area towards the cell before it (0 at a line's start).
+template <typename real, int DIM, bool BACKWARD, bool VISCOUS>
+__global__ void __launch_bounds__(128) line_kernel(
+    int first_line, int last_line, int n_cells, int n_faces, int n_rows,
+    const int* __restrict__ line_start, const int* __restrict__ cells,
+    const int* __restrict__ line_face, const real* __restrict__ line_na,
+    const real* __restrict__ speed, real omega, real viscous_factor,
+    const real* __restrict__ u, const real* __restrict__ diagonal, real* __restrict__ rhs,
+    real* __restrict__ pivot, const real* base, real* out, real* __restrict__ u_new,
+    int* __restrict__ bad_cell, int* __restrict__ relaxed, real limit, real gamma) {
+    constexpr int NV = DIM + 2;
+    const int line = first_line + blockIdx.x * blockDim.x + threadIdx.x;
+    if (line >= last_line) return;
+    const int begin = line_start[line], end = line_start[line + 1];
+    real before[NV], ratio[NV][NV];  // the previous position's solution and T^-1 U
+    for (int p = begin; p < end; ++p) {  // eliminate the lower blocks
+        const int c = cells[p];
+        real m[NV][NV], coupling[NV][NV], r[NV];
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            r[a] = rhs[a * n_cells + c];
+#pragma unroll
+            for (int b = 0; b < NV; ++b) m[a][b] = a == b ? diagonal[c] : real(0);
+        }
+        if (p > begin) {  // m -= L ratio, r -= L before
+            real na[DIM];
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) na[d] = line_na[d * n_rows + p];
+            line_block<real, DIM, VISCOUS>(u, n_cells, cells[p - 1], na, line_face[p], speed,
+                                           n_faces, omega, viscous_factor, gamma, coupling);
+#pragma unroll
+            for (int a = 0; a < NV; ++a)
+#pragma unroll
+                for (int k = 0; k < NV; ++k) {
+                    r[a] -= coupling[a][k] * before[k];
+#pragma unroll
+                    for (int b = 0; b < NV; ++b) m[a][b] -= coupling[a][k] * ratio[k][b];
+                }
+        }
+        if (p + 1 < end) {  // the upper block: towards the next cell, against its normal
+            real na[DIM];
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) na[d] = -line_na[d * n_rows + p + 1];
+            line_block<real, DIM, VISCOUS>(u, n_cells, cells[p + 1], na, line_face[p + 1],
+                                           speed, n_faces, omega, viscous_factor, gamma,
+                                           coupling);
+        } else {
+#pragma unroll
+            for (int a = 0; a < NV; ++a)
+#pragma unroll
+                for (int b = 0; b < NV; ++b) coupling[a][b] = 0;
+        }
+        block_solve<real, NV>(m, coupling, r);
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            before[a] = r[a];
+            rhs[a * n_cells + c] = r[a];
+#pragma unroll
+            for (int b = 0; b < NV; ++b) {
+                ratio[a][b] = coupling[a][b];
+                pivot[(p * NV + a) * NV + b] = coupling[a][b];
+            }
+        }
+    }
+    real after[NV];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) after[v] = 0;
+    for (int p = end - 1; p >= begin; --p) {  // substitute back
+        const int c = cells[p];
+        real change[NV], solution[NV];
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            solution[a] = rhs[a * n_cells + c];
+#pragma unroll
+            for (int b = 0; b < NV; ++b) solution[a] -= pivot[(p * NV + a) * NV + b] * after[b];
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+            after[v] = solution[v];
+            change[v] = BACKWARD ? base[v * n_cells + c] - after[v] : after[v];
+            out[v * n_cells + c] = change[v];
+        }
+        if (BACKWARD && u_new != nullptr)
+            relaxed_store<real, DIM>(u, n_cells, c, change, u_new, bad_cell, relaxed, limit, gamma);
+    }
 }
