@@ -1,5 +1,7 @@
 """Implicit lines: chains of strongly coupled cells and the sweep levels over them."""
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -59,7 +61,7 @@ def test_every_cell_once_and_neighbours_along_a_line_share_a_face(n, seed, ratio
     assert sorted(lines.cells.tolist()) == list(range(n))
     faces = {(a, b) for a, b in zip(left.tolist(), right.tolist(), strict=True)}
     for line in line_lists(lines):
-        for a, b in zip(line[:-1], line[1:], strict=False):
+        for a, b in itertools.pairwise(line):
             assert (min(a, b), max(a, b)) in faces
     forward, backward = line_levels(lines, left, right)
     for levels in (forward, backward):
