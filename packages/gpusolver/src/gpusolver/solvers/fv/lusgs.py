@@ -20,6 +20,13 @@ faces enter the diagonal only (their ghost change is lagged). With the fused ker
 each level is one launch of ``kernels/lusgs.cu`` (compiled as C++ on the numpy
 backend), and :class:`FusedLUSGS` runs a whole step (residual, time step, diagonal,
 sweeps and update) in kernels recorded as one CUDA graph; otherwise array code.
+
+Line-implicit sweeps (:func:`line_sweeps`, ``[run] line_implicit``) take levels of whole
+lines of strongly coupled cells (:mod:`meshorder.lines`): a line's cells share a level
+and are solved together, the diagonal replaced by the block tridiagonal ``T`` of the
+diagonal and the blocks between neighbours along the line, so one step is
+``(T + L) T^-1 (T + U) dU = R`` (block Thomas per line: a padded table in the array code,
+a thread a line in the kernels).
 """
 
 from __future__ import annotations
@@ -97,7 +104,7 @@ class SweepLevel:
     The upstream faces are listed as pairs: ``row`` (the cell's position in ``cells``),
     ``neighbour`` (the upstream cell), ``face``, the ``normal`` out of the cell and half
     the face ``area`` (each face enters a sweep once, from its downstream cell). On a
-    level of lines, ``lines`` holds them for the tridiagonal solves.
+    level of lines, ``lines`` holds them for the block tridiagonal solves.
     """
 
     cells: object
@@ -167,6 +174,22 @@ def own_levels(host: FVGeometry, n_own: int, colours: bool = False) -> tuple[Lev
     never = np.full(host.n_cells - n_own, np.iinfo(np.int64).max)
     return tuple(Levels(np.concatenate([lv.level, never]), lv.order, lv.offsets)
                  for lv in levels)
+
+
+def _line_table(slots: CellSlots, level: LineLevels, k: int, cells: np.ndarray, backend,
+                dtype) -> LineTable:
+    """The lines of level ``k`` (its ``cells``) as a padded :class:`LineTable`."""
+    starts = level.line_offsets[level.level_lines[k]:level.level_lines[k + 1] + 1]
+    lengths = np.diff(starts)
+    column = np.arange(starts[-1] - starts[0]) - np.repeat(starts[:-1] - starts[0], lengths)
+    table = np.full((len(lengths), int(lengths.max(initial=1))), -1)
+    table[np.repeat(np.arange(len(lengths)), lengths), column] = np.arange(len(cells))
+    face, area, normal = line_faces(slots, cells, starts - starts[0])
+    padded, used = np.maximum(table, 0), table >= 0
+    return LineTable(backend.asarray(table),
+                     backend.asarray(np.where(used, np.maximum(face[padded], 0), 0)),
+                     backend.asarray(np.where(used, 0.5 * area[padded], 0.0), dtype),
+                     backend.asarray(np.where(used, normal[:, padded], 0.0), dtype))
 
 
 def line_sweeps(host: FVGeometry, n_own: int | None = None, ratio: float = LINE_RATIO
@@ -262,20 +285,8 @@ class LUSGS:
         cells = level.order[level.offsets[k]:level.offsets[k + 1]]
         row, slot = np.nonzero(is_upstream(level.level, slots.neighbour[cells], cells))
         at = cells[row], slot
-        lines = None
-        if isinstance(level, LineLevels):
-            starts = level.line_offsets[level.level_lines[k]:level.level_lines[k + 1] + 1]
-            lengths = np.diff(starts)
-            column = np.arange(starts[-1] - starts[0]) - np.repeat(starts[:-1] - starts[0],
-                                                                   lengths)
-            table = np.full((len(lengths), int(lengths.max(initial=1))), -1)
-            table[np.repeat(np.arange(len(lengths)), lengths), column] = np.arange(len(cells))
-            face, area, normal = line_faces(slots, cells, starts - starts[0])
-            padded, used = np.maximum(table, 0), table >= 0
-            lines = LineTable(backend.asarray(table),
-                              backend.asarray(np.where(used, np.maximum(face[padded], 0), 0)),
-                              backend.asarray(np.where(used, 0.5 * area[padded], 0.0), dtype),
-                              backend.asarray(np.where(used, normal[:, padded], 0.0), dtype))
+        lines = (_line_table(slots, level, k, cells, backend, dtype)
+                 if isinstance(level, LineLevels) else None)
         return SweepLevel(backend.asarray(cells), backend.asarray(row),
                           backend.asarray(slots.neighbour[at]), backend.asarray(slots.face[at]),
                           backend.asarray(slots.normal[:, at[0], at[1]], dtype),
