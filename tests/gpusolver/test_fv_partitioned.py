@@ -15,7 +15,7 @@ from meshorder import PlanError, Topology, read_mesh
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh, grid_mesh
 
-from .fv_cases import AIRFOIL, DATA, steps_to_fall
+from .fv_cases import AIRFOIL, DATA, marker_names, steps_to_fall, stretched_grid
 
 BOX = {"xmin": "supersonic-inflow", "xmax": "supersonic-outflow", "ymin": "slip-wall",
        "ymax": "farfield", "zmin": "symmetry", "zmax": "farfield"}
@@ -27,9 +27,10 @@ def every_part(plan):
 
 
 def on_parts(parts, gas, boundaries, *, integrator="rk4", cfl=1.0, cfl_max=None,
-             sweeps="hyperplanes", backend="numpy", **kwargs) -> Solver:
+             sweeps="hyperplanes", line_implicit=False, backend="numpy", **kwargs) -> Solver:
     """The finite-volume solver on ``parts`` with these local steps (NumPy unless named)."""
-    stepping = Stepping(integrator, cfl, cfl_max=cfl_max, sweeps=sweeps)
+    stepping = Stepping(integrator, cfl, cfl_max=cfl_max, sweeps=sweeps,
+                        line_implicit=line_implicit)
     return Solver(parts, gas, boundaries, stepping=stepping, backend=backend, **kwargs)
 
 
@@ -84,21 +85,27 @@ def test_fused_parts_give_the_one_part_answer(n_parts, overlap, faces):
 @pytest.mark.parametrize("backend", [
     pytest.param("host", marks=pytest.mark.skipif(compiler() is None, reason="no C++ compiler")),
     pytest.param("cupy", marks=pytest.mark.gpu)])
-@pytest.mark.parametrize("sweeps", ["hyperplanes", "colours"])
+@pytest.mark.parametrize("sweeps", ["hyperplanes", "colours", "lines"])
 def test_fused_lusgs_on_parts_equals_its_array_code(backend, sweeps):
     """Each part's whole LU-SGS step in the kernels (one exchange before it) against the
-    same parts' array code, on the host compile and on the GPU."""
-    mesh = read_mesh(DATA / "naca0012_tri.msh")
+    same parts' array code, on the host compile and on the GPU; ``lines``: line-implicit
+    colour sweeps over each part's own lines."""
+    lines = sweeps == "lines"
+    mesh = stretched_grid(12, 16) if lines else read_mesh(DATA / "naca0012_tri.msh")
+    boundaries = {m: "farfield" for m in marker_names(mesh)} if lines else AIRFOIL
     topology = Topology(mesh)
     plan = make_plan(mesh, PlanOptions(partitions=3), topology=topology)
     gas, scheme = Gas(dim=2, mach=0.6, aoa_deg=2.0), Scheme("roe", 2)
-    common = dict(scheme=scheme, integrator="lusgs", cfl=20.0, cfl_max=200.0, sweeps=sweeps)
-    reference = on_parts(every_part(plan), gas, AIRFOIL, **common)
-    fused = on_parts(every_part(plan), gas, AIRFOIL, **common,
-                              backend="numpy" if backend == "host" else "cupy")
+    common = dict(scheme=scheme, integrator="lusgs", cfl=20.0, cfl_max=200.0,
+                  sweeps="colours" if lines else sweeps, line_implicit=lines)
+    reference = on_parts(every_part(plan), gas, boundaries, **common)
+    fused = on_parts(every_part(plan), gas, boundaries, **common,
+                     backend="numpy" if backend == "host" else "cupy")
     if backend == "host":
         fused.fuse()
     assert fused.fused_implicit is not None and reference.fused_implicit is None
+    if lines:
+        assert all(max(np.diff(s.levels[0].line_offsets)) > 1 for s in fused.part_sweeps)
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     u = reference.conserved() * (1 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, (4, 1)))

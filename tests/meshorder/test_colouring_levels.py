@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshorder import Topology
-from meshorder.colouring import colour_cells, colour_items
+from meshorder.colouring import ColouringError, colour_cells, colour_items
 from meshorder.hyperplanes import colour_levels, renumber_by_level, wavefront_levels
 from meshorder.metrics import renumber_graph
 from meshorder.permutation import check_permutation
@@ -160,3 +160,16 @@ def test_gauss_seidel_sweep_is_identical_after_level_renumbering():
     levels = wavefront_levels(graph)
     assert levels.n_levels < n
     assert np.array_equal(sweep(np.arange(n)), sweep(renumber_by_level(levels)))
+
+
+def test_any_degree_colours_a_star_of_a_hundred_leaves_without_conflicts():
+    """A hub with 100 neighbours, each leaf in a clique of 70 leaves: more than 64 colours."""
+    hub_edges = [(0, leaf) for leaf in range(1, 101)]
+    clique = [(a, b) for a in range(1, 71) for b in range(a + 1, 71)]
+    pairs = np.array(hub_edges + clique, dtype=np.int64)
+    graph = CSR.from_pairs(pairs[:, 0], pairs[:, 1], 101)
+    with pytest.raises(ColouringError):
+        colour_cells(graph)
+    colour = colour_cells(graph, any_degree=True).colour
+    assert np.all(colour[pairs[:, 0]] != colour[pairs[:, 1]])
+    assert colour.max() >= 70  # the clique needs 71 colours with the hub

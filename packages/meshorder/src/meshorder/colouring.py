@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import MeshorderError
 from .permutation import grouped, stable_argsort
+from .topology import CSR
 
 MAX_COLOURS = 64  # one uint64 bit mask per vertex
 
@@ -55,7 +56,7 @@ class Colouring:
         return float(sizes.max() / sizes.mean()) if len(sizes) else 1.0
 
 
-def colour_cells(graph, seed: int = 0) -> Colouring:
+def colour_cells(graph, seed: int = 0, *, any_degree: bool = False) -> Colouring:
     """Colour the vertices of ``graph`` (a :class:`~meshorder.topology.CSR`) so that no two
     neighbours share a colour: multicolour Gauss-Seidel sweeps update a colour at once.
 
@@ -64,10 +65,14 @@ def colour_cells(graph, seed: int = 0) -> Colouring:
     that no coloured neighbour holds; those vertices are independent, so a round never
     conflicts. A vertex of degree ``d`` gets one of the first ``d + 1`` colours.
 
+    With ``any_degree``, vertices of any degree: those that find all of the
+    :data:`MAX_COLOURS` colours taken by neighbours are coloured afterwards, among
+    themselves, with the next :data:`MAX_COLOURS` colours (and so on).
+
     Raises
     ------
     ColouringError
-        If more than :data:`MAX_COLOURS` colours would be needed.
+        If more than :data:`MAX_COLOURS` colours would be needed (and not ``any_degree``).
 
     Examples
     --------
@@ -78,11 +83,12 @@ def colour_cells(graph, seed: int = 0) -> Colouring:
     True
     """
     n = graph.n
-    if int(graph.degrees().max(initial=0)) >= MAX_COLOURS:
+    if not any_degree and int(graph.degrees().max(initial=0)) >= MAX_COLOURS:
         raise ColouringError(f"a cell has {int(graph.degrees().max())} neighbours; at most "
                              f"{MAX_COLOURS - 1} fit the {MAX_COLOURS}-colour masks")
-    rows = np.repeat(np.arange(n), graph.degrees())
+    rows = graph_rows = np.repeat(np.arange(n), graph.degrees())
     cols = np.asarray(graph.indices, dtype=np.int64)
+    deferred = np.zeros(n, dtype=bool)
     priority = np.random.default_rng(seed).permutation(n)
     colour = np.full(n, -1, dtype=np.int64)
     used = np.zeros(n, dtype=np.uint64)  # bit c: a neighbour holds colour c
@@ -93,10 +99,22 @@ def colour_cells(graph, seed: int = 0) -> Colouring:
         contested = priority[cols] > priority[rows]
         winners = uncoloured.copy()
         winners[rows[contested]] = False
+        full = winners & (used == np.uint64(2**64 - 1))  # every colour taken: later
+        deferred |= full
+        colour[full] = MAX_COLOURS  # out of this round's way
+        winners &= ~full
         colour[winners] = _lowest_bit(~used[winners])
         edges = winners[rows]
         np.bitwise_or.at(used, cols[edges],
                          np.left_shift(np.uint64(1), colour[rows[edges]].astype(np.uint64)))
+    if deferred.any():  # colour them among themselves with the next colours
+        inside = deferred[graph_rows] & deferred[graph.indices]
+        local = np.cumsum(deferred) - 1
+        rest = colour_cells(CSR.from_pairs(local[graph_rows[inside]],
+                                           local[graph.indices[inside]], int(deferred.sum())),
+                            seed, any_degree=True)
+        colour[deferred] = MAX_COLOURS + rest.colour
+        colour = np.unique(colour, return_inverse=True)[1].astype(np.int64)  # no gaps
     return Colouring(colour, *grouped(colour))
 
 

@@ -83,7 +83,7 @@ class LineLevels(Levels):
 
 
 def implicit_lines(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_cells: int,
-                   ratio: float = LINE_RATIO) -> Lines:
+                   ratio: float = LINE_RATIO, joinable: np.ndarray | None = None) -> Lines:
     """The lines of strongly coupled cells (see the module's description).
 
     Parameters
@@ -95,6 +95,9 @@ def implicit_lines(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_ce
     n_cells : int
     ratio : float
         How many times a line's face outweighs each of its cells' third heaviest face.
+    joinable : numpy.ndarray, optional
+        Which faces may join a line (all by default); the others still count among their
+        cells' heaviest.
 
     Returns
     -------
@@ -126,7 +129,7 @@ def implicit_lines(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_ce
     third[two] = weight[face[start[:-1][two] + 1]]
     strong = (rank < 2) & (weight[face] >= ratio * third[cell])
     votes = np.bincount(face[strong], minlength=n_faces)
-    joined = np.flatnonzero(votes == 2)
+    joined = np.flatnonzero((votes == 2) & (True if joinable is None else joinable))
     return _paths(left[joined], right[joined], n_cells)
 
 
@@ -165,12 +168,13 @@ def _paths(a: np.ndarray, b: np.ndarray, n: int) -> Lines:
 def line_levels(lines: Lines, left: np.ndarray, right: np.ndarray, seed: int = 0
                 ) -> tuple[LineLevels, LineLevels]:
     """Forward and backward sweep levels over whole lines: the lines coloured so that no
-    two lines of a colour share a face (cells ``left``-``right``), the forward sweep
-    taking the colours in turn and the backward one in reverse."""
+    two lines of a colour share a face (cells ``left``-``right``; a long line may touch
+    more than 64 others), the forward sweep taking the colours in turn and the backward
+    one in reverse."""
     line = lines.line_of()
     between = line[left] != line[right]
     graph = CSR.from_pairs(line[left[between]], line[right[between]], lines.n_lines)
-    colour = colour_cells(graph, seed).colour
+    colour = colour_cells(graph, seed, any_degree=True).colour
     return (_line_levels(lines, line, colour),
             _line_levels(lines, line, int(colour.max(initial=-1)) - colour))
 
