@@ -84,9 +84,10 @@ RUN_KEYS: dict[str, Key] = {
     "line_implicit": Key(bool, default=False,
                          help="lusgs (and newton-krylov's lusgs preconditioner): solve each "
                               "line of strongly coupled cells (a boundary layer's stretched "
-                              "cells, wall to edge) together, a tridiagonal system a line, "
-                              "in the sweeps over colours of lines; the turbulence model "
-                              "sweeps single cells"),
+                              "cells, wall to edge) together, a block tridiagonal system a "
+                              "line, in sweeps over colours of lines (stretched meshes: "
+                              "cases/oneram6_sa.toml); coarse levels and the turbulence "
+                              "model sweep single cells"),
     "turbulence_cfl": Key(NUMBER, default=Stepping.turbulence_cfl, positive=True,
                           help="RANS: the turbulence model's CFL number is the mean "
                                "flow's up to this (SA-neg: cut tenfold where nu_tilde's "
