@@ -112,6 +112,19 @@ def test_line_sweeps_solve_the_line_factorisation_exactly():
     np.testing.assert_allclose(applied, residual.ravel(), rtol=0, atol=1e-13)
 
 
+def test_lines_cross_no_face_far_off_the_line_between_its_centroids():
+    """Thin cells sheared so that each layer's centroids sit far to the side of the one
+    below (84 degrees off the faces' normals): no lines at the default 45-degree limit,
+    columns at 90."""
+    mesh = grid_mesh(4, 6)
+    mesh.points[:, 1] *= 0.01
+    mesh.points[:, 0] += 10.0 * mesh.points[:, 1]  # ten cell heights a row
+    solver = perturbed_solver(mesh, stepping=Stepping("lusgs", cfl=20.0))
+    limited, unlimited = (line_sweeps(solver.host, max_angle=angle)[0] for angle in (45, 90))
+    assert max(np.diff(limited.line_offsets)) == 1
+    assert sorted(np.diff(unlimited.line_offsets).tolist()) == [6] * 4
+
+
 def test_colour_sweeps_without_a_plan_make_one_with_colour_levels():
     solver = perturbed_solver(grid_mesh(6, 5, "triangle"),
                               stepping=Stepping("lusgs", sweeps="colours"))

@@ -85,3 +85,13 @@ def test_a_ring_of_strong_faces_is_cut_into_one_line():
     lines = line_lists(implicit_lines(left, right, weight, 8))
     ring = [line for line in lines if len(line) > 1]
     assert len(ring) == 1 and sorted(ring[0]) == [0, 1, 2, 3] and ring[0][0] == 0
+
+
+def test_a_face_that_may_not_join_splits_its_line_and_still_weighs():
+    """Column 0 of thin cells loses the face between rows 1 and 2: two lines; the face
+    still counts among its cells' heaviest, so no side face joins in its place."""
+    left, right, weight = stretched_grid(3, 4, 0.01)
+    joinable = ~((left == 3) & (right == 6))
+    lines = line_lists(implicit_lines(left, right, weight, 12, joinable=joinable))
+    assert [0, 3] in lines and [6, 9] in lines
+    assert all(len(line) in (2, 4) for line in lines)
