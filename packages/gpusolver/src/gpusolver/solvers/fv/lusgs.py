@@ -364,12 +364,12 @@ class LUSGSOperator:
         used = lines.row >= 0
         row = xp.where(used, lines.row, 0)
         cell = level.cells[row]
-        lower = self._line_blocks(lines, cell, xp.concatenate([cell[:, :1], cell[:, :-1]], 1),
+        lower = self._line_blocks(xp.concatenate([cell[:, :1], cell[:, :-1]], 1),
                                   lines.normal, lines.face, lines.half_area)
         after = xp.concatenate([cell[:, 1:], cell[:, -1:]], 1)
         shifted = [xp.concatenate([a[..., 1:], xp.zeros_like(a[..., :1])], -1)
                    for a in (lines.normal, lines.face, lines.half_area)]
-        upper = self._line_blocks(lines, cell, after, -shifted[0], *shifted[1:])
+        upper = self._line_blocks(after, -shifted[0], *shifted[1:])
         identity = xp.eye(n_vars, dtype=rhs.dtype)
         pivot_diagonal = xp.where(used, diagonal[row], 1.0)[..., None, None] * identity
         value = xp.where(used, rhs[:, row], 0.0).transpose(1, 2, 0)[..., None]
@@ -379,16 +379,16 @@ class LUSGSOperator:
             if k:
                 block = block - lower[:, k] @ ratio[:, k - 1]
                 right = right - lower[:, k] @ value[:, k - 1]
-            ratio[:, k] = xp.linalg.solve(block, upper[:, k])
-            value[:, k] = xp.linalg.solve(block, right)
+            solved = xp.linalg.solve(block, xp.concatenate([upper[:, k], right], -1))
+            ratio[:, k], value[:, k] = solved[..., :n_vars], solved[..., n_vars:]
         for k in range(longest - 2, -1, -1):  # substitute back
             value[:, k] -= ratio[:, k] @ value[:, k + 1]
         out = xp.empty_like(rhs)
         out[:, lines.row[used]] = value[used][..., 0].T
         return out
 
-    def _line_blocks(self, lines: LineTable, cell, other, normal, face, half_area):
-        """``1/2 A_f (dF/dU(U_other) . n - lambda_f)`` for each cell of a line table
+    def _line_blocks(self, other, normal, face, half_area):
+        """``1/2 A_f (dF/dU(U_other) . n - lambda_f)`` for each position of a line table
         ``(n_lines, longest, n_vars, n_vars)``, from the faces given (0 where the area is)."""
         xp = self.lusgs.discretisation.backend.xp
         gas = self.lusgs.discretisation.gas
@@ -403,7 +403,7 @@ class LUSGSOperator:
             unit[v] = 1.0
             blocks[:, :, v] = (gas.euler_flux_jvp(w, unit, n) * half_area.ravel()
                                - lam * unit).T
-        return blocks.reshape(*cell.shape, n_vars, n_vars)
+        return blocks.reshape(*other.shape, n_vars, n_vars)
 
     def __call__(self, rhs):
         """``dU`` with ``(D + L) D^-1 (D + U) dU = rhs``, swept level by level (with
