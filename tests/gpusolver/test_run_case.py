@@ -601,13 +601,16 @@ def test_keys_that_do_nothing_in_the_case_are_named_before_the_run(tmp_path, cap
 
     case = write_case(tmp_path, iterations=1)
     case.write_text(case.read_text().replace("mach = 0.5", "mach = 0.5\nreynolds = 1e6")
-                    .replace("cfl = 1.0", 'cfl = 1.0\ncfl_max = 100\nsweeps = "colours"'))
+                    .replace("cfl = 1.0", 'cfl = 1.0\ncfl_max = 100\nsweeps = "colours"\n'
+                             'line_implicit = true'))
     assert main(["run", str(case), "--quiet"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "does nothing" in line]
     assert lines == [
         f"{case}: [physics] reynolds does nothing here (it needs equations = 'navier-stokes')",
         f"{case}: [run] cfl_max does nothing here (it needs an implicit time_integrator)",
-        f"{case}: [run] sweeps does nothing here (it needs an implicit time_integrator)"]
+        f"{case}: [run] sweeps does nothing here (it needs an implicit time_integrator)",
+        f"{case}: [run] line_implicit does nothing here (it needs LU-SGS steps or "
+        "preconditioner)"]
 
 
 def test_a_dg_case_names_its_keys_that_do_nothing_too(tmp_path, capsys):
