@@ -187,6 +187,7 @@ def test_benchmarks_run_end_to_end():
     assert {r["strategy"] for r in rows} == {"atomic", "gather"}
     assert all(r["kernel_ms"] > 0 for r in rows)
     assert "residual_ms" in rows[0] and "residual_ms" not in rows[1]
+    assert rows[0]["sa_residual_ms"] > 0 and rows[0]["sst_vs_ns"] > 0
 
 
 @pytest.mark.gpu

@@ -591,6 +591,45 @@ def test_the_fused_residual_with_eddy_viscosity_is_the_array_codes(backend, mode
 
 @needs_tmr
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("model", ["sa-neg", "sst"])
+def test_the_models_residual_in_kernels_is_the_array_codes(backend, model):
+    """The model's residual alone (what ``gpusolver bench`` times beside the mean flow's)
+    in kernels, compiled for the CPU or on the GPU, against its array code, on the 35x25
+    plate after three LU-SGS steps of a developing boundary layer: fp64, to round-off."""
+    if backend == "cupy":
+        pytest.importorskip("cupy")
+
+    def solver(kernels: str) -> Solver:
+        made = Solver(read_mesh(PLATE), PLATE_GAS, PLATE_BOUNDARIES,
+                      backend="cupy" if kernels == "cupy" else "numpy",
+                      scheme=Scheme("roe", 2, "green-gauss", "none"),
+                      stepping=Stepping("lusgs", cfl=5.0, cfl_max=1e3,
+                                        turbulence_solver="sweeps"),
+                      reference_area=2.0, turbulence=model)
+        if kernels == "host":
+            made.fuse()
+        return made
+
+    reference, fused = solver("arrays"), solver(backend)
+    for _ in range(3):
+        reference.step()
+    fused.set_conserved(reference.conserved())
+    fused.turbulence[0].values[...] = fused.backend.asarray(reference.turbulence[0].values)
+    for one in (reference, fused):
+        one.turbulence[0].set_eddy_viscosity(one.u)
+        one.discretisations[0].residual(one.u)  # the mass fluxes of the state
+    expected = reference.turbulence[0].residual(reference.u,
+                                                reference.discretisations[0].mass_flux)[0]
+    kernels = fused.turbulence[0].kernels
+    kernels.evaluate_residual(fused.u, fused.discretisations[0].mass_flux, kernels.cell_steps(1.0))
+    got = fused.backend.to_host(kernels.residual)
+    expected = np.reshape(fused.backend.to_host(expected), got.shape)
+    assert np.abs(expected).max() > 0
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+
+
+@needs_tmr
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("multigrid", [0, 2])
 def test_fused_rans_lusgs_steps_are_the_array_codes(backend, multigrid):
     """SA-neg on the 35x25 plate: LU-SGS steps (and the multigrid cycle) in the fused

@@ -7,7 +7,10 @@ needs them) is made; then, per precision and strategy:
   under the minimum-bytes model divided by the copy bandwidth measured in the same run;
 - optionally the full second-order residual (Roe, least squares, Venkatakrishnan, far
   field on every marker) on the CuPy backend, per evaluation, per RK4 stage and per
-  LU-SGS step, and the same residual with the laminar viscous flux (Navier-Stokes);
+  LU-SGS step, the same residual with the laminar viscous flux (Navier-Stokes), and
+  the turbulent residual of each RANS model (SA-neg, SST: the eddy viscosity, the mean
+  flow's residual with it and the model's own residual and implicit diagonal, the
+  smallest marker a no-slip wall) against the laminar one;
 - optionally the same residual on the NumPy backend, for the GPU/CPU ratio.
 """
 
@@ -33,34 +36,54 @@ COLUMNS = ("device", "mesh", "cells", "ordering", "strategy", "precision", "kern
            "ratio_to_copy", "speedup_vs_native", "speedup_vs_native_atomic", "residual_ms",
            "residual_ns_per_cell", "residual_ratio_to_copy", "arrays_residual_ms",
            "rk_stage_ms", "lusgs_step_ms", "lusgs_vs_residual", "ns_residual_ms", "ns_vs_euler",
-           "cpu_residual_ms", "gpu_vs_cpu")
+           "sa_residual_ms", "sa_vs_ns", "sst_residual_ms", "sst_vs_ns", "cpu_residual_ms",
+           "gpu_vs_cpu")
+
+#: The turbulence models timed, by their columns' prefix.
+TURBULENCE_MODELS = {"sa": "sa-neg", "sst": "sst"}
 
 #: Steps before timing: the first two of each state buffer run directly and record
 #: CUDA graphs, the timed ones replay them.
 STEP_WARMUP = 4
 
 
-def bench_flow(mesh, topology, reynolds: float | None = None) -> tuple[Gas, dict, Scheme]:
-    """The benchmarks' flow: M 0.5 at 2 degrees, far field on every marker, second order
-    (Roe, least squares, Venkatakrishnan)."""
+def bench_flow(mesh, topology, reynolds: float | None = None, wall: bool = False
+               ) -> tuple[Gas, dict, Scheme]:
+    """The benchmarks' flow: M 0.5 at 2 degrees, far field on every marker (``wall``:
+    but the one whose faces span the smallest box, a body's, a no-slip wall), second
+    order (Roe, least squares, Venkatakrishnan)."""
     names = np.unique(topology.face_marker[topology.face_marker >= 0])
     boundaries = {topology.marker_names[int(m)]: "farfield" for m in names}
+    if wall and len(names):
+        boundaries[topology.marker_names[int(_smallest_marker(mesh, topology, names))]] = (
+            "no-slip-adiabatic")
     gas = Gas(dim=mesh.dim, mach=0.5, aoa_deg=2.0, reynolds=reynolds)
     return gas, boundaries, Scheme("roe", 2, "least-squares", "venkatakrishnan")
 
 
+def _smallest_marker(mesh, topology, markers) -> int:
+    """Of ``markers``, the one whose faces' nodes span the smallest bounding box."""
+    def diagonal(marker):
+        nodes = topology.face_nodes[topology.face_marker == marker]
+        points = mesh.points[np.unique(nodes[nodes >= 0])]
+        return np.linalg.norm(points.max(axis=0) - points.min(axis=0))
+
+    return min(markers, key=diagonal)
+
+
 def bench_solver(mesh, topology, plan, strategy, precision, backend, kernels="fused",
                  integrator="rk4", reynolds: float | None = None,
-                 sweeps: str = "hyperplanes", multigrid: int = 0) -> Solver:
-    """The benchmarks' solver on ``mesh`` (:func:`bench_flow`), free stream perturbed by
-    5% (seed 0); CFL 1 (explicit) or 20 (implicit, LU-SGS levels of the kind ``sweeps``,
-    ``multigrid`` coarse levels)."""
-    gas, boundaries, scheme = bench_flow(mesh, topology, reynolds)
+                 sweeps: str = "hyperplanes", multigrid: int = 0,
+                 turbulence: str = "none") -> Solver:
+    """The benchmarks' solver on ``mesh`` (:func:`bench_flow`, a wall where there is a
+    ``turbulence`` model), free stream perturbed by 5% (seed 0); CFL 1 (explicit) or 20
+    (implicit, LU-SGS levels of the kind ``sweeps``, ``multigrid`` coarse levels)."""
+    gas, boundaries, scheme = bench_flow(mesh, topology, reynolds, wall=turbulence != "none")
     solver = Solver(mesh, gas, boundaries, scheme=scheme,
                     stepping=Stepping(integrator, cfl=1.0 if integrator == "rk4" else 20.0,
                                       sweeps=sweeps, multigrid=multigrid),
                     plan=plan, strategy=strategy, backend=backend,
-                    precision=precision, kernels=kernels)
+                    precision=precision, kernels=kernels, turbulence=turbulence)
     w = solver.primitive()
     w *= 1.0 + 0.05 * np.random.default_rng(0).uniform(-1, 1, w.shape)
     solver.set_primitive(w)
@@ -151,6 +174,10 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
     ns_s = viscous.backend.median_seconds(lambda: residual(viscous.u), timed, warmup=1)
     out |= {"ns_residual_ms": ns_s * 1e3, "ns_vs_euler": ns_s / residual_s}
     viscous = residual = None
+    for prefix, model in TURBULENCE_MODELS.items():
+        seconds = _turbulent_residual_seconds(mesh, topology, plan, strategy, precision,
+                                              model, timed)
+        out |= {f"{prefix}_residual_ms": seconds * 1e3, f"{prefix}_vs_ns": seconds / ns_s}
     if arrays:
         reference = bench_solver(mesh, topology, plan, strategy, precision, "cupy",
                                  kernels="arrays")
@@ -165,3 +192,25 @@ def _residual_times(mesh, topology, plan, strategy, precision, repeats, cpu, cpu
         out |= {"cpu_residual_ms": cpu_ms[precision],
                 "gpu_vs_cpu": cpu_ms[precision] / out["residual_ms"]}
     return out
+
+
+def _turbulent_residual_seconds(mesh, topology, plan, strategy, precision, model: str,
+                                timed: int) -> float:
+    """Median seconds of a RANS residual with ``model`` after two LU-SGS steps: each
+    face's eddy viscosity, the mean flow's residual with it (and its mass fluxes) and
+    the model's residual and implicit diagonal from the mean flow's gradients of that
+    pass, as a fused step takes them."""
+    solver = bench_solver(mesh, topology, plan, strategy, precision, "cupy",
+                          integrator="lusgs", reynolds=1e6, turbulence=model)
+    for _ in range(2):
+        solver.step()
+    scalars, d = solver.turbulence[0], solver.discretisation
+    dt = scalars.kernels.cell_steps(1.0)
+
+    def evaluate():
+        scalars.set_eddy_viscosity(solver.u)
+        d.residual(solver.u)
+        scalars.take_residual_gradients(keep=False)
+        scalars.kernels.evaluate_residual(solver.u, d.mass_flux, dt)
+
+    return solver.backend.median_seconds(evaluate, timed, warmup=1)

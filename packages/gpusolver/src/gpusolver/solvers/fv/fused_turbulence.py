@@ -165,13 +165,12 @@ class FusedScalarSteps:
                 f.width, *self.coefficients, f.volume,
                 self.dtype.type(self.model.free_stream[i]), self.gradient[i]))
 
-    def advance(self, i: int, wall, mass_flux, dt, sigma: float = 1.0,
-                new_mean_flow: bool = False) -> None:
-        """Scalar ``i``'s implicit step from the cell pass's diffusivity, sources and
-        damping: its face fluxes, residual, diagonal, and both sweeps (or without
-        :attr:`tables` the model's exact solve) into :attr:`change` (not applied);
+    def scalar_residual(self, i: int, wall, mass_flux, dt, sigma: float = 1.0,
+                        new_mean_flow: bool = False) -> None:
+        """Scalar ``i``'s face fluxes, residual (:attr:`residual`) and implicit diagonal
+        (:attr:`diagonal`) from the cell pass's diffusivity, sources and damping;
         ``new_mean_flow``: add the sum of its own cells' ``(R / V)^2`` to the model's
-        ``squares[i]``, and factorise the exact solve's matrix anew."""
+        ``squares[i]``."""
         f, k = self.fused, self._kernels
         n, nf, ni = self.n_cells, self.n_faces, self.n_interior
         left, right, normal, area = f.faces[:4]
@@ -186,6 +185,11 @@ class FusedScalarSteps:
             np.int32(ni), self.kind, f.slots, f.width, f.volume, dt, self.source[i],
             self.damping[i], self.density, self.residual[i], self.diagonal[i],
             np.int32(self.model.n_own), self.model.squares[i:i + 1] if new_mean_flow else NULL))
+
+    def advance(self, i: int, mass_flux, new_mean_flow: bool = False) -> None:
+        """Scalar ``i``'s implicit change from its :meth:`scalar_residual`: both sweeps (or
+        without :attr:`tables` the model's exact solve, its matrix factorised anew where
+        ``new_mean_flow``) into :attr:`change` (not applied)."""
         if self.tables is None:
             model = self.model
             self.change[...] = model.exact_change(
@@ -254,13 +258,12 @@ class FusedSpalartAllmaras(FusedScalarSteps):
             self.constants, *self.law, self.mu_t))
         return self.mu_t
 
-    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
-        """``nu_tilde`` advanced in place by one implicit step at the mean flow ``u`` (its
-        face mass fluxes ``mass_flux``) with the time steps ``dt``; ``new_mean_flow``:
-        ``u`` changed since the last step (its gradients are taken anew and the
-        residual's squares summed into the model's ``squares``)."""
-        u = self.fused.backend.asarray(u)
-        dt = self.cell_steps(dt)
+    def evaluate_residual(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
+        """``nu_tilde``'s residual and implicit diagonal (:attr:`residual`,
+        :attr:`diagonal`) at the mean flow ``u`` (its face mass fluxes ``mass_flux``)
+        with the time steps ``dt`` (per cell, as :meth:`cell_steps` gives them);
+        ``new_mean_flow``: ``u`` changed since the last step (its gradients are taken
+        anew and the residual's squares summed into the model's ``squares``)."""
         if new_mean_flow:
             self._step_gradients = self.mean_gradients(u)
             self.model.tallies.fill(0)
@@ -270,7 +273,15 @@ class FusedSpalartAllmaras(FusedScalarSteps):
             u, self.model.values[0], self._step_gradients, self.gradient[0], self.fused.volume,
             self.model.distance, np.int32(n), self.constants, *self.law, self.diffusivity[0],
             self.source[0], self.damping[0], self.density))
-        self.advance(0, None, mass_flux, dt, sa.SIGMA, new_mean_flow=new_mean_flow)
+        self.scalar_residual(0, None, mass_flux, dt, sa.SIGMA, new_mean_flow=new_mean_flow)
+
+    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
+        """``nu_tilde`` advanced in place by one implicit step at the mean flow ``u`` (its
+        face mass fluxes ``mass_flux``) with the time steps ``dt`` (per cell, or one);
+        ``new_mean_flow`` as :meth:`evaluate_residual`."""
+        self.evaluate_residual(self.fused.backend.asarray(u), mass_flux,
+                               self.cell_steps(dt), new_mean_flow)
+        self.advance(0, mass_flux, new_mean_flow=new_mean_flow)
         self.update(0, max_change=self.model.MAX_CHANGE)
 
 
@@ -294,14 +305,12 @@ class FusedMenterSST(FusedScalarSteps):
             np.int32(self.n_cells), self.constants, *self.law, self.mu_t))
         return self.mu_t
 
-    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
-        """``k`` and ``omega`` advanced in place by one implicit step each at the mean flow
-        ``u`` (its face mass fluxes ``mass_flux``) with the time steps ``dt``, both from
-        the sources of the step's start; ``new_mean_flow`` as
-        :meth:`FusedSpalartAllmaras.step` (and the walls' ``omega`` taken anew)."""
+    def evaluate_residual(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
+        """``k``'s and ``omega``'s residuals and implicit diagonals, both from the sources
+        at the mean flow ``u``; the arguments as
+        :meth:`FusedSpalartAllmaras.evaluate_residual` (``new_mean_flow``: the walls'
+        ``omega`` taken anew too)."""
         model = self.model
-        u = self.fused.backend.asarray(u)
-        dt = self.cell_steps(dt)
         if new_mean_flow:
             self._step_gradients = self.mean_gradients(u)
             self.wall_omega[...] = model.wall_omega(u)
@@ -315,5 +324,14 @@ class FusedMenterSST(FusedScalarSteps):
             *self.law, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
         for i, wall in enumerate(walls):
-            self.advance(i, wall, mass_flux, dt, new_mean_flow=new_mean_flow)
-            self.update(i, max_fall=model.MAX_FALL)
+            self.scalar_residual(i, wall, mass_flux, dt, new_mean_flow=new_mean_flow)
+
+    def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
+        """``k`` and ``omega`` advanced in place by one implicit step each at the mean flow
+        ``u`` (its face mass fluxes ``mass_flux``) with the time steps ``dt``, both from
+        the sources of the step's start; ``new_mean_flow`` as :meth:`evaluate_residual`."""
+        self.evaluate_residual(self.fused.backend.asarray(u), mass_flux,
+                               self.cell_steps(dt), new_mean_flow)
+        for i in range(2):
+            self.advance(i, mass_flux, new_mean_flow=new_mean_flow)
+            self.update(i, max_fall=self.model.MAX_FALL)

@@ -479,8 +479,9 @@ class LevelKernels:
     slots : CellSlots
         Tables of every cell's interior faces, in the backend's array module.
     levels : tuple of Levels
-        Forward and backward wavefront levels (of lines: two launches a level, the
-        cells' right-hand sides and the lines' tridiagonal solves).
+        Forward and backward wavefront levels (of lines: each line's block LU once a
+        step for both sweeps, then two launches a level, the cells' right-hand sides and
+        the lines' substitutions).
     omega : float
         Over-relaxation of the convective spectral radius.
     point_levels : tuple of Levels, optional
@@ -507,14 +508,16 @@ class LevelKernels:
         width, line = slots.neighbour.shape[1], "true" if self.lines else "false"
         names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}, {line}>"
                       for flag in ("false", "true"))
-        line_names = (tuple(f"line_kernel<{real}, {fused.dim}, {flag}, {viscous}>"
-                            for flag in ("false", "true")) if self.lines else ())
+        line_names = ((f"line_factor_kernel<{real}, {fused.dim}, {viscous}>",
+                       *(f"line_kernel<{real}, {fused.dim}, {flag}>" for flag in ("false", "true")))
+                      if self.lines else ())
         compiled = backend.kernels(__package__, "kernels/lusgs.cu", names + line_names)
         self.launch = [compiled[name] for name in names]
-        self.launch_lines = [compiled[name] for name in line_names]
-        if self.lines:  # each cell's right-hand side, and the lines' eliminated blocks
+        if self.lines:  # each cell's right-hand side, and the lines' factors (L, M^-1, R)
+            self.launch_factor = compiled[line_names[0]]
+            self.launch_lines = [compiled[name] for name in line_names[1:]]
             self.line_rhs = backend.xp.empty((fused.n_vars, fused.n_cells), dtype)
-            self.pivot = backend.xp.empty(self.sweeps[0].cells.size * fused.n_vars ** 2, dtype)
+            self.line_blocks = backend.xp.empty(3 * fused.n_cells * fused.n_vars ** 2, dtype)
         self.scalars = (dtype.type(omega), dtype.type(IMPLICIT_VISCOUS_FACTOR))
 
     def sweep(self, u, diagonal, speed, rhs):
@@ -535,9 +538,21 @@ class LevelKernels:
         (:func:`~gpusolver.integrators.relaxation.relaxed_update` of ``max_update``), the
         first non-finite cell into ``bad_cell`` and the count of relaxed cells added to
         ``relaxed``."""
+        if self.lines:
+            self._factorise_lines(u, diagonal, speed)
         self._sweep(0, u, diagonal, speed, rhs, du, NULL, NULL, NULL, np.inf)
         self._sweep(1, u, diagonal, speed, du, du, u_new, bad_cell, relaxed,
                     np.inf if max_update is None else max_update)
+
+    def _factorise_lines(self, u, diagonal, speed) -> None:
+        """Every line's block LU at the state ``u``, for both sweeps (one launch)."""
+        t, f = self.sweeps[0], self.fused
+        n_lines = t.line_start.size - 1
+        self.launch_factor(
+            ((n_lines + self.LINE_BLOCK - 1) // self.LINE_BLOCK,), (self.LINE_BLOCK,),
+            (np.int32(n_lines), np.int32(f.n_cells), np.int32(f.n_faces),
+             np.int32(t.cells.size), t.line_start, t.cells, t.line_face, t.line_normal_area,
+             speed, *self.scalars, u, diagonal, self.line_blocks, f.gamma))
 
     def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell, relaxed,
                limit: float) -> None:
@@ -559,9 +574,8 @@ class LevelKernels:
                     ((last_line - first_line + self.LINE_BLOCK - 1) // self.LINE_BLOCK,),
                     (self.LINE_BLOCK,),
                     (np.int32(first_line), np.int32(last_line), np.int32(f.n_cells),
-                     np.int32(f.n_faces), np.int32(t.cells.size), t.line_start, t.cells,
-                     t.line_face, t.line_normal_area, speed, *self.scalars, u, diagonal,
-                     self.line_rhs, self.pivot, base, out, *update))
+                     t.line_start, t.cells, u, diagonal, self.line_blocks, self.line_rhs,
+                     base, out, *update))
 
 
 class FusedLUSGS(FusedSteps):

@@ -30,9 +30,11 @@
 // diagonal D, and between neighbours along the line their off-diagonal blocks
 // 1/2 ((dF/dU)(U_j) . n A_f - lambda_f A_f)) solved exactly:
 //   forward:  T out = base - S                 backward:  out = base - T^-1 S.
-// Per level, sweep_kernel<LINE> writes each cell's base - S (forward) or S (backward)
-// into `line_rhs` (a scratch array), then line_kernel solves each line by block Thomas
-// (a thread a line, `pivot` its scratch) and writes the change (and the update).
+// line_factor_kernel factorises every line's T once a step (block LU, a thread a line,
+// all levels in one launch). Per level, sweep_kernel<LINE> writes each cell's base - S
+// (forward) or S (backward) into `line_rhs` (a scratch array), then line_kernel
+// substitutes forward and back along each line (a thread a line) and writes the change
+// (and the update).
 
 #include "../../../integrators/kernels/relaxation.cuh"
 
@@ -151,10 +153,9 @@ __device__ __forceinline__ void line_block(const real* __restrict__ u, int n_cel
     }
 }
 
-// Solve m [x | y] = [b | r] in place (Gaussian elimination, partial pivoting): b becomes
-// m^-1 b, r becomes m^-1 r.
-template <typename real, int NV>
-__device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NV], real r[NV]) {
+// Solve m x = b in place (Gaussian elimination, partial pivoting): b becomes m^-1 b.
+template <typename real, int NV, int NC>
+__device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NC]) {
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
         int best = k;
@@ -166,10 +167,12 @@ __device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NV], real
             if (i != best) continue;
 #pragma unroll
             for (int c = 0; c < NV; ++c) {
-                real t = m[k][c]; m[k][c] = m[i][c]; m[i][c] = t;
-                t = b[k][c]; b[k][c] = b[i][c]; b[i][c] = t;
+                const real t = m[k][c]; m[k][c] = m[i][c]; m[i][c] = t;
             }
-            const real t = r[k]; r[k] = r[i]; r[i] = t;
+#pragma unroll
+            for (int c = 0; c < NC; ++c) {
+                const real t = b[k][c]; b[k][c] = b[i][c]; b[i][c] = t;
+            }
         }
         const real inverse = real(1) / m[k][k];
 #pragma unroll
@@ -177,52 +180,54 @@ __device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NV], real
             if (i == k) continue;
             const real factor = m[i][k] * inverse;
 #pragma unroll
-            for (int c = 0; c < NV; ++c) {
-                m[i][c] -= factor * m[k][c];
-                b[i][c] -= factor * b[k][c];
-            }
-            r[i] -= factor * r[k];
+            for (int c = 0; c < NV; ++c) m[i][c] -= factor * m[k][c];
+#pragma unroll
+            for (int c = 0; c < NC; ++c) b[i][c] -= factor * b[k][c];
         }
     }
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
         const real inverse = real(1) / m[i][i];
 #pragma unroll
-        for (int c = 0; c < NV; ++c) b[i][c] *= inverse;
-        r[i] *= inverse;
+        for (int c = 0; c < NC; ++c) b[i][c] *= inverse;
     }
 }
 
-// Lines first_line..last_line of a level: T y = rhs by block Thomas (rhs from
-// sweep_kernel<LINE>, overwritten by the eliminated right-hand sides; `pivot`: each
-// position's T_pp'^-1 U_p, NV x NV), then out = y (forward) or base - y (backward, with
-// the update). T's blocks: D on the diagonal, line_block between neighbours; line_na holds
-// each position's normal times area towards the cell before it (0 at a line's start).
-template <typename real, int DIM, bool BACKWARD, bool VISCOUS>
-__global__ void __launch_bounds__(128) line_kernel(
-    int first_line, int last_line, int n_cells, int n_faces, int n_rows,
-    const int* __restrict__ line_start, const int* __restrict__ cells,
-    const int* __restrict__ line_face, const real* __restrict__ line_na,
-    const real* __restrict__ speed, real omega, real viscous_factor,
-    const real* __restrict__ u, const real* __restrict__ diagonal, real* __restrict__ rhs,
-    real* __restrict__ pivot, const real* base, real* out, real* __restrict__ u_new,
-    int* __restrict__ bad_cell, int* __restrict__ relaxed, real limit, real gamma) {
-    constexpr int NV = DIM + 2;
-    const int line = first_line + blockIdx.x * blockDim.x + threadIdx.x;
-    if (line >= last_line) return;
+// The lines' block LU, once a step for both sweeps: every line of the forward sweep's
+// table (a thread a line, all levels in one launch; lines of one cell need none). For
+// each cell c past its line's first, `blocks` holds L_c (its coupling to the cell before
+// it along the line) at [c * NV * NV], and for every cell of a longer line
+// M_c^-1 = (D - L_c R_before)^-1 at [(n_cells + c) * NV * NV] and R_c = M_c^-1 U_c (U_c:
+// the coupling to the cell after it, 0 at a line's end) at [(2 n_cells + c) * NV * NV],
+// row-major NV x NV blocks. The backward sweep's lines are the same lines in the same
+// order along each (gpusolver/solvers/fv/lusgs.py), so its solves reuse them. line_na
+// holds each position's normal times area towards the cell before it (0 at a line's
+// start).
+template <typename real, int DIM, bool VISCOUS>
+__global__ void __launch_bounds__(128) line_factor_kernel(
+    int n_lines, int n_cells, int n_faces, int n_rows, const int* __restrict__ line_start,
+    const int* __restrict__ cells, const int* __restrict__ line_face,
+    const real* __restrict__ line_na, const real* __restrict__ speed, real omega,
+    real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
+    real* __restrict__ blocks, real gamma) {
+    constexpr int NV = DIM + 2, NN = NV * NV;
+    const int line = blockIdx.x * blockDim.x + threadIdx.x;
+    if (line >= n_lines) return;
     const int begin = line_start[line], end = line_start[line + 1];
-    real before[NV], ratio[NV][NV];  // the previous position's solution and T^-1 U
-    for (int p = begin; p < end; ++p) {  // eliminate the lower blocks
+    if (end - begin < 2) return;
+    real* __restrict__ lower = blocks;
+    real* __restrict__ inverse = blocks + size_t(n_cells) * NN;
+    real* __restrict__ ratio_out = blocks + size_t(2) * n_cells * NN;
+    real ratio[NV][NV];  // the previous position's R
+    for (int p = begin; p < end; ++p) {
         const int c = cells[p];
-        real m[NV][NV], coupling[NV][NV], r[NV];
+        real m[NV][NV];
 #pragma unroll
-        for (int a = 0; a < NV; ++a) {
-            r[a] = rhs[a * n_cells + c];
+        for (int a = 0; a < NV; ++a)
 #pragma unroll
             for (int b = 0; b < NV; ++b) m[a][b] = a == b ? diagonal[c] : real(0);
-        }
-        if (p > begin) {  // m -= L ratio, r -= L before
-            real na[DIM];
+        if (p > begin) {  // m -= L R_before
+            real na[DIM], coupling[NV][NV];
 #pragma unroll
             for (int d = 0; d < DIM; ++d) na[d] = line_na[d * n_rows + p];
             line_block<real, DIM, VISCOUS>(u, n_cells, cells[p - 1], na, line_face[p], speed,
@@ -231,47 +236,101 @@ __global__ void __launch_bounds__(128) line_kernel(
             for (int a = 0; a < NV; ++a)
 #pragma unroll
                 for (int k = 0; k < NV; ++k) {
-                    r[a] -= coupling[a][k] * before[k];
+                    lower[size_t(c) * NN + a * NV + k] = coupling[a][k];
 #pragma unroll
                     for (int b = 0; b < NV; ++b) m[a][b] -= coupling[a][k] * ratio[k][b];
                 }
         }
-        if (p + 1 < end) {  // the upper block: towards the next cell, against its normal
-            real na[DIM];
+        real solved[NV][2 * NV];  // [U | I], solved in place into [R | M^-1]
+        if (p + 1 < end) {  // U: towards the next cell, against its normal
+            real na[DIM], coupling[NV][NV];
 #pragma unroll
             for (int d = 0; d < DIM; ++d) na[d] = -line_na[d * n_rows + p + 1];
             line_block<real, DIM, VISCOUS>(u, n_cells, cells[p + 1], na, line_face[p + 1],
                                            speed, n_faces, omega, viscous_factor, gamma,
                                            coupling);
+#pragma unroll
+            for (int a = 0; a < NV; ++a)
+#pragma unroll
+                for (int b = 0; b < NV; ++b) solved[a][b] = coupling[a][b];
         } else {
 #pragma unroll
             for (int a = 0; a < NV; ++a)
 #pragma unroll
-                for (int b = 0; b < NV; ++b) coupling[a][b] = 0;
+                for (int b = 0; b < NV; ++b) solved[a][b] = 0;
         }
-        block_solve<real, NV>(m, coupling, r);
 #pragma unroll
-        for (int a = 0; a < NV; ++a) {
-            before[a] = r[a];
-            rhs[a * n_cells + c] = r[a];
+        for (int a = 0; a < NV; ++a)
+#pragma unroll
+            for (int b = 0; b < NV; ++b) solved[a][NV + b] = a == b ? real(1) : real(0);
+        block_solve<real, NV, 2 * NV>(m, solved);
+#pragma unroll
+        for (int a = 0; a < NV; ++a)
 #pragma unroll
             for (int b = 0; b < NV; ++b) {
-                ratio[a][b] = coupling[a][b];
-                pivot[(p * NV + a) * NV + b] = coupling[a][b];
+                ratio[a][b] = solved[a][b];
+                ratio_out[size_t(c) * NN + a * NV + b] = solved[a][b];
+                inverse[size_t(c) * NN + a * NV + b] = solved[a][NV + b];
             }
-        }
     }
-    real after[NV];
+}
+
+// Lines first_line..last_line of a level: T y = rhs with the factors of
+// line_factor_kernel (rhs from sweep_kernel<LINE>, overwritten by the forward
+// substitution's values), then out = y (forward) or base - y (backward, with the update).
+// A line of one cell divides by its diagonal.
+template <typename real, int DIM, bool BACKWARD>
+__global__ void __launch_bounds__(128) line_kernel(
+    int first_line, int last_line, int n_cells, const int* __restrict__ line_start,
+    const int* __restrict__ cells, const real* __restrict__ u,
+    const real* __restrict__ diagonal, const real* __restrict__ blocks,
+    real* __restrict__ rhs, const real* base, real* out, real* __restrict__ u_new,
+    int* __restrict__ bad_cell, int* __restrict__ relaxed, real limit, real gamma) {
+    constexpr int NV = DIM + 2, NN = NV * NV;
+    const int line = first_line + blockIdx.x * blockDim.x + threadIdx.x;
+    if (line >= last_line) return;
+    const int begin = line_start[line], end = line_start[line + 1];
+    const real* __restrict__ lower = blocks;
+    const real* __restrict__ inverse = blocks + size_t(n_cells) * NN;
+    const real* __restrict__ ratio = blocks + size_t(2) * n_cells * NN;
+    const bool alone = end - begin == 1;
+    real before[NV];  // y at the previous position
+#pragma unroll
+    for (int v = 0; v < NV; ++v) before[v] = 0;
+    for (int p = begin; p < end; ++p) {  // y_p = M_p^-1 (rhs_p - L_p y_before)
+        const int c = cells[p];
+        real r[NV];
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            r[a] = rhs[a * n_cells + c];
+            if (p > begin)
+#pragma unroll
+                for (int k = 0; k < NV; ++k) r[a] -= lower[size_t(c) * NN + a * NV + k] * before[k];
+        }
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            real y = 0;
+            if (alone) y = r[a] / diagonal[c];
+            else
+#pragma unroll
+                for (int k = 0; k < NV; ++k) y += inverse[size_t(c) * NN + a * NV + k] * r[k];
+            before[a] = y;
+        }
+#pragma unroll
+        for (int a = 0; a < NV; ++a) rhs[a * n_cells + c] = before[a];
+    }
+    real after[NV];  // the solution at the next position
 #pragma unroll
     for (int v = 0; v < NV; ++v) after[v] = 0;
-    for (int p = end - 1; p >= begin; --p) {  // substitute back
+    for (int p = end - 1; p >= begin; --p) {  // x_p = y_p - R_p x_after
         const int c = cells[p];
         real change[NV], solution[NV];
 #pragma unroll
         for (int a = 0; a < NV; ++a) {
             solution[a] = rhs[a * n_cells + c];
+            if (p + 1 < end)
 #pragma unroll
-            for (int b = 0; b < NV; ++b) solution[a] -= pivot[(p * NV + a) * NV + b] * after[b];
+                for (int b = 0; b < NV; ++b) solution[a] -= ratio[size_t(c) * NN + a * NV + b] * after[b];
         }
 #pragma unroll
         for (int v = 0; v < NV; ++v) {
