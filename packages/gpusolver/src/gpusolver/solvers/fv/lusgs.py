@@ -516,8 +516,16 @@ class LevelKernels:
         if self.lines:  # each cell's right-hand side, and the lines' factors (L, M^-1, R)
             self.launch_factor = compiled[line_names[0]]
             self.launch_lines = [compiled[name] for name in line_names[1:]]
-            self.line_rhs = backend.xp.empty((fused.n_vars, fused.n_cells), dtype)
-            self.line_blocks = backend.xp.empty(3 * fused.n_cells * fused.n_vars ** 2, dtype)
+            xp, rows = backend.xp, self.sweeps[0].cells.size
+            self.line_rhs = xp.empty((fused.n_vars, fused.n_cells), dtype)
+            self.line_blocks = xp.empty(3 * rows * fused.n_vars ** 2, dtype)
+            forward, backward = self.sweeps
+            position = xp.empty(fused.n_cells, np.int32)
+            position[forward.cells] = xp.arange(rows, dtype=np.int32)
+            #: Per sweep, the position in the forward table where each line starts (its
+            #: factors'): the backward sweep's lines are the forward's, in another order.
+            self.line_origin = (forward.line_start,
+                                position[backward.cells[backward.line_start[:-1]]])
         self.scalars = (dtype.type(omega), dtype.type(IMPLICIT_VISCOUS_FACTOR))
 
     def sweep(self, u, diagonal, speed, rhs):
@@ -574,8 +582,8 @@ class LevelKernels:
                     ((last_line - first_line + self.LINE_BLOCK - 1) // self.LINE_BLOCK,),
                     (self.LINE_BLOCK,),
                     (np.int32(first_line), np.int32(last_line), np.int32(f.n_cells),
-                     t.line_start, t.cells, u, diagonal, self.line_blocks, self.line_rhs,
-                     base, out, *update))
+                     t.line_start, self.line_origin[backward], t.cells, u, diagonal,
+                     self.line_blocks, self.line_rhs, base, out, *update))
 
 
 class FusedLUSGS(FusedSteps):

@@ -194,15 +194,12 @@ __device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NC]) {
 }
 
 // The lines' block LU, once a step for both sweeps: every line of the forward sweep's
-// table (a thread a line, all levels in one launch; lines of one cell need none). For
-// each cell c past its line's first, `blocks` holds L_c (its coupling to the cell before
-// it along the line) at [c * NV * NV], and for every cell of a longer line
-// M_c^-1 = (D - L_c R_before)^-1 at [(n_cells + c) * NV * NV] and R_c = M_c^-1 U_c (U_c:
-// the coupling to the cell after it, 0 at a line's end) at [(2 n_cells + c) * NV * NV],
-// row-major NV x NV blocks. The backward sweep's lines are the same lines in the same
-// order along each (gpusolver/solvers/fv/lusgs.py), so its solves reuse them. line_na
-// holds each position's normal times area towards the cell before it (0 at a line's
-// start).
+// table (a thread a line, all levels in one launch; lines of one cell need none). At
+// each position p of a longer line, `blocks` holds three row-major NV x NV blocks from
+// [3 p NV NV]: L_p (the coupling to the cell before it along the line; unused at a
+// line's start), M_p^-1 = (D - L_p R_before)^-1 and R_p = M_p^-1 U_p (U_p: the coupling
+// to the cell after it, 0 at a line's end). line_na holds each position's normal times
+// area towards the cell before it (0 at a line's start).
 template <typename real, int DIM, bool VISCOUS>
 __global__ void __launch_bounds__(128) line_factor_kernel(
     int n_lines, int n_cells, int n_faces, int n_rows, const int* __restrict__ line_start,
@@ -215,12 +212,10 @@ __global__ void __launch_bounds__(128) line_factor_kernel(
     if (line >= n_lines) return;
     const int begin = line_start[line], end = line_start[line + 1];
     if (end - begin < 2) return;
-    real* __restrict__ lower = blocks;
-    real* __restrict__ inverse = blocks + size_t(n_cells) * NN;
-    real* __restrict__ ratio_out = blocks + size_t(2) * n_cells * NN;
     real ratio[NV][NV];  // the previous position's R
     for (int p = begin; p < end; ++p) {
         const int c = cells[p];
+        real* __restrict__ factors = blocks + size_t(3) * NN * p;
         real m[NV][NV];
 #pragma unroll
         for (int a = 0; a < NV; ++a)
@@ -236,7 +231,7 @@ __global__ void __launch_bounds__(128) line_factor_kernel(
             for (int a = 0; a < NV; ++a)
 #pragma unroll
                 for (int k = 0; k < NV; ++k) {
-                    lower[size_t(c) * NN + a * NV + k] = coupling[a][k];
+                    factors[a * NV + k] = coupling[a][k];
 #pragma unroll
                     for (int b = 0; b < NV; ++b) m[a][b] -= coupling[a][k] * ratio[k][b];
                 }
@@ -269,8 +264,8 @@ __global__ void __launch_bounds__(128) line_factor_kernel(
 #pragma unroll
             for (int b = 0; b < NV; ++b) {
                 ratio[a][b] = solved[a][b];
-                ratio_out[size_t(c) * NN + a * NV + b] = solved[a][b];
-                inverse[size_t(c) * NN + a * NV + b] = solved[a][NV + b];
+                factors[NN + a * NV + b] = solved[a][NV + b];
+                factors[2 * NN + a * NV + b] = solved[a][b];
             }
     }
 }
@@ -278,11 +273,14 @@ __global__ void __launch_bounds__(128) line_factor_kernel(
 // Lines first_line..last_line of a level: T y = rhs with the factors of
 // line_factor_kernel (rhs from sweep_kernel<LINE>, overwritten by the forward
 // substitution's values), then out = y (forward) or base - y (backward, with the update).
-// A line of one cell divides by its diagonal.
+// A line's factors start at its position `origin[line]` of the forward table (the
+// backward sweep's lines are the forward's, in another order of lines). A line of one
+// cell divides by its diagonal. Each position's loads are issued a position ahead: a
+// thread's chain is a line's length long.
 template <typename real, int DIM, bool BACKWARD>
 __global__ void __launch_bounds__(128) line_kernel(
     int first_line, int last_line, int n_cells, const int* __restrict__ line_start,
-    const int* __restrict__ cells, const real* __restrict__ u,
+    const int* __restrict__ origin, const int* __restrict__ cells, const real* __restrict__ u,
     const real* __restrict__ diagonal, const real* __restrict__ blocks,
     real* __restrict__ rhs, const real* base, real* out, real* __restrict__ u_new,
     int* __restrict__ bad_cell, int* __restrict__ relaxed, real limit, real gamma) {
@@ -290,55 +288,96 @@ __global__ void __launch_bounds__(128) line_kernel(
     const int line = first_line + blockIdx.x * blockDim.x + threadIdx.x;
     if (line >= last_line) return;
     const int begin = line_start[line], end = line_start[line + 1];
-    const real* __restrict__ lower = blocks;
-    const real* __restrict__ inverse = blocks + size_t(n_cells) * NN;
-    const real* __restrict__ ratio = blocks + size_t(2) * n_cells * NN;
-    const bool alone = end - begin == 1;
-    real before[NV];  // y at the previous position
-#pragma unroll
-    for (int v = 0; v < NV; ++v) before[v] = 0;
-    for (int p = begin; p < end; ++p) {  // y_p = M_p^-1 (rhs_p - L_p y_before)
-        const int c = cells[p];
-        real r[NV];
-#pragma unroll
-        for (int a = 0; a < NV; ++a) {
-            r[a] = rhs[a * n_cells + c];
-            if (p > begin)
-#pragma unroll
-                for (int k = 0; k < NV; ++k) r[a] -= lower[size_t(c) * NN + a * NV + k] * before[k];
-        }
-#pragma unroll
-        for (int a = 0; a < NV; ++a) {
-            real y = 0;
-            if (alone) y = r[a] / diagonal[c];
-            else
-#pragma unroll
-                for (int k = 0; k < NV; ++k) y += inverse[size_t(c) * NN + a * NV + k] * r[k];
-            before[a] = y;
-        }
-#pragma unroll
-        for (int a = 0; a < NV; ++a) rhs[a * n_cells + c] = before[a];
-    }
-    real after[NV];  // the solution at the next position
-#pragma unroll
-    for (int v = 0; v < NV; ++v) after[v] = 0;
-    for (int p = end - 1; p >= begin; --p) {  // x_p = y_p - R_p x_after
-        const int c = cells[p];
-        real change[NV], solution[NV];
-#pragma unroll
-        for (int a = 0; a < NV; ++a) {
-            solution[a] = rhs[a * n_cells + c];
-            if (p + 1 < end)
-#pragma unroll
-                for (int b = 0; b < NV; ++b) solution[a] -= ratio[size_t(c) * NN + a * NV + b] * after[b];
-        }
+    if (end - begin == 1) {
+        const int c = cells[begin];
+        const real d = diagonal[c];
+        real change[NV];
 #pragma unroll
         for (int v = 0; v < NV; ++v) {
-            after[v] = solution[v];
-            change[v] = BACKWARD ? base[v * n_cells + c] - after[v] : after[v];
+            const real y = rhs[v * n_cells + c] / d;
+            change[v] = BACKWARD ? base[v * n_cells + c] - y : y;
             out[v * n_cells + c] = change[v];
         }
         if (BACKWARD && u_new != nullptr)
             relaxed_store<real, DIM>(u, n_cells, c, change, u_new, bad_cell, relaxed, limit, gamma);
+        return;
+    }
+    const real* __restrict__ factors = blocks + size_t(3) * NN * (origin[line] - begin);
+    // forward substitution, y_p = M_p^-1 (rhs_p - L_p y_before)
+    real before[NV], r[NV], lower[NN], inverse[NN];
+    int c = cells[begin];
+#pragma unroll
+    for (int a = 0; a < NV; ++a) { before[a] = 0; r[a] = rhs[a * n_cells + c]; }
+#pragma unroll
+    for (int k = 0; k < NN; ++k) { lower[k] = 0; inverse[k] = factors[size_t(3) * NN * begin + NN + k]; }
+    for (int p = begin; p < end; ++p) {
+        const int here = c;
+        real r_next[NV], lower_next[NN], inverse_next[NN];
+        if (p + 1 < end) {  // the next position's loads, before this one's arithmetic
+            c = cells[p + 1];
+            const real* next = factors + size_t(3) * NN * (p + 1);
+#pragma unroll
+            for (int a = 0; a < NV; ++a) r_next[a] = rhs[a * n_cells + c];
+#pragma unroll
+            for (int k = 0; k < NN; ++k) { lower_next[k] = next[k]; inverse_next[k] = next[NN + k]; }
+        }
+#pragma unroll
+        for (int a = 0; a < NV; ++a)
+#pragma unroll
+            for (int k = 0; k < NV; ++k) r[a] -= lower[a * NV + k] * before[k];
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            real y = 0;
+#pragma unroll
+            for (int k = 0; k < NV; ++k) y += inverse[a * NV + k] * r[k];
+            before[a] = y;
+            rhs[a * n_cells + here] = y;
+        }
+#pragma unroll
+        for (int a = 0; a < NV; ++a) r[a] = r_next[a];
+#pragma unroll
+        for (int k = 0; k < NN; ++k) { lower[k] = lower_next[k]; inverse[k] = inverse_next[k]; }
+    }
+    // back substitution, x_p = y_p - R_p x_after
+    real after[NV], y[NV], ratio[NN], start[NV];
+    c = cells[end - 1];
+#pragma unroll
+    for (int a = 0; a < NV; ++a) {
+        after[a] = 0;
+        y[a] = rhs[a * n_cells + c];
+        start[a] = BACKWARD ? base[a * n_cells + c] : real(0);
+    }
+#pragma unroll
+    for (int k = 0; k < NN; ++k) ratio[k] = 0;
+    for (int p = end - 1; p >= begin; --p) {
+        const int here = c;
+        real y_next[NV], ratio_next[NN], start_next[NV];
+        if (p > begin) {
+            c = cells[p - 1];
+            const real* next = factors + size_t(3) * NN * (p - 1) + 2 * NN;
+#pragma unroll
+            for (int a = 0; a < NV; ++a) {
+                y_next[a] = rhs[a * n_cells + c];
+                start_next[a] = BACKWARD ? base[a * n_cells + c] : real(0);
+            }
+#pragma unroll
+            for (int k = 0; k < NN; ++k) ratio_next[k] = next[k];
+        }
+        real change[NV];
+#pragma unroll
+        for (int a = 0; a < NV; ++a) {
+            real x = y[a];
+#pragma unroll
+            for (int b = 0; b < NV; ++b) x -= ratio[a * NV + b] * after[b];
+            change[a] = BACKWARD ? start[a] - x : x;
+            out[a * n_cells + here] = change[a];
+            y[a] = x;
+        }
+#pragma unroll
+        for (int a = 0; a < NV; ++a) { after[a] = y[a]; y[a] = y_next[a]; start[a] = start_next[a]; }
+#pragma unroll
+        for (int k = 0; k < NN; ++k) ratio[k] = ratio_next[k];
+        if (BACKWARD && u_new != nullptr)
+            relaxed_store<real, DIM>(u, n_cells, here, change, u_new, bad_cell, relaxed, limit, gamma);
     }
 }
