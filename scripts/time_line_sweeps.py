@@ -1,8 +1,9 @@
 """Where the line-implicit LU-SGS sweeps of a case spend their time on the GPU.
 
 Usage: ``python scripts/time_line_sweeps.py CASE.toml [--warmup 20] [--repeats 50]``
-(a case with ``line_implicit = true``; on NumPy the kernels compiled for the CPU). After ``--warmup`` steps,
-prints the lines (count, cells in lines longer than one, longest, colours), then the
+(a case with ``line_implicit = true``; on NumPy the kernels compiled for the CPU). After
+``--warmup`` steps, prints the lines (count, cells in lines longer than one, longest,
+colours), then the
 median device time (CUDA events) of a whole step, of both sweeps of one step's residual
 (:meth:`~gpusolver.solvers.fv.lusgs.LevelKernels.launches`), of the lines'
 factorisation alone, and of the sweeps with only the cells' right-hand sides or only

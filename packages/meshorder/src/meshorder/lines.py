@@ -117,17 +117,22 @@ def implicit_lines(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_ce
     n_faces = len(left)
     cell = np.concatenate([left, right])
     face = np.tile(np.arange(n_faces), 2)
-    by = np.lexsort((-np.concatenate([weight, weight]), cell))  # each cell, heaviest first
+    by = np.argsort(cell, kind="stable")  # each cell's faces, in face order
     cell, face = cell[by], face[by]
     start = np.searchsorted(cell, np.arange(n_cells + 1))
-    rank = np.arange(len(cell)) - start[cell]
     count = np.diff(start)
-    third = np.full(n_cells, np.inf)  # a cell of one interior face joins no line
-    has_third = count >= 3
-    third[has_third] = weight[face[start[:-1][has_third] + 2]]
-    two = count == 2
-    third[two] = weight[face[start[:-1][two] + 1]]
-    strong = (rank < 2) & (weight[face] >= ratio * third[cell])
+    slot = np.arange(len(cell)) - start[cell]
+    # each cell's face weights as a row, heaviest first (ties in face order)
+    table = np.full((n_cells, max(3, int(count.max(initial=0)))), -np.inf)
+    table[cell, slot] = weight[face]
+    heaviest = np.argsort(-table, axis=1, kind="stable")
+    rank = np.empty_like(heaviest)
+    np.put_along_axis(rank, heaviest, np.arange(table.shape[1])[None, :], axis=1)
+    ranked = np.take_along_axis(table, heaviest[:, :3], axis=1)
+    # the third heaviest (of two faces the lighter); a cell of one interior face joins
+    # no line
+    third = np.where(count >= 3, ranked[:, 2], np.where(count == 2, ranked[:, 1], np.inf))
+    strong = (rank[cell, slot] < 2) & (weight[face] >= ratio * third[cell])
     votes = np.bincount(face[strong], minlength=n_faces)
     joined = np.flatnonzero((votes == 2) & (True if joinable is None else joinable))
     return _paths(left[joined], right[joined], n_cells)
