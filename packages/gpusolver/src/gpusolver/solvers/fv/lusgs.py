@@ -25,8 +25,9 @@ Line-implicit sweeps (:func:`line_sweeps`, ``[run] line_implicit``) take levels 
 lines of strongly coupled cells (:mod:`meshorder.lines`): a line's cells share a level
 and are solved together, the diagonal replaced by the block tridiagonal ``T`` of the
 diagonal and the blocks between neighbours along the line, so one step is
-``(T + L) T^-1 (T + U) dU = R`` (block Thomas per line: a padded table in the array code,
-a thread a line in the kernels).
+``(T + L) T^-1 (T + U) dU = R`` (block Thomas per line: a padded table in the array code;
+in the kernels each line's block LU once a step, a thread a line, which both sweeps
+substitute with).
 """
 
 from __future__ import annotations
