@@ -46,7 +46,7 @@ def main() -> None:
     print(f"step {milliseconds(solver.step):.3f} ms", flush=True)
     print(f"both sweeps {milliseconds(lambda: kernels.launches(*inputs)):.3f} ms", flush=True)
     print(f"the lines' factorisation "
-          f"{milliseconds(lambda: kernels._factorise_lines(*inputs[:3])):.3f} ms", flush=True)
+          f"{milliseconds(lambda: kernels.factorise_lines(*inputs[:3])):.3f} ms", flush=True)
     launch, launch_lines = kernels.launch, kernels.launch_lines
 
     def skipped(*_):

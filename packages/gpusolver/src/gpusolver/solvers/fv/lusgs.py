@@ -548,12 +548,12 @@ class LevelKernels:
         first non-finite cell into ``bad_cell`` and the count of relaxed cells added to
         ``relaxed``."""
         if self.lines:
-            self._factorise_lines(u, diagonal, speed)
+            self.factorise_lines(u, diagonal, speed)
         self._sweep(0, u, diagonal, speed, rhs, du, NULL, NULL, NULL, np.inf)
         self._sweep(1, u, diagonal, speed, du, du, u_new, bad_cell, relaxed,
                     np.inf if max_update is None else max_update)
 
-    def _factorise_lines(self, u, diagonal, speed) -> None:
+    def factorise_lines(self, u, diagonal, speed) -> None:
         """Every line's block LU at the state ``u``, for both sweeps (one launch)."""
         t, f = self.sweeps[0], self.fused
         n_lines = t.line_start.size - 1
