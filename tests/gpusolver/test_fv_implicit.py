@@ -88,6 +88,9 @@ def test_line_sweeps_solve_the_line_factorisation_exactly():
     starts = forward.line_offsets
     assert sorted(np.diff(starts).tolist()) == [1] * 6 + [4] * 6  # columns up from the wall
     lusgs = LUSGS(d, host, lines=lines, kernels=False)
+    for level, twin in zip(lusgs.backward, lusgs.forward[::-1], strict=True):
+        np.testing.assert_array_equal(level.cells, twin.cells)  # so one factorisation
+        assert level.lines is twin.lines                         # serves both sweeps
     u, residual, dt = solver.u, d.residual(solver.u), solver.time_step(solver.u)
     du = lusgs(u, residual, dt)
 

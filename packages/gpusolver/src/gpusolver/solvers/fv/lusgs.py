@@ -32,6 +32,7 @@ substitute with).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from dataclasses import dataclass
@@ -128,7 +129,8 @@ class SweepLevel:
 
 @dataclass(frozen=True)
 class LineTable:
-    """A level's lines padded to a table ``(n_lines, longest)`` for Thomas's algorithm.
+    """A level's lines of more than one cell padded to a table ``(n_lines, longest)`` for
+    Thomas's algorithm (a line of one cell is divided by its diagonal).
 
     ``row``: each cell's position in the level's ``cells`` (-1 pads); ``face``,
     ``half_area`` and ``normal`` ``(dim, n_lines, longest)``: the face between it and the
@@ -188,12 +190,14 @@ def own_levels(host: FVGeometry, n_own: int, colours: bool = False) -> tuple[Lev
 
 def _line_table(slots: CellSlots, level: LineLevels, k: int, cells: np.ndarray, backend,
                 dtype) -> LineTable:
-    """The lines of level ``k`` (its ``cells``) as a padded :class:`LineTable`."""
+    """The lines of more than one cell of level ``k`` (its ``cells``) as a padded
+    :class:`LineTable`."""
     starts = level.line_offsets[level.level_lines[k]:level.level_lines[k + 1] + 1]
     lengths = np.diff(starts)
     column = np.arange(starts[-1] - starts[0]) - np.repeat(starts[:-1] - starts[0], lengths)
     table = np.full((len(lengths), int(lengths.max(initial=1))), -1)
     table[np.repeat(np.arange(len(lengths)), lengths), column] = np.arange(len(cells))
+    table = table[lengths > 1]
     face, area, normal = line_faces(slots, cells, starts - starts[0])
     padded, used = np.maximum(table, 0), table >= 0
     return LineTable(backend.asarray(table),
@@ -288,6 +292,11 @@ class LUSGS:
             self.forward, self.backward = (
                 [self._level(slots, level, k, backend, dtype) for k in range(level.n_levels)]
                 for level in levels)
+            if self.lines:  # the backward sweep's levels are the forward's lines reversed:
+                # one table (and one factorisation a step) for both
+                self.backward = [dataclasses.replace(level, lines=twin.lines)
+                                 for level, twin in zip(self.backward, self.forward[::-1],
+                                                        strict=True)]
 
     @property
     def lines(self) -> bool:
@@ -335,10 +344,14 @@ class LUSGS:
 
 
 class LUSGSOperator:
-    """Forward and backward sweeps at one frozen state: a linear map of right-hand sides."""
+    """Forward and backward sweeps at one frozen state: a linear map of right-hand sides.
+
+    On levels of lines each line's block LU is made at its first use and serves both
+    sweeps and every later application (a Newton-Krylov preconditioner's)."""
 
     def __init__(self, lusgs: LUSGS, w, diagonal, face_lambda):
         self.lusgs, self.w, self.diagonal, self.face_lambda = lusgs, w, diagonal, face_lambda
+        self._line_factors: dict[int, tuple] = {}  # by id of the LineTable
 
     def _off_diagonal(self, du, level: SweepLevel):
         """``1/2 sum_upstream A_f (dF/dU(U_j) . n - lambda_f) dU_j`` of a level's cells."""
@@ -353,40 +366,53 @@ class LUSGSOperator:
 
     def _solve(self, level: SweepLevel, rhs):
         """``rhs`` of a level's cells divided by the diagonal, or on a level of lines by
-        the block tridiagonal ``T`` along each line (block Thomas, the lines side by
-        side): ``D`` on the diagonal and between neighbours along a line their
-        off-diagonal blocks ``1/2 A_f (dF/dU(U_j) . n - lambda_f)``, exactly."""
-        diagonal = self.diagonal[level.cells]
+        the block tridiagonal ``T`` along each line of more than one cell (block Thomas,
+        the lines side by side, with :meth:`_factorise`'s factors)."""
+        out = rhs / self.diagonal[level.cells]
         lines = level.lines
-        if lines is None:
-            return rhs / diagonal
+        if lines is None or not lines.row.shape[0]:
+            return out
+        lower, inverse, ratio = self._factorise(level)
         xp = self.lusgs.discretisation.backend.xp
-        n_vars, (n_lines, longest) = rhs.shape[0], lines.row.shape
         used = lines.row >= 0
-        row = xp.where(used, lines.row, 0)
-        cell = level.cells[row]
+        value = xp.where(used, rhs[:, xp.where(used, lines.row, 0)], 0.0)
+        value = value.transpose(1, 2, 0)[..., None]
+        for k in range(value.shape[1]):  # y_k = M_k^-1 (rhs_k - L_k y_(k-1))
+            right = value[:, k] - lower[:, k] @ value[:, k - 1] if k else value[:, k]
+            value[:, k] = inverse[:, k] @ right
+        for k in range(value.shape[1] - 2, -1, -1):  # x_k = y_k - R_k x_(k+1)
+            value[:, k] -= ratio[:, k] @ value[:, k + 1]
+        out[:, lines.row[used]] = value[used][..., 0].T
+        return out
+
+    def _factorise(self, level: SweepLevel) -> tuple:
+        """The block LU of a level's lines (made once): per position ``L_k`` (the block
+        to the cell before it along the line), ``M_k^-1 = (D - L_k R_(k-1))^-1`` and
+        ``R_k = M_k^-1 U_k`` (``U_k``: the block to the cell after it), each
+        ``(n_lines, longest, n_vars, n_vars)``; ``D`` on the diagonal and between
+        neighbours their off-diagonal blocks ``1/2 A_f (dF/dU(U_j) . n - lambda_f)``."""
+        lines = level.lines
+        if id(lines) in self._line_factors:
+            return self._line_factors[id(lines)]
+        xp = self.lusgs.discretisation.backend.xp
+        n_vars = self.w.shape[0]
+        used = lines.row >= 0
+        cell = level.cells[xp.where(used, lines.row, 0)]
         lower = self._line_blocks(xp.concatenate([cell[:, :1], cell[:, :-1]], 1),
                                   lines.normal, lines.face, lines.half_area)
         after = xp.concatenate([cell[:, 1:], cell[:, -1:]], 1)
         shifted = [xp.concatenate([a[..., 1:], xp.zeros_like(a[..., :1])], -1)
                    for a in (lines.normal, lines.face, lines.half_area)]
         upper = self._line_blocks(after, -shifted[0], *shifted[1:])
-        identity = xp.eye(n_vars, dtype=rhs.dtype)
-        pivot_diagonal = xp.where(used, diagonal[row], 1.0)[..., None, None] * identity
-        value = xp.where(used, rhs[:, row], 0.0).transpose(1, 2, 0)[..., None]
-        ratio = xp.zeros((n_lines, longest, n_vars, n_vars), dtype=rhs.dtype)
-        for k in range(longest):  # eliminate the lower blocks
-            block, right = pivot_diagonal[:, k], value[:, k]
-            if k:
-                block = block - lower[:, k] @ ratio[:, k - 1]
-                right = right - lower[:, k] @ value[:, k - 1]
-            solved = xp.linalg.solve(block, xp.concatenate([upper[:, k], right], -1))
-            ratio[:, k], value[:, k] = solved[..., :n_vars], solved[..., n_vars:]
-        for k in range(longest - 2, -1, -1):  # substitute back
-            value[:, k] -= ratio[:, k] @ value[:, k + 1]
-        out = xp.empty_like(rhs)
-        out[:, lines.row[used]] = value[used][..., 0].T
-        return out
+        identity = xp.eye(n_vars, dtype=self.w.dtype)
+        pivot = xp.where(used, self.diagonal[cell], 1.0)[..., None, None] * identity
+        inverse, ratio = xp.empty_like(lower), xp.empty_like(lower)
+        for k in range(lower.shape[1]):
+            block = pivot[:, k] - lower[:, k] @ ratio[:, k - 1] if k else pivot[:, k]
+            inverse[:, k] = xp.linalg.inv(block)
+            ratio[:, k] = inverse[:, k] @ upper[:, k]
+        self._line_factors[id(lines)] = lower, inverse, ratio
+        return lower, inverse, ratio
 
     def _line_blocks(self, other, normal, face, half_area):
         """``1/2 A_f (dF/dU(U_other) . n - lambda_f)`` for each position of a line table
