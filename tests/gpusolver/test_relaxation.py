@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from gpusolver.integrators.cfl import CEILING_GROWTH, ResidualWatch
 from gpusolver.integrators.relaxation import HALVINGS, relaxed_update
 from gpusolver.physics.gas import Gas
-from gpusolver.solvers.fv import Stepping
+from gpusolver.solvers.fv import Scheme, Stepping
 from gpusolver.solvers.fv.solver import RISE, STALL_BACK_OFF, STALL_STEPS
 from meshorder.testing import box_mesh, grid_mesh
 
@@ -106,6 +106,33 @@ def test_a_stalled_residual_halves_the_cfl_number_towards_the_first():
     assert solver.cfl == pytest.approx(15.625)  # halved from 1000 while twice the first
     notes = solver.take_notes()
     assert len(notes) == 6 and f"found no new lowest in {STALL_BACK_OFF} steps" in notes[0]
+
+
+def test_a_stall_above_the_freezing_threshold_freezes_the_limiter_before_the_cfl_cut():
+    """Limiter chatter can hold the residual above ``freeze_limiter``: the first stall of
+    a limited run freezes its limiter (one note) and keeps the CFL number; the next one
+    cuts the CFL number."""
+    solver = perturbed_solver(grid_mesh(6, 6, "triangle"),
+                              scheme=Scheme("roe", 2, limiter="venkatakrishnan"),
+                              stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4,
+                                                freeze_limiter=1e-2))
+    solver.step()
+    d = solver.discretisation
+    assert d.limiter_values is not None and d.limiter_ceiling is None
+    solver.take_notes()
+    solver.first_residual = 1.0
+    solver._adapt(1e-1)
+    for _ in range(STALL_BACK_OFF):
+        solver._adapt(2e-1)  # never a new lowest, ten times above freeze_limiter
+    assert d.limiter_ceiling is not None
+    assert solver.cfl == pytest.approx(100.0)  # the ramp's, not cut
+    (note,) = solver.take_notes()
+    assert note.endswith(f"found no new lowest in {STALL_BACK_OFF} steps (lowest 0.1); "
+                         "the limiter is frozen from above")
+    for _ in range(STALL_BACK_OFF):
+        solver._adapt(2e-1)
+    assert solver.cfl == pytest.approx(50.0)
+    assert "CFL number 100 -> 50" in solver.take_notes()[0]
 
 
 @pytest.mark.parametrize("cycle", ["auto", "v", "w"])

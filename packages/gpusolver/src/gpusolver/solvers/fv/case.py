@@ -59,7 +59,7 @@ RUN_KEYS: dict[str, Key] = {
     "freeze_limiter": Key(NUMBER, positive=True, below_one=True,
                           help="freeze the limiter from above (it may fall, never "
                                "rise) once the residual has fallen by this factor "
-                               "and stalled"),
+                               "and stalled, or (implicit) at a 200-step stall above it"),
     "cfl_frozen": Key(NUMBER, positive=True,
                       help="implicit: the CFL number at most this once the limiter is "
                            "frozen from above"),

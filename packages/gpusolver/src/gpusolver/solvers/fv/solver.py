@@ -92,9 +92,11 @@ class Stepping:
     freeze_limiter : float or None
         Freeze the limiter from above once the density residual has fallen by at least
         this factor and then stalled for :data:`STALL_STEPS` implicit (or
-        :data:`EXPLICIT_STALL_STEPS` explicit) steps (limiter chatter): from then on
-        each cell's limiter values may fall (new extrema are still limited) but never
-        rise again (``Discretisation.limiter_ceiling``); None never freezes.
+        :data:`EXPLICIT_STALL_STEPS` explicit) steps (limiter chatter), or, implicit,
+        wherever it stands when it has found no new lowest in :data:`STALL_BACK_OFF`
+        steps (before the CFL number is cut): from then on each cell's limiter values
+        may fall (new extrema are still limited) but never rise again
+        (``Discretisation.limiter_ceiling``); None never freezes.
     preconditioner : str
         Newton-Krylov only: ``lu`` (sparse LU of the first-order operator) or
         ``lusgs`` (matrix-free sweeps), see :data:`PRECONDITIONERS`.
@@ -938,8 +940,7 @@ class Solver(Parts):
                 self._back_off(density_residual, cfl_max)
                 self.cfl = ramped_cfl(stepping.cfl, self.cfl, fall,
                                       min(cfl_max, self._mean_watch.cap))
-        if (stepping.freeze_limiter is None or frozen_from is not None
-                or self.discretisations[0].limiter_values is None):
+        if not self._limiter_can_freeze():
             return  # nothing (more) to freeze, or no limiter (JST, first order)
         if density_residual < 0.9 * self._best_residual:
             self._best_residual, self._since_best = density_residual, 0
@@ -950,14 +951,26 @@ class Solver(Parts):
             self.notes.append(f"iteration {self.iteration}: the density residual stalled "
                               f"{window} steps at {fall:.2g} of its first; the limiter is "
                               "frozen from above")
-            for d in self.discretisations:
-                d.limiter_ceiling = d.limiter_values
+            self._freeze_limiter()
+
+    def _limiter_can_freeze(self) -> bool:
+        """Whether ``freeze_limiter`` is set and the limiter is used and not yet frozen."""
+        d = self.discretisations[0]
+        return (self.stepping.freeze_limiter is not None and d.limiter_ceiling is None
+                and d.limiter_values is not None)
+
+    def _freeze_limiter(self) -> None:
+        """Every part's limiter frozen from above at its last values."""
+        for d in self.discretisations:
+            d.limiter_ceiling = d.limiter_values
 
     def _back_off(self, density_residual: float, cfl_max: float) -> None:
         """Halve the CFL number (while at least twice the first) and cap its ramp there
         when the density residual has risen :data:`RISE` times above its lowest or found
         no new lowest in :data:`STALL_BACK_OFF` steps (then the lowest restarts from
-        here; an ``auto`` multigrid cycle's first stall turns it W instead, and
+        here; an ``auto`` multigrid cycle's first stall turns it W instead, a stall with
+        the limiter not yet frozen freezes it instead (where ``freeze_limiter`` is set:
+        limiter chatter holds a residual above the freezing threshold too), and
         Newton-Krylov's first rise or stall at ``cfl_max`` tightens its linear solves
         instead: :meth:`~gpusolver.integrators.newton_krylov.NewtonKrylov.tighten`; before
         the ramp's end a rise is the start's, whose steps tighter solves do not help: the
@@ -972,6 +985,9 @@ class Solver(Parts):
         tolerance = None if self.newton is None else self.newton.tolerance
         if why == "stalled" and self.multigrid is not None and self.multigrid.deepen():
             action = "the multigrid cycle V -> W"
+        elif why == "stalled" and self._limiter_can_freeze():
+            self._freeze_limiter()
+            action = "the limiter is frozen from above"
         elif self.newton is not None and self.cfl >= cfl_max and self.newton.tighten():
             action = (f"the linear solves' tolerance {tolerance:.3g} -> "
                       f"{self.newton.tolerance:.3g} ({self.newton.max_vectors} Krylov vectors)")
