@@ -24,7 +24,7 @@ from scipy.sparse import csgraph
 
 from .colouring import colour_cells
 from .hyperplanes import Levels
-from .permutation import stable_argsort
+from .permutation import group_of, grouped, stable_argsort
 from .topology import CSR
 
 #: A face joins two cells in a line when it is at least this many times heavier than
@@ -59,9 +59,7 @@ class Lines:
 
     def line_of(self) -> np.ndarray:
         """The line of each cell."""
-        line = np.empty(len(self.cells), dtype=np.int64)
-        line[self.cells] = np.repeat(np.arange(self.n_lines), self.lengths())
-        return line
+        return group_of(self.cells, self.offsets)
 
 
 @dataclass(frozen=True)
@@ -185,12 +183,10 @@ def line_levels(lines: Lines, left: np.ndarray, right: np.ndarray, seed: int = 0
 
 
 def _line_levels(lines: Lines, line: np.ndarray, colour: np.ndarray) -> LineLevels:
-    by_colour = stable_argsort(colour)
+    by_colour, level_lines = grouped(colour)
     lengths = lines.lengths()[by_colour]
     line_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     shift = np.repeat(lines.offsets[:-1][by_colour] - line_offsets[:-1], lengths)
     order = lines.cells[np.arange(line_offsets[-1]) + shift]
-    per_colour = np.bincount(colour, minlength=int(colour.max(initial=-1)) + 1)
-    level_lines = np.concatenate([[0], np.cumsum(per_colour)]).astype(np.int64)
     level = colour[line]
     return LineLevels(level, order, line_offsets[level_lines], line_offsets, level_lines)

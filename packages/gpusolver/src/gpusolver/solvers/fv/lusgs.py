@@ -188,10 +188,9 @@ def own_levels(host: FVGeometry, n_own: int, colours: bool = False) -> tuple[Lev
                  for lv in levels)
 
 
-def _line_table(slots: CellSlots, level: LineLevels, k: int, cells: np.ndarray, backend,
-                dtype) -> LineTable:
-    """The lines of more than one cell of level ``k`` (its ``cells``) as a padded
-    :class:`LineTable`."""
+def _line_table(slots: CellSlots, level: LineLevels, k: int, backend, dtype) -> LineTable:
+    """The lines of more than one cell of level ``k`` as a padded :class:`LineTable`."""
+    cells = level.order[level.offsets[k]:level.offsets[k + 1]]
     starts = level.line_offsets[level.level_lines[k]:level.level_lines[k + 1] + 1]
     lengths = np.diff(starts)
     column = np.arange(starts[-1] - starts[0]) - np.repeat(starts[:-1] - starts[0], lengths)
@@ -284,36 +283,51 @@ class LUSGS:
         self.levels = levels = lines or self.point_levels
         #: Number of levels of the forward and backward sweeps (launches per sweep).
         self.n_levels = tuple(level.n_levels for level in levels)
+        self._host = host
         fused = d.fused is not None if kernels is None else kernels
         slots = cell_slots(host, backend.xp if fused else np)
-        self.kernels = (LevelKernels(d.fused, slots, levels, omega,
-                                     self.point_levels if lines else None) if fused else None)
+        self.kernels = LevelKernels(d.fused, slots, levels, omega) if fused else None
         if self.kernels is None:
             self.forward, self.backward = (
                 [self._level(slots, level, k, backend, dtype) for k in range(level.n_levels)]
                 for level in levels)
             if self.lines:  # the backward sweep's levels are the forward's lines reversed:
                 # one table (and one factorisation a step) for both
-                self.backward = [dataclasses.replace(level, lines=twin.lines)
-                                 for level, twin in zip(self.backward, self.forward[::-1],
-                                                        strict=True)]
+                forward = levels[0]
+                tables = [_line_table(slots, forward, k, backend, dtype)
+                          for k in range(forward.n_levels)]
+                self.forward = [dataclasses.replace(level, lines=table)
+                                for level, table in zip(self.forward, tables, strict=True)]
+                self.backward = [dataclasses.replace(level, lines=table)
+                                 for level, table in zip(self.backward, tables[::-1],
+                                                         strict=True)]
 
     @property
     def lines(self) -> bool:
         """Whether the sweeps solve lines of cells (:func:`line_sweeps`)."""
         return isinstance(self.levels[0], LineLevels)
 
+    def point_tables(self) -> list[SweepTables] | None:
+        """The kernels' sweep tables of single cells (the turbulence model's): the
+        sweeps' own, or beside levels of lines packed here for :attr:`point_levels`;
+        None without the kernels."""
+        if self.kernels is None:
+            return None
+        if not self.lines:
+            return self.kernels.sweeps
+        backend, dtype = self.discretisation.backend, self.discretisation.dtype
+        slots = cell_slots(self._host, backend.xp)
+        return [sweep_tables(slots, level, backend, dtype) for level in self.point_levels]
+
     @staticmethod
     def _level(slots: CellSlots, level: Levels, k: int, backend, dtype) -> SweepLevel:
         cells = level.order[level.offsets[k]:level.offsets[k + 1]]
         row, slot = np.nonzero(is_upstream(level.level, slots.neighbour[cells], cells))
         at = cells[row], slot
-        lines = (_line_table(slots, level, k, cells, backend, dtype)
-                 if isinstance(level, LineLevels) else None)
         return SweepLevel(backend.asarray(cells), backend.asarray(row),
                           backend.asarray(slots.neighbour[at]), backend.asarray(slots.face[at]),
                           backend.asarray(slots.normal[:, at[0], at[1]], dtype),
-                          backend.asarray(0.5 * slots.area[at], dtype), lines)
+                          backend.asarray(0.5 * slots.area[at], dtype))
 
     def operator(self, u, dt, speeds=None) -> LUSGSOperator:
         """The sweeps' approximate inverse of ``V / dt + J`` at the state ``u``.
@@ -456,10 +470,7 @@ class SweepTables:
     Position ``i`` runs over the levels in turn; slot tables are ``(width, n_cells)``
     (``[k, i]``), normals times area ``(dim, width, n_cells)``. On levels of lines
     (:class:`~meshorder.lines.LineLevels`) also the positions where each line starts
-    (``line_start``), the face to the cell before along the line (``line_face``, 0 at
-    a line's start) with its normal times area out of the cell (``line_normal_area``,
-    ``(dim, n_cells)``, 0 at a line's start) and the lines of each level
-    (``level_lines``).
+    (``line_start``) and the lines of each level (``level_lines``).
     """
 
     cells: object
@@ -468,8 +479,6 @@ class SweepTables:
     normal_area: object
     offsets: list
     line_start: object = None
-    line_face: object = None
-    line_normal_area: object = None
     level_lines: list | None = None
 
 
@@ -483,10 +492,7 @@ def sweep_tables(slots: CellSlots, level: Levels, backend, dtype) -> SweepTables
     normal_area = slots.normal[:, order] * slots.area[order]
     lines = {}
     if isinstance(level, LineLevels):
-        face, area, normal = line_faces(slots, order, level.line_offsets, xp)
         lines = {"line_start": backend.asarray(level.line_offsets, np.int32),
-                 "line_face": backend.asarray(xp.maximum(face, 0), np.int32),
-                 "line_normal_area": backend.asarray(normal * area, dtype),
                  "level_lines": level.level_lines.tolist()}
     return SweepTables(backend.asarray(order, np.int32),
                        backend.asarray(xp.where(up, neighbour, -1).T, np.int32),
@@ -511,25 +517,17 @@ class LevelKernels:
         the lines' substitutions).
     omega : float
         Over-relaxation of the convective spectral radius.
-    point_levels : tuple of Levels, optional
-        With levels of lines, the levels of single cells that the turbulence model
-        sweeps (:attr:`point_sweeps`).
     """
 
     BLOCK = 256
     LINE_BLOCK = 128
 
-    def __init__(self, fused: FusedResidual, slots: CellSlots, levels, omega: float = OMEGA,
-                 point_levels=None):
+    def __init__(self, fused: FusedResidual, slots: CellSlots, levels, omega: float = OMEGA):
         if fused is None:
             raise ValueError("the LU-SGS level kernels need the fused residual's tables")
         self.fused = fused
         backend, dtype = fused.backend, fused.dtype
         self.sweeps = [sweep_tables(slots, level, backend, dtype) for level in levels]
-        #: Sweep tables of single cells (the turbulence model's).
-        self.point_sweeps = (self.sweeps if point_levels is None else
-                             [sweep_tables(slots, level, backend, dtype)
-                              for level in point_levels])
         self.lines = self.sweeps[0].line_start is not None
         real, viscous = real_type(dtype), "true" if fused.viscous else "false"
         width, line = slots.neighbour.shape[1], "true" if self.lines else "false"
@@ -547,6 +545,10 @@ class LevelKernels:
             self.line_rhs = xp.empty((fused.n_vars, fused.n_cells), dtype)
             self.line_blocks = xp.empty(3 * rows * fused.n_vars ** 2, dtype)
             forward, backward = self.sweeps
+            # the factorisation's faces: to the cell before along the line (0 at a start)
+            face, area, normal = line_faces(slots, forward.cells, levels[0].line_offsets, xp)
+            self.line_face = backend.asarray(xp.maximum(face, 0), np.int32)
+            self.line_normal_area = backend.asarray(normal * area, dtype)
             position = xp.empty(fused.n_cells, np.int32)
             position[forward.cells] = xp.arange(rows, dtype=np.int32)
             #: Per sweep, the position in the forward table where each line starts (its
@@ -586,8 +588,8 @@ class LevelKernels:
         self.launch_factor(
             ((n_lines + self.LINE_BLOCK - 1) // self.LINE_BLOCK,), (self.LINE_BLOCK,),
             (np.int32(n_lines), np.int32(f.n_cells), np.int32(f.n_faces),
-             np.int32(t.cells.size), t.line_start, t.cells, t.line_face, t.line_normal_area,
-             speed, *self.scalars, u, diagonal, self.line_blocks, f.gamma))
+             np.int32(t.cells.size), t.line_start, t.cells, self.line_face,
+             self.line_normal_area, speed, *self.scalars, u, diagonal, self.line_blocks, f.gamma))
 
     def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell, relaxed,
                limit: float) -> None:

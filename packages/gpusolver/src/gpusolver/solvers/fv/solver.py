@@ -25,6 +25,7 @@ per part and kind of step.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -423,12 +424,11 @@ class Solver(Parts):
         #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
         self.part_sweeps = None
         if stepping.integrator in IMPLICIT:
+            lines = self._part_lines if stepping.line_implicit else [None] * len(d)
             self.part_sweeps = [
                 LUSGS(x, layout.geometry, stepping.lusgs_omega, plan=self.plan,
-                      levels=self._levels(layout),
-                      lines=(line_sweeps(layout.geometry, layout.n_own)
-                             if stepping.line_implicit else None))
-                for x, layout in zip(d, self.layouts, strict=True)]
+                      levels=self._levels(layout), lines=part_lines)
+                for x, layout, part_lines in zip(d, self.layouts, lines, strict=True)]
         #: Explicit steps of every local part in the fused kernels (None: array code).
         self.fused_steps = (FusedPartsRungeKutta([x.fused for x in d], self.layouts,
                                                  self.stages, self.transport, self.overlap)
@@ -446,8 +446,8 @@ class Solver(Parts):
                 levels = (self.part_sweeps[i].point_levels if self.part_sweeps else
                           self._levels(layout) or sweep_levels(layout.geometry, self.plan,
                                                                self._colour_sweeps))
-                kernels = self.part_sweeps[i].kernels if self.part_sweeps else None
-                model.use_sweeps(levels, None if kernels is None else kernels.point_sweeps)
+                model.use_sweeps(levels, self.part_sweeps[i].point_tables()
+                                 if self.part_sweeps else None)
         elif self.turbulence is not None:
             for model in self.turbulence:
                 model.use_exact()
@@ -480,6 +480,12 @@ class Solver(Parts):
                                        max_update=stepping.max_update, parts=parts,
                                        omega=stepping.lusgs_omega,
                                        turbulent=self.turbulence is not None)
+
+    @functools.cached_property
+    def _part_lines(self) -> list:
+        """Each local part's levels of implicit lines (:func:`line_sweeps`), made once for
+        every build of the steps."""
+        return [line_sweeps(layout.geometry, layout.n_own) for layout in self.layouts]
 
     def _turbulence(self, model: str, specs: dict) -> list[TurbulenceFV] | None:
         """The model of each local part, the wall distance from every part's walls (the
