@@ -129,6 +129,31 @@ def test_a_plan_interrupted_at_any_moment_is_whole_or_the_old_one(tmp_path, afte
     assert _no_temporaries(tmp_path)
 
 
+INTERRUPTED_INSIDE_EXEC = """
+import sys
+from meshorder.termination import interrupt_handled
+
+try:
+    exec("raise KeyboardInterrupt")  # as a library's import can be interrupted (SciPy's)
+except KeyboardInterrupt:
+    {handled}
+sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("handled", [True, False], ids=["handled", "not-told"])
+def test_an_interrupt_caught_inside_exec_ends_with_the_exit_code_130(tmp_path, handled):
+    """Under ``python -m``, CPython kills a process by SIGINT at exit after an interrupt
+    inside ``exec``, caught or not, unless told that it was handled (``python -m meshorder
+    reorder`` interrupted while importing SciPy ended as -2 instead of 130)."""
+    script = INTERRUPTED_INSIDE_EXEC.format(handled="interrupt_handled()" if handled else "pass")
+    (tmp_path / "interrupted_inside_exec.py").write_text(script)
+    done = subprocess.run([sys.executable, "-m", "interrupted_inside_exec"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30,
+                          preexec_fn=_as_in_a_terminal)
+    assert done.returncode == (130 if handled else -signal.SIGINT), done.stderr
+
+
 INTERRUPTED_IN_ANOTHER_THREAD = """
 import signal, threading, time
 from meshorder.termination import in_child_process

@@ -40,7 +40,7 @@ from meshorder.generate import GEOMETRIES, generate
 from meshorder.options import non_negative_int, positive_int, unit_fraction
 from meshorder.pipeline import DEFAULT_FACES, PlanOptions, make_plan
 from meshorder.report import check_result_paths, table, write_results
-from meshorder.termination import reader_left, terminate_as_interrupt
+from meshorder.termination import interrupt_handled, reader_left, terminate_as_interrupt
 
 PROGRAM = "gpusolver"
 
@@ -427,5 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         code, kind, message = outcome(error)
         if code is None:
             raise
+        if isinstance(error, KeyboardInterrupt):
+            interrupt_handled()
         print(error_line(kind, message), file=sys.stderr)
         return code

@@ -89,6 +89,25 @@ class StopRequests:
         self.requested = True
 
 
+def interrupt_handled() -> None:
+    """Tell CPython that the ``KeyboardInterrupt`` just caught was handled.
+
+    CPython remembers an interrupt raised inside a string run by ``exec`` (SciPy's imports
+    run one) as unhandled even when a caller catches it, and at the exit of ``python -m``
+    kills the process with SIGINT instead of returning the command's exit code (130).
+    Each ``exec`` of a string starts by forgetting that, so an empty one does. Call it
+    where an interrupt is caught for good.
+
+    Examples
+    --------
+    >>> try:
+    ...     exec("raise KeyboardInterrupt")
+    ... except KeyboardInterrupt:
+    ...     interrupt_handled()
+    """
+    exec("pass")  # a constant string: only its start matters
+
+
 def reader_left() -> None:
     """The reader of standard output left (``command | head``): what is still to be printed
     goes to the null device, so that the exit prints no error of a broken pipe."""

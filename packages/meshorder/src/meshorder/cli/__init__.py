@@ -13,7 +13,7 @@ import warnings
 from .. import __version__
 from ..allocator import keep_freed_memory
 from ..errors import MeshorderError, MeshWarning, UsageError
-from ..termination import reader_left, terminate_as_interrupt
+from ..termination import interrupt_handled, reader_left, terminate_as_interrupt
 from . import bench, compare, generate, info, plot, refine, reorder
 
 SUBCOMMANDS = (reorder, info, compare, plot, generate, refine, bench)
@@ -67,5 +67,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"meshorder: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        interrupt_handled()
         print("meshorder: interrupted", file=sys.stderr)
         return 130
