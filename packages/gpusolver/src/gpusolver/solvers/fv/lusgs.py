@@ -501,6 +501,22 @@ def sweep_tables(slots: CellSlots, level: Levels, backend, dtype) -> SweepTables
                        level.offsets.tolist(), **lines)
 
 
+def factor_starts(line_offsets: np.ndarray) -> tuple[np.ndarray, int]:
+    """Where each line's block factors start among those of the lines longer than one
+    cell (0 for a line of one cell, which has none), and how many cells have factors.
+
+    Examples
+    --------
+    >>> starts, factored = factor_starts(np.array([0, 3, 4, 6, 7]))  # lengths 3, 1, 2, 1
+    >>> starts.tolist(), factored
+    ([0, 3, 3, 5], 5)
+    """
+    lengths = np.diff(np.asarray(line_offsets, dtype=np.int64))
+    kept = np.where(lengths > 1, lengths, 0)
+    starts = np.concatenate([[0], np.cumsum(kept)[:-1]]) if len(kept) else kept
+    return starts, int(kept.sum())
+
+
 class LevelKernels:
     """The sweeps as one kernel launch per level (``kernels/lusgs.cu``).
 
@@ -543,18 +559,24 @@ class LevelKernels:
             self.launch_lines = [compiled[name] for name in line_names[1:]]
             xp, rows = backend.xp, self.sweeps[0].cells.size
             self.line_rhs = xp.empty((fused.n_vars, fused.n_cells), dtype)
-            self.line_blocks = xp.empty(3 * rows * fused.n_vars ** 2, dtype)
             forward, backward = self.sweeps
             # the factorisation's faces: to the cell before along the line (0 at a start)
             face, area, normal = line_faces(slots, forward.cells, levels[0].line_offsets, xp)
             self.line_face = backend.asarray(xp.maximum(face, 0), np.int32)
             self.line_normal_area = backend.asarray(normal * area, dtype)
-            position = xp.empty(fused.n_cells, np.int32)
-            position[forward.cells] = xp.arange(rows, dtype=np.int32)
-            #: Per sweep, the position in the forward table where each line starts (its
-            #: factors'): the backward sweep's lines are the forward's, in another order.
-            self.line_origin = (forward.line_start,
-                                position[backward.cells[backward.line_start[:-1]]])
+            origin, factored = factor_starts(levels[0].line_offsets)
+            #: Three blocks (L, M^-1, R) per cell of the lines longer than one cell
+            #: (a fifth of the cells of a 5M-cell prism-layer wing).
+            self.line_blocks = xp.empty(3 * max(factored, 1) * fused.n_vars ** 2, dtype)
+            position = np.empty(fused.n_cells, np.int64)
+            position[backend.to_host(forward.cells)] = np.arange(rows)
+            backward_starts = position[backend.to_host(
+                backward.cells[backward.line_start[:-1]])]
+            #: Per sweep, where each line's factors start in :attr:`line_blocks`: the
+            #: backward sweep's lines are the forward's, in another order.
+            self.line_origin = tuple(
+                backend.asarray(starts, np.int32) for starts in
+                (origin, origin[np.searchsorted(levels[0].line_offsets, backward_starts)]))
         self.scalars = (dtype.type(omega), dtype.type(IMPLICIT_VISCOUS_FACTOR))
 
     def sweep(self, u, diagonal, speed, rhs):
@@ -588,7 +610,7 @@ class LevelKernels:
         self.launch_factor(
             ((n_lines + self.LINE_BLOCK - 1) // self.LINE_BLOCK,), (self.LINE_BLOCK,),
             (np.int32(n_lines), np.int32(f.n_cells), np.int32(f.n_faces),
-             np.int32(t.cells.size), t.line_start, t.cells, self.line_face,
+             np.int32(t.cells.size), t.line_start, self.line_origin[0], t.cells, self.line_face,
              self.line_normal_area, speed, *self.scalars, u, diagonal, self.line_blocks, f.gamma))
 
     def _sweep(self, backward: int, u, diagonal, speed, base, out, u_new, bad_cell, relaxed,

@@ -194,16 +194,18 @@ __device__ __forceinline__ void block_solve(real m[NV][NV], real b[NV][NC]) {
 }
 
 // The lines' block LU, once a step for both sweeps: every line of the forward sweep's
-// table (a thread a line, all levels in one launch; lines of one cell need none). At
-// each position p of a longer line, `blocks` holds three row-major NV x NV blocks from
-// [3 p NV NV]: L_p (the coupling to the cell before it along the line; unused at a
-// line's start), M_p^-1 = (D - L_p R_before)^-1 and R_p = M_p^-1 U_p (U_p: the coupling
-// to the cell after it, 0 at a line's end). line_na holds each position's normal times
-// area towards the cell before it (0 at a line's start).
+// table (a thread a line, all levels in one launch; lines of one cell need none and
+// have no factors). The k-th cell of a longer line has three row-major NV x NV blocks
+// in `blocks` from [3 (origin[line] + k) NV NV] (origin: where the line's factors start
+// among those of the lines longer than one cell): L (the coupling to the cell before
+// it along the line; unused at a line's start), M^-1 = (D - L R_before)^-1 and R =
+// M^-1 U (U: the coupling to the cell after it, 0 at a line's end). line_na holds each
+// position's normal times area towards the cell before it (0 at a line's start).
 template <typename real, int DIM, bool VISCOUS>
 __global__ void __launch_bounds__(128) line_factor_kernel(
     int n_lines, int n_cells, int n_faces, int n_rows, const int* __restrict__ line_start,
-    const int* __restrict__ cells, const int* __restrict__ line_face,
+    const int* __restrict__ origin, const int* __restrict__ cells,
+    const int* __restrict__ line_face,
     const real* __restrict__ line_na, const real* __restrict__ speed, real omega,
     real viscous_factor, const real* __restrict__ u, const real* __restrict__ diagonal,
     real* __restrict__ blocks, real gamma) {
@@ -215,7 +217,7 @@ __global__ void __launch_bounds__(128) line_factor_kernel(
     real ratio[NV][NV];  // the previous position's R
     for (int p = begin; p < end; ++p) {
         const int c = cells[p];
-        real* __restrict__ factors = blocks + size_t(3) * NN * p;
+        real* __restrict__ factors = blocks + size_t(3) * NN * (origin[line] + (p - begin));
         real m[NV][NV];
 #pragma unroll
         for (int a = 0; a < NV; ++a)
@@ -273,9 +275,9 @@ __global__ void __launch_bounds__(128) line_factor_kernel(
 // Lines first_line..last_line of a level: T y = rhs with the factors of
 // line_factor_kernel (rhs from sweep_kernel<LINE>, overwritten by the forward
 // substitution's values), then out = y (forward) or base - y (backward, with the update).
-// A line's factors start at its position `origin[line]` of the forward table (the
-// backward sweep's lines are the forward's, in another order of lines). A line of one
-// cell divides by its diagonal. Each position's loads are issued a position ahead: a
+// A line's factors start at `origin[line]` (line_factor_kernel's; the backward sweep's
+// lines are the forward's, in another order of lines). A line of one cell divides by
+// its diagonal. Each position's loads are issued a position ahead: a
 // thread's chain is a line's length long.
 template <typename real, int DIM, bool BACKWARD>
 __global__ void __launch_bounds__(128) line_kernel(
@@ -302,20 +304,20 @@ __global__ void __launch_bounds__(128) line_kernel(
             relaxed_store<real, DIM>(u, n_cells, c, change, u_new, bad_cell, relaxed, limit, gamma);
         return;
     }
-    const real* __restrict__ factors = blocks + size_t(3) * NN * (origin[line] - begin);
+    const real* __restrict__ factors = blocks + size_t(3) * NN * origin[line];
     // forward substitution, y_p = M_p^-1 (rhs_p - L_p y_before)
     real before[NV], r[NV], lower[NN], inverse[NN];
     int c = cells[begin];
 #pragma unroll
     for (int a = 0; a < NV; ++a) { before[a] = 0; r[a] = rhs[a * n_cells + c]; }
 #pragma unroll
-    for (int k = 0; k < NN; ++k) { lower[k] = 0; inverse[k] = factors[size_t(3) * NN * begin + NN + k]; }
+    for (int k = 0; k < NN; ++k) { lower[k] = 0; inverse[k] = factors[NN + k]; }
     for (int p = begin; p < end; ++p) {
         const int here = c;
         real r_next[NV], lower_next[NN], inverse_next[NN];
         if (p + 1 < end) {  // the next position's loads, before this one's arithmetic
             c = cells[p + 1];
-            const real* next = factors + size_t(3) * NN * (p + 1);
+            const real* next = factors + size_t(3) * NN * (p + 1 - begin);
 #pragma unroll
             for (int a = 0; a < NV; ++a) r_next[a] = rhs[a * n_cells + c];
 #pragma unroll
@@ -354,7 +356,7 @@ __global__ void __launch_bounds__(128) line_kernel(
         real y_next[NV], ratio_next[NN], start_next[NV];
         if (p > begin) {
             c = cells[p - 1];
-            const real* next = factors + size_t(3) * NN * (p - 1) + 2 * NN;
+            const real* next = factors + size_t(3) * NN * (p - 1 - begin) + 2 * NN;
 #pragma unroll
             for (int a = 0; a < NV; ++a) {
                 y_next[a] = rhs[a * n_cells + c];
