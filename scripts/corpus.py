@@ -132,10 +132,16 @@ def case_text(entry: Entry, iterations: int, backend: str, out: Path,
         settings = tomllib.load(f)
     run = settings["run"] | {"backend": backend, "iterations": iterations,
                              "residual_reduction": 10.0 ** -ORDERS}
-    sections = {"mesh": {"file": str(MESHES / entry.path)},
-                "physics": {"equations": "euler"} | entry.physics,
-                "boundaries": entry.boundaries, "scheme": settings["scheme"], "run": run,
-                "output": {"directory": str(out), "checkpoint_every": iterations}}
+    return toml_text({"mesh": {"file": str(MESHES / entry.path)},
+                      "physics": {"equations": "euler"} | entry.physics,
+                      "boundaries": entry.boundaries, "scheme": settings["scheme"],
+                      "run": run,
+                      "output": {"directory": str(out), "checkpoint_every": iterations}})
+
+
+def toml_text(sections: dict[str, dict]) -> str:
+    """A case file of ``sections`` (``{section: {key: value}}``; values TOML takes as
+    JSON writes them: strings, numbers, booleans)."""
     lines = []
     for name, values in sections.items():
         lines.append(f"[{name}]")
@@ -150,26 +156,32 @@ def run_entry(entry: Entry, iterations: int, backend: str,
         out = Path(folder) / "out"
         case = Path(folder) / "case.toml"
         case.write_text(case_text(entry, iterations, backend, out, settings_file))
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"],
-                              capture_output=True, text=True)
-        seconds = time.perf_counter() - start
-        row = {"mesh": entry.name, "origin": entry.origin, "file": entry.path,
-               "seconds": round(seconds, 2),
-               "notes": [line for line in done.stdout.strip().splitlines()
-                         if not line.startswith("wrote ")]}
-        if done.returncode != 0:
-            return row | {"error": done.stderr.strip().splitlines()[-1:]}
-        with open(out / "history.csv", newline="") as f:
-            history = list(csv.DictReader(f))
-        row["cells"] = solution_cells(out / "solution.vtu")
+        row = {"mesh": entry.name, "origin": entry.origin, "file": entry.path}
+        return row | run_case_file(case, out)
+
+
+def run_case_file(case: Path, out: Path, orders: float = ORDERS) -> dict:
+    """``python -m gpusolver run case --quiet`` (its output folder ``out``), summed up:
+    the whole run's seconds, its log lines (``notes``), and either its last error line
+    (``error``) or the cells, steps, orders the density residual fell (at the end and
+    at its lowest), CL, CD and whether it fell ``orders`` orders."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "gpusolver", "run", str(case), "--quiet"],
+                          capture_output=True, text=True)
+    row = {"seconds": round(time.perf_counter() - start, 2),
+           "notes": [line for line in done.stdout.strip().splitlines()
+                     if not line.startswith("wrote ")]}
+    if done.returncode != 0:
+        return row | {"error": done.stderr.strip().splitlines()[-1:]}
+    with open(out / "history.csv", newline="") as f:
+        history = list(csv.DictReader(f))
     first, last = float(history[0]["residual_0"]), float(history[-1]["residual_0"])
     lowest = min(float(h["residual_0"]) for h in history)
-    return row | {"steps": len(history),
+    return row | {"cells": solution_cells(out / "solution.vtu"), "steps": len(history),
                   "orders": round(-math.log10(max(last / first, 1e-300)), 2),
                   "best_orders": round(-math.log10(max(lowest / first, 1e-300)), 2),
                   "cl": float(history[-1]["cl"]), "cd": float(history[-1]["cd"]),
-                  "converged": last <= 10.0 ** -ORDERS * first}
+                  "converged": last <= 10.0 ** -orders * first}
 
 
 def solution_cells(path: Path) -> int:
