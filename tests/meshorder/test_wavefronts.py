@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 from meshorder import Topology
 from meshorder.hyperplanes import split_by_direction, wavefront_levels
 from meshorder.metrics import matrix_metrics, renumber_graph
-from meshorder.orderings.rcm import reverse_cuthill_mckee
+from meshorder.orderings.rcm import WAVEFRONT_PASSES, reverse_cuthill_mckee
 from meshorder.permutation import check_permutation
+from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.testing import box_mesh
 from meshorder.wavefronts import GROUP, _permute_split, shorten_wavefronts
 
@@ -57,10 +58,22 @@ def test_split_graph_permuted_inside_groups_matches_a_full_renumbering(n, edges,
             assert sorted(got) == sorted(want)
 
 
+def test_rcm_shortens_wavefronts_only_for_a_plan_with_sweeps():
+    mesh = box_mesh(6, 6, 6)
+    graph = Topology(mesh).cell_graph
+    shortened = reverse_cuthill_mckee(graph, wavefront_passes=WAVEFRONT_PASSES)
+    plain = reverse_cuthill_mckee(graph)
+    assert shortened.tolist() != plain.tolist()
+    for options, expected in ((PlanOptions(hyperplanes=True), shortened),
+                              (PlanOptions(sweep_colours=True), shortened),
+                              (PlanOptions(), plain), (PlanOptions(colour=True), plain)):
+        assert make_plan(mesh, options).cell_order.tolist() == expected.tolist(), options
+
+
 def test_refinement_cuts_rcm_levels_on_a_tetrahedral_box_and_keeps_bandwidth():
     graph = Topology(box_mesh(8, 8, 8)).cell_graph
     plain = reverse_cuthill_mckee(graph, wavefront_passes=0)
-    refined = reverse_cuthill_mckee(graph)
+    refined = reverse_cuthill_mckee(graph, wavefront_passes=WAVEFRONT_PASSES)
     assert n_levels(graph, refined) < n_levels(graph, plain)
     bandwidth = matrix_metrics(renumber_graph(graph, refined))["bandwidth"]
     # three passes move each end of an edge by at most nine places (three per pass)

@@ -114,6 +114,11 @@ class PlanOptions:
     weights: str | None = None
     multigrid: int = 0
 
+    @property
+    def sweeps(self) -> bool:
+        """Whether the plan holds LU-SGS sweep levels (hyperplanes or colours)."""
+        return self.hyperplanes or self.sweep_colours
+
     def as_dict(self) -> dict:
         """JSON-ready parameters."""
         d = dict(self.__dict__)
@@ -142,7 +147,8 @@ def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.nda
     """Call the ordering ``name`` with the options it accepts."""
     function = get_ordering(name)
     accepted = inspect.signature(function).parameters
-    extra = {k: getattr(options, k) for k in ("seed", "cluster_size") if k in accepted}
+    extra = {k: getattr(options, k) for k in ("seed", "cluster_size", "sweeps")
+             if k in accepted}
     return function(data, **extra)
 
 

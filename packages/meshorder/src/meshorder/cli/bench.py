@@ -54,6 +54,11 @@ def order_with_cost(compute) -> tuple[object, float, float]:
     return result, seconds, peak
 
 
+def _options(cells: str) -> PlanOptions:
+    """The plan options of a row: colours and hyperplanes, whose levels it reports."""
+    return PlanOptions(cells=cells, colour=True, hyperplanes=True)
+
+
 def bench_mesh(path: str, networkx_max_cells: int) -> list[dict]:
     """Rows of one mesh: one per ordering."""
     with warnings.catch_warnings():
@@ -61,7 +66,8 @@ def bench_mesh(path: str, networkx_max_cells: int) -> list[dict]:
         mesh = read_mesh(path)
     topology = Topology(mesh)
     data = OrderingInput(topology.cell_graph, mesh.centroids(), topology.boundary_cells())
-    candidates = {name: (lambda n=name: run_ordering(n, data, PlanOptions(cells=n)))
+    # the plans whose metrics the rows report sweep hyperplanes: each ordering as for them
+    candidates = {name: (lambda n=name: run_ordering(n, data, _options(n)))
                   for name in ORDERINGS}
     for name, peer in PEERS.items():
         if name == "networkx-rcm" and mesh.n_cells > networkx_max_cells:
@@ -70,8 +76,7 @@ def bench_mesh(path: str, networkx_max_cells: int) -> list[dict]:
     rows = []
     for name, compute in tqdm(candidates.items(), desc=Path(path).name, leave=False, delay=1.0):
         order, seconds, peak = order_with_cost(compute)
-        plan = make_plan(mesh, PlanOptions(cells=name, colour=True, hyperplanes=True),
-                         topology=topology, cell_order=order)
+        plan = make_plan(mesh, _options(name), topology=topology, cell_order=order)
         rows.append({"mesh": Path(path).name, "cells": mesh.n_cells, "ordering": name,
                      "source": "peer" if name in PEERS else "meshorder",
                      "order_s": round(seconds, 4), "peak_mib": round(peak, 1),

@@ -235,10 +235,12 @@ AUTO_REPEATS = 5
 
 def plan_options(stepping: Stepping, strategy: str) -> PlanOptions:
     """What a plan made for these settings holds: face colours for the ``colour``
-    strategy, colour sweeps and coarse levels for LU-SGS as the stepping asks."""
+    strategy, the LU-SGS sweeps' levels (hyperplanes or colours) and coarse levels as
+    the stepping asks."""
     implicit = stepping.integrator in IMPLICIT
     multigrid = stepping.multigrid if stepping.integrator == "lusgs" else 0
     return PlanOptions(colour=strategy == "colour",
+                       hyperplanes=implicit and stepping.sweeps == "hyperplanes",
                        sweep_colours=implicit and stepping.sweeps == "colours",
                        multigrid=max(multigrid, 0))
 
