@@ -1,7 +1,12 @@
 """``python -m gpusolver``: the command line."""
 
-import sys
+from meshorder.termination import command_process
 
-from gpusolver.cli import main
 
-sys.exit(main())
+def _command():
+    from gpusolver.cli import main  # after the stop requests are taken
+
+    return main
+
+
+command_process("gpusolver", _command)

@@ -1,7 +1,12 @@
 """``python -m meshorder``: the command line."""
 
-import sys
+from .termination import command_process
 
-from .cli import command
 
-sys.exit(command())
+def _command():
+    from .cli import command  # after the stop requests are taken
+
+    return command
+
+
+command_process("meshorder", _command)

@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 #: The signals that stop a command (Ctrl-C, a scheduler's SIGTERM).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -106,6 +106,21 @@ def interrupt_handled() -> None:
     ...     interrupt_handled()
     """
     exec("pass")  # a constant string: only its start matters
+
+
+def command_process(program: str, load: Callable[[], Callable[[], int]]) -> NoReturn:
+    """Exit with the exit code of the command that ``load`` imports and returns (a
+    ``python -m`` entry point). A stop request (Ctrl-C, SIGTERM) while the command's
+    modules load (a second or more on a busy machine) ends it as one during its work
+    does: one line naming ``program``, exit code 130."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        command = load()
+    except KeyboardInterrupt:
+        interrupt_handled()
+        print(f"{program}: interrupted", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(command())
 
 
 def reader_left() -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from ..atomic import check_writable
 from ..errors import UsageError
 from ..plan import Plan
-from ..plot import plot_plan
 from ..topology import Topology
 from .common import add_mesh_argument, load_mesh
 
@@ -39,6 +38,8 @@ def _check_image_format(path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``meshorder plot``."""
+    from ..plot import plot_plan  # here: matplotlib takes 0.8 s to import, every command
+
     _check_image_format(args.output)
     check_writable(args.output)
     plan = Plan.load(args.plan)
