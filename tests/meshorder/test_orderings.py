@@ -33,7 +33,7 @@ def test_rcm_golden_on_2x3_grid():
     # 5 moves after 2 and 4 inside the group of the first four, then 0 before 1 and 3
     # inside the group shifted by two: the red-black order, two levels (a plan with
     # sweeps)
-    refined = get_ordering("rcm")(ordering_input(grid_mesh(2, 3)), sweeps=True)
+    refined = get_ordering("rcm")(ordering_input(grid_mesh(2, 3)), lusgs_levels=True)
     assert refined.tolist() == [2, 4, 5, 0, 1, 3]
     assert wavefront_levels(renumber_graph(graph, refined)).n_levels == 2
 

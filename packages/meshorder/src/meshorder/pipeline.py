@@ -115,7 +115,7 @@ class PlanOptions:
     multigrid: int = 0
 
     @property
-    def sweeps(self) -> bool:
+    def lusgs_levels(self) -> bool:
         """Whether the plan holds LU-SGS sweep levels (hyperplanes or colours)."""
         return self.hyperplanes or self.sweep_colours
 
@@ -147,7 +147,7 @@ def run_ordering(name: str, data: OrderingInput, options: PlanOptions) -> np.nda
     """Call the ordering ``name`` with the options it accepts."""
     function = get_ordering(name)
     accepted = inspect.signature(function).parameters
-    extra = {k: getattr(options, k) for k in ("seed", "cluster_size", "sweeps")
+    extra = {k: getattr(options, k) for k in ("seed", "cluster_size", "lusgs_levels")
              if k in accepted}
     return function(data, **extra)
 
