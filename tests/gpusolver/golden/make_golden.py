@@ -10,7 +10,8 @@ implicit cases were recorded again when implicit updates became relaxed per cell
 the history gained the CFL number and the relaxed cells (and the Newton-Krylov case its
 linear tolerance); the multigrid case again when
 multigrid began to relax its coarse corrections so (its 12 steps are the start's
-transient; the converged transonic NACA 0012 kept its CL and CD).
+transient; the converged transonic NACA 0012 kept its CL and CD); the JST case again
+when JST's dissipation took SU2's stretching factor (:data:`gpusolver.solvers.fv.jst.STRETCHING`).
 """
 
 import csv

@@ -145,8 +145,8 @@ class FusedResidual:
         #: Van Albada's limiter is applied per face in the face kernel.
         self.face_limited = scheme.limiter == "van-albada" and self.order == 2
         self.viscous = d.viscous
-        #: The JST scheme: its cell pass (Laplacian, sensor, neighbour count) fills
-        #: :attr:`gradient` and the face kernel reads it.
+        #: The JST scheme: its cell pass (Laplacian, sensor, neighbour count, spectral
+        #: radii's sum) fills :attr:`gradient` and the face kernel reads it.
         self.jst = scheme.jst
         #: The gradient kernel runs (gradients or the JST cell pass).
         self.cell_pass = d.needs_gradient or self.jst
@@ -156,7 +156,7 @@ class FusedResidual:
                              if least_squares else (NULL, NULL))
         # limited gradients (reconstruction), or JST's cell pass; unlimited gradients
         # (viscous flux)
-        self.gradient = xp.empty((self.n_vars + 2, self.n_cells) if self.jst
+        self.gradient = xp.empty((self.n_vars + 3, self.n_cells) if self.jst
                                  else gradient_shape if self.order == 2 else 1, self.dtype)
         self.raw_gradient = xp.empty(gradient_shape, self.dtype) if self.viscous else NULL
         gas = d.gas

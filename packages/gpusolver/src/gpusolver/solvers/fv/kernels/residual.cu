@@ -127,7 +127,8 @@ __device__ __forceinline__ void conserved(const real w[Vars<DIM>::N], real gamma
 // jst.differences per cell, across every face (to the ghost state of the cell on
 // boundary faces that are not periodic): out[v * n + c] the undivided Laplacian
 // sum (U_nb - U_c) of the conserved variables, out[NV * n + c] the pressure sensor
-// |sum (p_nb - p_c)| / sum (p_nb + p_c), out[(NV + 1) * n + c] the number of faces.
+// |sum (p_nb - p_c)| / sum (p_nb + p_c), out[(NV + 1) * n + c] the number of faces,
+// out[(NV + 2) * n + c] the sum of (|u . n| + c) A of the faces' mean states.
 template <typename real, int DIM>
 __device__ void jst_differences(const real* __restrict__ U, int n_cells, const Faces<real>& F,
                                 const int* __restrict__ slots, int width,
@@ -143,48 +144,57 @@ __device__ void jst_differences(const real* __restrict__ U, int n_cells, const F
     }
     primitive<real, DIM>(U, n_cells, c, gamma, w);
     const real p = w[DIM + 1];
-    real change = 0, total = 0;
+    real change = 0, total = 0, radius = 0;
     int count = 0;
     for_each_face(slots, width, n_cells, F.n_faces, c, [&](int f, bool is_right) {
         const int nb = cell_across(F, f, is_right);
-        real other[NV], w_other[NV];
+        real other[NV], w_other[NV], n[DIM], mean[NV];
+        load_normal<real, DIM>(F, f, n);
         if (nb >= 0) {
 #pragma unroll
             for (int v = 0; v < NV; ++v) other[v] = U[v * n_cells + nb];
             primitive<real, DIM>(U, n_cells, nb, gamma, w_other);
         } else {
-            real n[DIM];
-            load_normal<real, DIM>(F, f, n);
             ghost_state<real, DIM>(F, f - F.n_interior, w, n, gamma, w_other);
             conserved<real, DIM>(w_other, gamma, other);
         }
 #pragma unroll
-        for (int v = 0; v < NV; ++v) laplacian[v] += other[v] - u[v];
+        for (int v = 0; v < NV; ++v) {
+            laplacian[v] += other[v] - u[v];
+            mean[v] = real(0.5) * (w[v] + w_other[v]);
+        }
         change += w_other[DIM + 1] - p;
         total += w_other[DIM + 1] + p;
+        radius += (fabs(normal_velocity<real, DIM>(mean, n))
+                   + sound_speed(mean[0], mean[DIM + 1], gamma)) * F.area[f];
         ++count;
     });
 #pragma unroll
     for (int v = 0; v < NV; ++v) out[v * n_cells + c] = laplacian[v];
     out[NV * n_cells + c] = fabs(change) / total;
     out[(NV + 1) * n_cells + c] = real(count);
+    out[(NV + 2) * n_cells + c] = radius;
 }
 
-// jst.central_flux per unit area between cells l and r with primitive states wl, wr;
-// cells holds the JST cell pass (jst_differences).
+// jst.central_flux per unit area between cells l and r with primitive states wl, wr
+// across a face of area a; cells holds the JST cell pass (jst_differences). The
+// stretching factor's exponent is jst.STRETCHING (0.5: square roots).
 template <typename real, int DIM>
 __device__ void jst_flux(const real* __restrict__ U, const real* __restrict__ cells,
                          int n_cells, int l, int r, const real wl[Vars<DIM>::N],
-                         const real wr[Vars<DIM>::N], const real n[DIM], real gamma, real k2,
-                         real k4, real flux[Vars<DIM>::N]) {
+                         const real wr[Vars<DIM>::N], const real n[DIM], real a, real gamma,
+                         real k2, real k4, real flux[Vars<DIM>::N]) {
     constexpr int NV = Vars<DIM>::N;
     real fl[NV], fr[NV], mean[NV];
     euler_flux<real, DIM>(wl, n, gamma, fl);
     euler_flux<real, DIM>(wr, n, gamma, fr);
 #pragma unroll
     for (int v = 0; v < NV; ++v) mean[v] = real(0.5) * (wl[v] + wr[v]);
-    const real speed = fabs(normal_velocity<real, DIM>(mean, n))
-                       + sound_speed(mean[0], mean[DIM + 1], gamma);
+    const real radius = fabs(normal_velocity<real, DIM>(mean, n))
+                        + sound_speed(mean[0], mean[DIM + 1], gamma);
+    const real phi_l = sqrt(cells[(NV + 2) * n_cells + l] / (real(4) * radius * a));
+    const real phi_r = sqrt(cells[(NV + 2) * n_cells + r] / (real(4) * radius * a));
+    const real speed = radius * real(4) * phi_l * phi_r / (phi_l + phi_r);
     const real count_l = cells[(NV + 1) * n_cells + l], count_r = cells[(NV + 1) * n_cells + r];
     const real s2 = real(3) * (count_l + count_r) / (count_l * count_r);
     const real eps2 = k2 * real(0.5) * (cells[NV * n_cells + l] + cells[NV * n_cells + r]) * s2;
@@ -486,7 +496,8 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
         ghost_state<real, DIM>(F, b, wl, n, gamma, wr);
     real flux[NV];
     if (FLUX == JST && across >= 0)  // gradient: the JST cell pass
-        jst_flux<real, DIM>(U, gradient, n_cells, l, across, wl, wr, n, gamma, k2, k4, flux);
+        jst_flux<real, DIM>(U, gradient, n_cells, l, across, wl, wr, n, F.area[f], gamma, k2,
+                            k4, flux);
     else
         riemann<real, DIM, FLUX == JST ? ROE : FLUX>(wl, wr, n, gamma, flux);
     real t[DIM], inv_len = 0;
