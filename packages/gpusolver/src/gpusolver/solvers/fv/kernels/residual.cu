@@ -176,9 +176,15 @@ __device__ void jst_differences(const real* __restrict__ U, int n_cells, const F
     out[(NV + 2) * n_cells + c] = radius;
 }
 
+// x to the power JST_STRETCHING, the exponent of JST's stretching factor (a square root
+// at the shipped 0.5).
+template <typename real>
+__device__ __forceinline__ real stretching_power(real x) {
+    return JST_STRETCHING == 0.5 ? sqrt(x) : pow(x, real(JST_STRETCHING));
+}
+
 // jst.central_flux per unit area between cells l and r with primitive states wl, wr
-// across a face of area a; cells holds the JST cell pass (jst_differences). The
-// stretching factor's exponent is jst.STRETCHING (0.5: square roots).
+// across a face of area a; cells holds the JST cell pass (jst_differences).
 template <typename real, int DIM>
 __device__ void jst_flux(const real* __restrict__ U, const real* __restrict__ cells,
                          int n_cells, int l, int r, const real wl[Vars<DIM>::N],
@@ -192,8 +198,8 @@ __device__ void jst_flux(const real* __restrict__ U, const real* __restrict__ ce
     for (int v = 0; v < NV; ++v) mean[v] = real(0.5) * (wl[v] + wr[v]);
     const real radius = fabs(normal_velocity<real, DIM>(mean, n))
                         + sound_speed(mean[0], mean[DIM + 1], gamma);
-    const real phi_l = sqrt(cells[(NV + 2) * n_cells + l] / (real(4) * radius * a));
-    const real phi_r = sqrt(cells[(NV + 2) * n_cells + r] / (real(4) * radius * a));
+    const real phi_l = stretching_power(cells[(NV + 2) * n_cells + l] / (real(4) * radius * a));
+    const real phi_r = stretching_power(cells[(NV + 2) * n_cells + r] / (real(4) * radius * a));
     const real speed = radius * real(4) * phi_l * phi_r / (phi_l + phi_r);
     const real count_l = cells[(NV + 1) * n_cells + l], count_r = cells[(NV + 1) * n_cells + r];
     const real s2 = real(3) * (count_l + count_r) / (count_l * count_r);
