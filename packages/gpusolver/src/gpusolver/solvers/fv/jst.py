@@ -52,7 +52,9 @@ BOUNDARY_FLUX = "roe"
 #: cell relaxed, and on a 259,122-cell one (H200) six orders in 1,392 steps, where 5,000
 #: without it did not converge. Normalised to 1 on regular cells (``Lambda / (n
 #: lambda_f)``, the harmonic mean) it failed as without. The ONERA M6 of
-#: ``cases/oneram6_euler.toml`` took 4.6% more steps, its CL 0.2% lower.
+#: ``cases/oneram6_euler.toml`` took 4.6% more steps, its CL 0.2% lower; on stretched
+#: cells the answer moves more (the prism wing's lift 10% above Roe's, a 2-D C-grid's
+#: 10% below: docs/validation.md).
 STRETCHING = CONSTANTS["JST_STRETCHING"]
 
 
