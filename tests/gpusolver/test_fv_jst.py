@@ -76,6 +76,28 @@ def test_a_wall_cells_laplacian_differences_its_mirror_image():
     np.testing.assert_allclose(laplacian[1:3], expected, atol=1e-14)
 
 
+@pytest.mark.parametrize("aspect", [1.0, 10.0, 1000.0])
+def test_the_stretching_factor_grows_across_the_short_faces_of_long_cells(aspect):
+    """At rest (spectral radius c A) on rectangles ``aspect`` times longer than high, every
+    cell's radii sum to ``2 c (dx + dy)``: the factor is ``2 ((a + 1) / 2)^p`` across the
+    short faces and ``2 ((1 + 1 / a) / 2)^p`` across the long ones (2 on squares)."""
+    mesh = grid_mesh(6, 5)
+    mesh.points[:, 1] /= aspect * 6 / 5  # cells 1/6 long, 1/(6 aspect) high
+    solver = Solver(mesh, Gas(dim=2, mach=1e-12), {m: "farfield" for m in
+                                                   ("left", "right", "bottom", "top")},
+                    backend="numpy", scheme=Scheme("jst"))
+    d, g, ni = solver.discretisation, solver.host, solver.host.n_interior
+    w_left = d.gas.to_primitive(solver.u)[:, g.left]
+    w_right = np.concatenate([d.gas.to_primitive(solver.u)[:, g.right[:ni]],
+                              d.ghost_states(w_left)], axis=1)
+    face, cell = jst.spectral_radii(d.gas, w_left, w_right, g.normal, g.area, d.accumulator)
+    factor = jst.stretching(cell[g.left[:ni]], cell[g.right[:ni]], face[:ni])
+    short = np.abs(g.normal[0, :ni]) > 0.5  # the faces between neighbours along x
+    p = jst.STRETCHING
+    np.testing.assert_allclose(factor[short], 2 * ((aspect + 1) / 2) ** p, rtol=1e-12)
+    np.testing.assert_allclose(factor[~short], 2 * ((1 + 1 / aspect) / 2) ** p, rtol=1e-12)
+
+
 def test_jst_converges_an_airfoil_without_a_limiter():
     """M 0.5, AoA 2 on the 7,960-triangle airfoil, LU-SGS with 3 coarse levels: three
     orders in about 150 steps (measured; 4.2 orders in 400). The lift approaches the
