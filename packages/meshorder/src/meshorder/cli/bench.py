@@ -66,7 +66,6 @@ def bench_mesh(path: str, networkx_max_cells: int) -> list[dict]:
         mesh = read_mesh(path)
     topology = Topology(mesh)
     data = OrderingInput(topology.cell_graph, mesh.centroids(), topology.boundary_cells())
-    # the plans whose metrics the rows report sweep hyperplanes: each ordering as for them
     candidates = {name: (lambda n=name: run_ordering(n, data, _options(n)))
                   for name in ORDERINGS}
     for name, peer in PEERS.items():

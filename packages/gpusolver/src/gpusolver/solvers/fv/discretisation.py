@@ -435,13 +435,13 @@ class Discretisation:
         laplacian, sensor = jst.differences(u_left, u_right, w_left[-1], w_right[-1],
                                             self.accumulator)
         across, left = st.across, g.left
-        face, cell = jst.spectral_radii(self.gas, w_left, w_right, g.normal, g.area,
-                                        self.accumulator)
+        speed, cell = jst.spectral_radii(self.gas, w_left, w_right, g.normal, g.area,
+                                         self.accumulator)
+        speed *= jst.stretching(cell[left], cell[across], speed * g.area)
         flux = jst.central_flux(self.gas, w_left, w_right, u_left, u_right,
                                 laplacian[:, left], laplacian[:, across], sensor[left],
                                 sensor[across], st.neighbours[left], st.neighbours[across],
-                                g.normal, self.scheme.jst_k2, self.scheme.jst_k4,
-                                jst.stretching(cell[left], cell[across], face))
+                                g.normal, speed, self.scheme.jst_k2, self.scheme.jst_k4)
         boundary = self.flux(self.gas, w_left[:, ni:], w_right[:, ni:], g.normal[:, ni:])
         flux[:, ni:] = xp.where(st.joined[ni:] > 0, flux[:, ni:], boundary)
         return flux

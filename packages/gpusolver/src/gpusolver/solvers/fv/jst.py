@@ -111,12 +111,14 @@ def differences(u_left, u_right, p_left, p_right, accumulator: Accumulator):
 
 
 def spectral_radii(gas: Gas, w_left, w_right, normal, area, accumulator: Accumulator):
-    """``(|u . n| + c) A`` of the mean state per face ``(n_faces,)`` and its sum over each
-    cell's faces ``(n_cells,)`` (``Lambda`` of :func:`stretching`), from the primitive
-    states of each face's left cell and of what lies across it (cell or ghost state)."""
+    """``|u . n| + c`` of the mean state per face ``(n_faces,)`` and the sum of it times
+    the face's area over each cell's faces ``(n_cells,)`` (``Lambda`` of
+    :func:`stretching`), from the primitive states of each face's left cell and of what
+    lies across it (cell or ghost state)."""
     mean = 0.5 * (w_left + w_right)
-    face = (abs((mean[1:-1] * normal).sum(axis=0)) + gas.sound_speed(mean)) * area
-    return face, accumulator.combine(face, face)
+    speed = abs((mean[1:-1] * normal).sum(axis=0)) + gas.sound_speed(mean)
+    face = speed * area
+    return speed, accumulator.combine(face, face)
 
 
 def stretching(cell_left, cell_right, face):
@@ -133,12 +135,13 @@ def stretching(cell_left, cell_right, face):
 
 def central_flux(gas: Gas, w_left, w_right, u_left, u_right, laplacian_left, laplacian_right,
                  sensor_left, sensor_right, neighbours_left, neighbours_right, normal,
-                 k2: float, k4: float, stretch=1.0):
+                 speed, k2: float, k4: float):
     """The JST flux per unit area ``(n_vars, m)`` between two cells of ``m`` faces.
 
     ``w``: primitive states, ``u``: conserved ones, the Laplacians ``(n_vars, m)``,
     sensors and neighbour counts ``(m,)`` of both cells; ``normal`` ``(dim, m)``;
-    ``stretch`` the faces' :func:`stretching` factors.
+    ``speed`` ``(m,)`` the dissipation's spectral radius: ``|u . n| + c`` of the mean
+    state (:func:`spectral_radii`) times the faces' :func:`stretching` factors.
 
     Examples
     --------
@@ -147,12 +150,10 @@ def central_flux(gas: Gas, w_left, w_right, u_left, u_right, laplacian_left, lap
     >>> gas = Gas(dim=2, mach=0.5)
     >>> w = np.array([[1.0], [0.3], [0.1], [0.7]])
     >>> u, zero, n = gas.to_conserved(w), np.zeros((4, 1)), np.array([[0.6], [0.8]])
-    >>> flux = central_flux(gas, w, w, u, u, zero, zero, 1.0, 1.0, 3, 3, n, 0.5, 0.02)
+    >>> flux = central_flux(gas, w, w, u, u, zero, zero, 1.0, 1.0, 3, 3, n, 1.0, 0.5, 0.02)
     >>> bool(np.allclose(flux, gas.euler_flux(w, n)))
     True
     """
-    mean = 0.5 * (w_left + w_right)
-    speed = (abs((mean[1:-1] * normal).sum(axis=0)) + gas.sound_speed(mean)) * stretch
     s2 = 3.0 * (neighbours_left + neighbours_right) / (neighbours_left * neighbours_right)
     eps2 = k2 * 0.5 * (sensor_left + sensor_right) * s2
     eps4 = (k4 - eps2) * (k4 > eps2) * (0.25 * s2 * s2)
