@@ -113,7 +113,9 @@ def test_fused_lusgs_on_parts_equals_its_array_code(backend, sweeps):
         solver.set_conserved(u)
     for _ in range(4):
         np.testing.assert_allclose(fused.step(), reference.step(), rtol=1e-11)
-    assert fused.cfl == pytest.approx(reference.cfl, rel=1e-12) and fused.cfl > 20.0
+    # The controller moved the CFL number: up, or (for about one seed in twelve on the
+    # stretched grid) down after a rise of the perturbed state's residual.
+    assert fused.cfl == pytest.approx(reference.cfl, rel=1e-12) and fused.cfl != 20.0
     np.testing.assert_allclose(fused.conserved(), reference.conserved(), rtol=1e-11, atol=1e-13)
 
 
