@@ -1,10 +1,11 @@
 """Uniform refinement of one part of a partitioned plan, by its own rank.
 
 A rank reads its part of a plan made for a coarse mesh (its own cells and their two-layer
-halo, :class:`meshorder.part_mesh.PartMesh`), refines all of it
-(:func:`meshorder.refine.refine_tracked`) and builds the fine part's topology, which the
-rank's layout reuses. The rank computes with its own cells' children and the fine cells
-within two faces of them; no process holds the fine mesh.
+halo, :class:`meshorder.part_mesh.PartMesh`), refines all of it and builds the fine
+part's topology from the coarse one's without sorting the fine faces
+(:func:`meshorder.refined_topology.refine_with_topology`); the rank's layout reuses it.
+The rank computes with its own cells' children and the fine cells within two faces of
+them; no process holds the fine mesh.
 
 Every rank numbers the fine cells alike with no exchange: every coarse cell of a 3-D
 mesh of tetrahedra, hexahedra and wedges splits into ``8^levels`` cells, so the child
@@ -31,8 +32,7 @@ import numpy as np
 from .errors import MeshorderError
 from .part_mesh import PartMesh
 from .plan import PlanPart
-from .refine import refine_tracked
-from .topology import Topology
+from .refined_topology import refine_with_topology
 
 #: Children of one cell (facet) per level, 3-D.
 CELL_CHILDREN, FACET_CHILDREN = 8, 4
@@ -64,13 +64,12 @@ def refine_part(part: PlanPart, levels: int) -> PlanPart:
                              f"hexahedra and wedges, not {', '.join(other)}; refine the "
                              "mesh whole (`meshorder refine`) before planning")
     per_cell, per_facet = CELL_CHILDREN ** levels, FACET_CHILDREN ** levels
-    refined = refine_tracked(coarse, levels)
+    refined, topology = refine_with_topology(coarse, levels)
     fine = refined.mesh
     plan_cells = part.mesh.cells[refined.cell_parent] * per_cell + refined.cell_child
     offsets = np.asarray(part.offsets, dtype=np.int64) * per_cell
     owner = np.searchsorted(offsets, plan_cells, side="right") - 1
     me = part.mesh.part
-    topology = Topology(fine)
     left, right = topology.face_cells.T
     inner = right >= 0
     pairs = (left[inner], right[inner])

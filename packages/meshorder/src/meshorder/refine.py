@@ -163,6 +163,14 @@ class Refinement:
     facet_parent: np.ndarray
     facet_child: np.ndarray
 
+    def then(self, split: Split) -> Refinement:
+        """This refinement followed by one more level, ``split`` of :attr:`mesh`."""
+        return Refinement(split.mesh, self.cell_parent[split.cell_parent],
+                          self.cell_child[split.cell_parent] * split.cell_width + split.cell_k,
+                          self.facet_parent[split.facet_parent],
+                          self.facet_child[split.facet_parent] * split.facet_width
+                          + split.facet_k)
+
 
 def refine(mesh: Mesh, levels: int = 1) -> Mesh:
     """``mesh`` refined ``levels`` times (see the module docstring).
@@ -200,22 +208,190 @@ def refine_tracked(mesh: Mesh, levels: int = 1) -> Refinement:
     >>> sorted(set(refined.cell_child.tolist())) == list(range(16))
     True
     """
+    refined = unrefined(mesh)
+    for split in splits(mesh, levels):
+        refined = refined.then(split)
+    return refined
+
+
+def unrefined(mesh: Mesh) -> Refinement:
+    """``mesh`` as its own refinement of no level: every cell its own parent."""
+    cells, facets = np.arange(mesh.n_cells), np.arange(sum(len(b) for b in mesh.facets))
+    return Refinement(mesh, cells, np.zeros_like(cells), facets, np.zeros_like(facets))
+
+
+def splits(mesh: Mesh, levels: int):
+    """Yield the :class:`Split` of each of ``levels`` refinements of ``mesh`` in turn.
+
+    Raises
+    ------
+    MeshorderError
+        For a second-order mesh, or ``levels`` below 0.
+    """
     if levels < 0:
         raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
     if levels and len(mesh.mid_edge_nodes):
         raise MeshorderError(f"{mesh.source}: refine takes meshes of linear cells; this "
                              "one is second order")
-    cells, facets = np.arange(mesh.n_cells), np.arange(sum(len(b) for b in mesh.facets))
-    refined = Refinement(mesh, cells, np.zeros_like(cells), facets, np.zeros_like(facets))
     for _ in range(levels):
-        fine, (cell_parent, cell_k, n_cell_k), (facet_parent, facet_k, n_facet_k) = \
-            _refined_once(refined.mesh)
-        refined = Refinement(
-            fine, refined.cell_parent[cell_parent],
-            refined.cell_child[cell_parent] * n_cell_k + cell_k,
-            refined.facet_parent[facet_parent],
-            refined.facet_child[facet_parent] * n_facet_k + facet_k)
-    return refined
+        split = split_once(mesh)
+        yield split
+        mesh = split.mesh
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """How a cell (facet) type splits: its children and the nodes they refer to.
+
+    Attributes
+    ----------
+    templates : list
+        The split's variants, each a list of children ``(type, references)`` (tetrahedra
+        have three, one per diagonal of the inner octahedron; other types one).
+    edges, quads : list of tuple of int
+        The corners of the edges whose midpoints, and of the quadrilaterals whose
+        centres, the children use.
+    centre : bool
+        Whether the children use the cell's centre.
+    column : dict
+        Each reference's column in the parent's node table: corners first (their own
+        numbers), then the edges' midpoints, the quadrilaterals' centres, the centre.
+    """
+
+    templates: list
+    edges: list
+    quads: list
+    centre: bool
+    column: dict
+
+    def child_columns(self, references: list) -> list[int]:
+        """The columns of a child's ``references`` in its parent's node table."""
+        return [self.column[r] if isinstance(r, tuple) else r for r in references]
+
+
+def split_plan(kind: str) -> SplitPlan:
+    """The :class:`SplitPlan` of cell (facet) type ``kind``."""
+    templates = [_tetra_children(d) for d in range(3)] if kind == "tetra" else [CHILDREN[kind]]
+    edges, quads, centre = _references([c for t in templates for c in t])
+    corners = CELL_TYPES[kind].corners
+    column: dict = {i: i for i in range(corners)}
+    column |= {("e", *e): corners + k for k, e in enumerate(edges)}
+    column |= {("q", *q): corners + len(edges) + k for k, q in enumerate(quads)}
+    if centre:
+        column[("c",)] = corners + len(edges) + len(quads)
+    return SplitPlan(templates, edges, quads, centre, column)
+
+
+@dataclass(frozen=True)
+class Split:
+    """One level of refinement: the fine mesh and where its cells and facets came from.
+
+    Attributes
+    ----------
+    mesh : Mesh
+        The fine mesh.
+    cell_parent, cell_k, facet_parent, facet_k : numpy.ndarray
+        Per fine cell (facet): its coarse cell (facet) and its place ``k`` in that one's
+        split.
+    cell_width, facet_width : int
+        The most children of one cell (facet), so that ``child * width + k`` numbers
+        descendants uniquely.
+    cell_columns : list of numpy.ndarray
+        Per block of the fine mesh's cells, ``(n, corners)``: the columns of each cell's
+        nodes in its parent's node table (:attr:`SplitPlan.column`), in the cell's
+        (positively oriented) node order.
+    """
+
+    mesh: Mesh
+    cell_parent: np.ndarray
+    cell_k: np.ndarray
+    cell_width: int
+    facet_parent: np.ndarray
+    facet_k: np.ndarray
+    facet_width: int
+    cell_columns: list
+
+
+def split_once(mesh: Mesh) -> Split:
+    """``mesh`` refined once (see the module docstring), as a :class:`Split`."""
+    points = mesh.points
+    blocks = [(b.type, b.nodes, None) for b in mesh.cells]
+    blocks += [(b.type, b.nodes, m) for b, m in zip(mesh.facets, mesh.facet_markers,
+                                                      strict=True)]
+    plans = [split_plan(kind) for kind, _, _ in blocks]
+    # every edge and quadrilateral asked for, numbered once across blocks
+    edge_rows = np.concatenate([nodes[:, p.edges].reshape(-1, 2) if p.edges
+                                else np.zeros((0, 2), int)
+                                for (_, nodes, _), p in zip(blocks, plans, strict=True)])
+    n_points = len(points)
+    edge_unique, edge_ids = _unique_rows(np.sort(edge_rows, axis=1), n_points)
+    quad_rows = np.concatenate([nodes[:, p.quads].reshape(-1, 4) if p.quads
+                                else np.zeros((0, 4), int)
+                                for (_, nodes, _), p in zip(blocks, plans, strict=True)])
+    quad_unique, quad_ids = _unique_rows(np.sort(quad_rows, axis=1), n_points)
+    first_quad = n_points + len(edge_unique)
+    first_centre = first_quad + len(quad_unique)
+    new_points = [points, points[edge_unique].mean(axis=1), points[quad_unique].mean(axis=1)]
+    edge_at = quad_at = 0
+    centre_at = first_centre
+    out: dict[tuple[str, bool], list] = {}
+    # each block's first cell (facet) among the mesh's cells (facets)
+    starts = np.concatenate([np.cumsum([0, *(len(b) for b in mesh.cells)])[:-1],
+                             np.cumsum([0, *(len(b) for b in mesh.facets)])[:-1]])
+    for (kind, nodes, markers), plan, start in zip(blocks, plans, starts, strict=True):
+        n = len(nodes)
+        table = [nodes]
+        local_edges = edge_ids[edge_at:edge_at + n * len(plan.edges)].reshape(n, -1)
+        edge_at += n * len(plan.edges)
+        table.append(n_points + local_edges)
+        local_quads = quad_ids[quad_at:quad_at + n * len(plan.quads)].reshape(n, -1)
+        quad_at += n * len(plan.quads)
+        table.append(first_quad + local_quads)
+        if plan.centre:
+            table.append(np.arange(centre_at, centre_at + n)[:, None])
+            new_points.append(points[nodes].mean(axis=1))
+            centre_at += n
+        table = np.concatenate(table, axis=1)
+        choice = _shortest_diagonal(np.concatenate(new_points), table, plan.column) \
+            if kind == "tetra" else np.zeros(n, dtype=np.int64)
+        for child_type, _ in plan.templates[0]:
+            out.setdefault((child_type, markers is not None), [])
+        for variant, children in enumerate(plan.templates):
+            rows = np.flatnonzero(choice == variant)
+            for k, (child_type, refs) in enumerate(children):
+                cols = plan.child_columns(refs)
+                out[(child_type, markers is not None)].append(
+                    (table[rows][:, cols], None if markers is None else markers[rows],
+                     start + rows, np.full(len(rows), k),
+                     np.broadcast_to(np.array(cols, np.int8), (len(rows), len(cols)))))
+    new_points = np.concatenate(new_points)
+    cells, facets, markers = [], [], []
+    lineage, cell_columns = {False: ([], []), True: ([], [])}, []
+    for (child_type, is_facet), parts in out.items():
+        nodes = np.concatenate([p[0] for p in parts])
+        if is_facet:
+            facets.append(CellBlock(child_type, nodes))
+            markers.append(np.concatenate([p[1] for p in parts]))
+        else:  # children come in either orientation: make them positive
+            columns = np.concatenate([p[4] for p in parts])
+            inverted = signed_measures(new_points, CellBlock(child_type, nodes)) < 0
+            flip = list(CELL_TYPES[child_type].flip)
+            nodes[inverted] = nodes[inverted][:, flip]
+            columns[inverted] = columns[inverted][:, flip]
+            cells.append(CellBlock(child_type, nodes))
+            cell_columns.append(columns)
+        lineage[is_facet][0].extend(p[2] for p in parts)
+        lineage[is_facet][1].extend(p[3] for p in parts)
+    # children of a valid mesh's cells, oriented above: Mesh.from_blocks's checks and
+    # orientation (another pass of every cell's volume) would find nothing
+    fine = Mesh(new_points, cells, facets, markers, dict(mesh.marker_names), mesh.source)
+    widths = {False: 1, True: 1}  # the most children of one cell, of one facet
+    for (_, _, markers), plan in zip(blocks, plans, strict=True):
+        is_facet = markers is not None
+        widths[is_facet] = max(widths[is_facet], len(plan.templates[0]))
+    return Split(fine, _joined(lineage[False][0]), _joined(lineage[False][1]), widths[False],
+                 _joined(lineage[True][0]), _joined(lineage[True][1]), widths[True],
+                 cell_columns)
 
 
 def _references(children: list) -> tuple[list, list, bool]:
@@ -230,91 +406,6 @@ def _references(children: list) -> tuple[list, list, bool]:
             elif isinstance(ref, tuple) and ref[0] == "c":
                 centre = True
     return edges, quads, centre
-
-
-def _refined_once(mesh: Mesh) -> tuple[Mesh, tuple, tuple]:
-    """``mesh`` refined once, and for its cells and for its facets: each one's parent,
-    its place ``k`` in its parent's split, and the largest number of children of a
-    parent (so that ``child * that + k`` numbers descendants uniquely)."""
-    points = mesh.points
-    blocks = [(b.type, b.nodes, None) for b in mesh.cells]
-    blocks += [(b.type, b.nodes, m) for b, m in zip(mesh.facets, mesh.facet_markers,
-                                                      strict=True)]
-    plans = []
-    for kind, _, _ in blocks:
-        if kind == "tetra":
-            templates = [_tetra_children(d) for d in range(3)]
-        else:
-            templates = [CHILDREN[kind]]
-        edges, quads, centre = _references([c for t in templates for c in t])
-        plans.append((templates, edges, quads, centre))
-    # every edge and quadrilateral asked for, numbered once across blocks
-    edge_rows = np.concatenate([nodes[:, e].reshape(-1, 2) if e else np.zeros((0, 2), int)
-                                for (_, nodes, _), (_, e, _, _) in zip(blocks, plans,
-                                                                        strict=True)])
-    n_points = len(points)
-    edge_unique, edge_ids = _unique_rows(np.sort(edge_rows, axis=1), n_points)
-    quad_rows = np.concatenate([nodes[:, q].reshape(-1, 4) if q else np.zeros((0, 4), int)
-                                for (_, nodes, _), (_, _, q, _) in zip(blocks, plans,
-                                                                        strict=True)])
-    quad_unique, quad_ids = _unique_rows(np.sort(quad_rows, axis=1), n_points)
-    first_quad = n_points + len(edge_unique)
-    first_centre = first_quad + len(quad_unique)
-    new_points = [points, points[edge_unique].mean(axis=1), points[quad_unique].mean(axis=1)]
-    edge_at = quad_at = 0
-    centre_at = first_centre
-    out: dict[tuple[str, bool], list] = {}
-    # each block's first cell (facet) among the mesh's cells (facets)
-    starts = np.concatenate([np.cumsum([0, *(len(b) for b in mesh.cells)])[:-1],
-                             np.cumsum([0, *(len(b) for b in mesh.facets)])[:-1]])
-    for (kind, nodes, markers), (templates, edges, quads, centre), start in zip(
-            blocks, plans, starts, strict=True):
-        n, corners = nodes.shape
-        table = [nodes]
-        column = {i: i for i in range(corners)}
-        local_edges = edge_ids[edge_at:edge_at + n * len(edges)].reshape(n, len(edges))
-        edge_at += n * len(edges)
-        table.append(n_points + local_edges)
-        column |= {("e", *e): corners + k for k, e in enumerate(edges)}
-        local_quads = quad_ids[quad_at:quad_at + n * len(quads)].reshape(n, len(quads))
-        quad_at += n * len(quads)
-        table.append(first_quad + local_quads)
-        column |= {("q", *q): corners + len(edges) + k for k, q in enumerate(quads)}
-        if centre:
-            table.append(np.arange(centre_at, centre_at + n)[:, None])
-            new_points.append(points[nodes].mean(axis=1))
-            column[("c",)] = corners + len(edges) + len(quads)
-            centre_at += n
-        table = np.concatenate(table, axis=1)
-        choice = _shortest_diagonal(np.concatenate(new_points), table, column) \
-            if kind == "tetra" else np.zeros(n, dtype=np.int64)
-        for child_type, _ in templates[0]:
-            out.setdefault((child_type, markers is not None), [])
-        for variant, children in enumerate(templates):
-            rows = np.flatnonzero(choice == variant)
-            for k, (child_type, refs) in enumerate(children):
-                cols = [column[r] if isinstance(r, tuple) else r for r in refs]
-                out[(child_type, markers is not None)].append(
-                    (table[rows][:, cols], None if markers is None else markers[rows],
-                     start + rows, np.full(len(rows), k)))
-    new_points = np.concatenate(new_points)
-    raw, lineage = [], {False: ([], []), True: ([], [])}
-    for (child_type, is_facet), parts in out.items():
-        nodes = np.concatenate([p[0] for p in parts])
-        marks = np.concatenate([p[1] for p in parts]) if is_facet else None
-        if not is_facet:  # children come in either orientation: make them positive
-            inverted = signed_measures(new_points, CellBlock(child_type, nodes)) < 0
-            nodes[inverted] = nodes[inverted][:, list(CELL_TYPES[child_type].flip)]
-        raw.append((child_type, nodes, marks))
-        lineage[is_facet][0].extend(p[2] for p in parts)
-        lineage[is_facet][1].extend(p[3] for p in parts)
-    fine = Mesh.from_blocks(new_points, raw, dict(mesh.marker_names), source=mesh.source)
-    widths = {False: 1, True: 1}  # the most children of one cell, of one facet
-    for (_, _, markers), (templates, *_) in zip(blocks, plans, strict=True):
-        is_facet = markers is not None
-        widths[is_facet] = max(widths[is_facet], len(templates[0]))
-    return fine, *((_joined(lineage[f][0]), _joined(lineage[f][1]), widths[f])
-                   for f in (False, True))
 
 
 def _unique_rows(rows: np.ndarray, n_points: int) -> tuple[np.ndarray, np.ndarray]:

@@ -92,13 +92,29 @@ class Topology:
         Index of the boundary facet matching each face, ``-1`` if none.
     marker_names : dict of int to str
         The mesh's marker names, plus ``unmarked`` if some boundary faces have no facet.
+    cell_faces : numpy.ndarray or None
+        With ``cell_faces=True``: the face of each cell's each local face, cell-major
+        (block by block, each cell's faces in its type's order); otherwise None.
     """
 
-    def __init__(self, mesh: Mesh):
+    def __init__(self, mesh: Mesh, *, cell_faces: bool = False):
         self.mesh = mesh
         self.marker_names = dict(mesh.marker_names)
-        (self.face_nodes, self.face_cells, self.face_marker,
-         self.face_facet) = _unique_faces(mesh, self.marker_names)
+        (self.face_nodes, self.face_cells, self.face_marker, self.face_facet,
+         self.cell_faces) = _unique_faces(mesh, self.marker_names, cell_faces)
+
+    @classmethod
+    def from_faces(cls, mesh: Mesh, marker_names: dict[int, str], face_nodes: np.ndarray,
+                   face_cells: np.ndarray, face_marker: np.ndarray, face_facet: np.ndarray,
+                   cell_faces: np.ndarray | None = None) -> Topology:
+        """The topology of ``mesh`` from its faces, found otherwise than by sorting
+        (:mod:`meshorder.refined_topology`); the arguments are the attributes."""
+        topology = cls.__new__(cls)
+        topology.mesh, topology.marker_names = mesh, marker_names
+        topology.face_nodes, topology.face_cells = face_nodes, face_cells
+        topology.face_marker, topology.face_facet = face_marker, face_facet
+        topology.cell_faces = cell_faces
+        return topology
 
     @property
     def n_cells(self) -> int:
@@ -317,13 +333,14 @@ def _same_as_previous(key: np.ndarray, order: np.ndarray) -> np.ndarray:
     return same
 
 
-def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
+def _unique_faces(mesh: Mesh, marker_names: dict[int, str], cell_faces: bool):
     """Group cell faces and boundary facets by node set; see :class:`Topology`."""
     rows, owner, n_cell_rows = _face_rows(mesh, 2 if mesh.dim == 2 else 4)
     keys = _sort_keys(rows)
     order, same = _grouping_order(keys)  # same: row equal to the one before it (sorted)
     del keys  # the largest temporaries: free them before the next ones
     starts = np.flatnonzero(~same)
+    group = np.cumsum(~same) - 1 if cell_faces else None
     del same
     n_cells_in = np.add.reduceat((order < n_cell_rows).astype(np.int64), starts) \
         if len(order) else np.zeros(0, np.int64)
@@ -356,7 +373,14 @@ def _unique_faces(mesh: Mesh, marker_names: dict[int, str]):
                       stacklevel=3)
     native = argsort_distinct(first, len(order))  # first occurrence is cell-major: left, local face
     cells = np.column_stack([left, right])[native]
-    return rows[first[native]], cells, marker[native], facet[native]
+    row_face = None
+    if cell_faces:
+        face_of_group = np.full(len(starts), -1, dtype=np.int64)
+        face_of_group[faces[native]] = np.arange(len(faces))
+        row_face = np.empty(len(order), dtype=np.int64)
+        row_face[order] = face_of_group[group]
+        row_face = row_face[:n_cell_rows]
+    return rows[first[native]], cells, marker[native], facet[native], row_face
 
 
 def _check_groups(mesh: Mesh, rows: np.ndarray, order: np.ndarray, owner: np.ndarray,
