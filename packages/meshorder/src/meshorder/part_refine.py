@@ -88,7 +88,8 @@ def refine_part(part: PlanPart, levels: int) -> PlanPart:
     file_cells = part.mesh.file_cells[refined.cell_parent] * per_cell + refined.cell_child
     mesh = PartMesh(me, fine, plan_cells, file_cells, point_ids, facet_ids, topology)
     return dataclasses.replace(part, mesh_digest=refined_digest(part.mesh_digest, levels),
-                               offsets=offsets, send=send, mesh=mesh)
+                               offsets=offsets, send=send, mesh=mesh,
+                               children=part.children * per_cell)
 
 
 def refined_digest(digest: str, levels: int) -> str:

@@ -455,6 +455,10 @@ class PlanPart:
         The halo lists (:attr:`meshorder.partition.Partition.send`).
     mesh : PartMesh
         This rank's part.
+    children : int
+        A part refined on its rank (:func:`meshorder.part_refine.refine_part`): the fine
+        cells of each cell of the coarse plan (``8^levels``), so that plan cell ``c``
+        lies in the coarse plan's cell ``c // children``; 1 for a part as planned.
     """
 
     mesh_digest: str
@@ -463,6 +467,7 @@ class PlanPart:
     offsets: np.ndarray
     send: dict[tuple[int, int], np.ndarray]
     mesh: PartMesh
+    children: int = 1
 
     @property
     def n_parts(self) -> int:

@@ -153,6 +153,12 @@ class Multigrid:
     turbulent : bool
         The fine levels run RANS: their coarse levels take the Euler operator, with the
         turbulence model's scalars frozen on the fine level.
+    parents : list of numpy.ndarray, optional
+        Parts refined on their ranks: per local part, the coarse cell of each of its own
+        cells on the first level (numbered from 0 among the part's own), its parent in the
+        mesh before the refinement (:func:`refined_parents`): that level is the mesh as
+        read, and the deeper ones agglomerate it. Without it the parts agglomerate their
+        own cells on every level.
 
     Raises
     ------
@@ -166,7 +172,8 @@ class Multigrid:
                  coarse_cells: list[np.ndarray] | None = None,
                  coarse_colours: list[np.ndarray] | None = None,
                  max_update: float | None = MAX_UPDATE, parts: PartHalos | None = None,
-                 omega: float = OMEGA, turbulent: bool = False):
+                 omega: float = OMEGA, turbulent: bool = False,
+                 parents: list[np.ndarray] | None = None):
         if cycle not in (*CYCLES, AUTO_CYCLE):
             raise ConfigError(f"unknown multigrid cycle {cycle!r}; valid: "
                               f"{', '.join((*CYCLES, AUTO_CYCLE))}")
@@ -192,7 +199,7 @@ class Multigrid:
         self.adaptive = cycle == AUTO_CYCLE and fines[0].geometry.dim in AUTO_W_DIMS
         backend = fine.backend
         if parts is not None:
-            maps, owns, transports = _part_levels(hosts, parts, levels, backend)
+            maps, owns, transports = _part_levels(hosts, parts, levels, backend, parents)
             coarse_colours = None
         else:
             if not coarse_cells:
@@ -349,12 +356,27 @@ class Multigrid:
         return u if bool(d.gas.invalid(new).any()) else new
 
 
-def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
+def refined_parents(plan_cells: np.ndarray, children: int) -> np.ndarray:
+    """The first coarse level of a part refined on its rank: each of its own cells'
+    parent (own plan cells ``plan_cells``, ``children`` to a parent), numbered from 0 in
+    the coarse plan's order. A part owns a range of the coarse plan's cells and all their
+    children (:func:`meshorder.part_refine.refine_part`), so the parents are a range too.
+
+    >>> refined_parents(np.array([25, 24, 17, 31, 16]), 8).tolist()
+    [1, 1, 0, 1, 0]
+    """
+    parents = np.asarray(plan_cells) // children
+    return parents - (parents.min() if len(parents) else 0)
+
+
+def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend,
+                 parents: list[np.ndarray] | None = None
                  ) -> tuple[list[list[np.ndarray]], list[list[int]], list]:
     """The coarse levels of mesh parts (see :class:`Multigrid`): per local part, each
     level's cell map and own coarse cells; per level, the transport of its states. As on
     the whole mesh, the levels stop where the parts together would have fewer than
-    :data:`~meshorder.agglomeration.MIN_COARSE_CELLS` coarse cells."""
+    :data:`~meshorder.agglomeration.MIN_COARSE_CELLS` coarse cells. ``parents``: the
+    first level's maps, where the parts were refined on their ranks."""
     transport, halos = parts.transport, parts.halos
     n_own, n_cells = list(parts.n_own), [host.n_cells for host in hosts]
     graphs = []
@@ -363,8 +385,9 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
         inside = (left < own) & (right < own)
         graphs.append(CSR.from_pairs(left[inside], right[inside], own))
     maps, owns, transports = [[] for _ in hosts], [[] for _ in hosts], []
-    for _ in range(levels):
-        own_maps = [agglomerate(graph) for graph in graphs]
+    for k in range(levels):
+        own_maps = (parents if k == 0 and parents is not None
+                    else [agglomerate(graph) for graph in graphs])
         mine = sum(int(m.max()) + 1 for m in own_maps)
         if transport.sum(np.array([mine]))[0] < MIN_COARSE_CELLS:  # as on the whole mesh
             break

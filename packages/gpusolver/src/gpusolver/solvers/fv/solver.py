@@ -65,7 +65,7 @@ from gpusolver.solvers.fv.lusgs import (
     own_levels,
     sweep_levels,
 )
-from gpusolver.solvers.fv.multigrid import AUTO_CYCLE, Multigrid, PartHalos
+from gpusolver.solvers.fv.multigrid import AUTO_CYCLE, Multigrid, PartHalos, refined_parents
 from gpusolver.solvers.fv.turbulence import SOLVERS as TURBULENCE_SOLVERS
 from gpusolver.solvers.fv.turbulence import MenterSSTFV, SpalartAllmarasFV, TurbulenceFV
 from gpusolver.solvers.parts import Parts, PerPart, halo_sends, shared
@@ -473,6 +473,11 @@ class Solver(Parts):
             parts = (None if whole else
                      PartHalos([layout.n_own for layout in self.layouts], self.halos,
                                self.transport))
+            # parts refined on their ranks: the first coarse level is the mesh as read
+            parents = ([refined_parents(layout.cells[:layout.n_own], part.children)
+                        for layout, part in zip(self.layouts, self.parts, strict=True)]
+                       if not whole and all(part.children > 1 for part in self.parts)
+                       else None)
             self.multigrid = Multigrid(d, [layout.geometry for layout in self.layouts],
                                        stepping.multigrid, stepping.multigrid_cycle,
                                        self._colour_sweeps,
@@ -481,7 +486,8 @@ class Solver(Parts):
                                                        else None),
                                        max_update=stepping.max_update, parts=parts,
                                        omega=stepping.lusgs_omega,
-                                       turbulent=self.turbulence is not None)
+                                       turbulent=self.turbulence is not None,
+                                       parents=parents)
 
     @functools.cached_property
     def _part_lines(self) -> list:
