@@ -211,16 +211,18 @@ def _face_nodes(mesh, faces: np.ndarray, cells: np.ndarray, local: np.ndarray) -
     width = 2 if mesh.dim == 2 else 4
     nodes = np.full((len(faces), width), -1, dtype=np.int64)
     offsets = mesh.block_offsets()
+    block_of = np.searchsorted(offsets, cells, side="right") - 1 if len(mesh.cells) > 1 \
+        else None
     for b, block in enumerate(mesh.cells):
-        rows = slice(None) if len(mesh.cells) == 1 \
-            else np.flatnonzero((cells >= offsets[b]) & (cells < offsets[b + 1]))
-        type_faces = CELL_TYPES[block.type].faces
-        # each local face's corners, padded with its first (then overwritten with -1)
-        corners = np.array([[*f, *f[:1] * (width - len(f))] for f in type_faces])
-        short = np.array([[v >= len(f) for v in range(width)] for f in type_faces])
-        found = block.nodes[(cells[rows] - offsets[b])[:, None], corners[local[rows]]]
-        found[short[local[rows]]] = -1
-        nodes[rows] = found
+        flat, corners = block.nodes.ravel(), block.nodes.shape[1]
+        for j, face in enumerate(CELL_TYPES[block.type].faces):
+            rows = local == j
+            if block_of is not None:
+                rows &= block_of == b
+            rows = np.flatnonzero(rows)
+            at = (cells[rows] - offsets[b]) * corners
+            for i, v in enumerate(face):
+                nodes[rows, i] = flat[at + v]
     return nodes
 
 
