@@ -1,5 +1,7 @@
 """The JST central scheme: free stream, conservation, its boundary Laplacian, convergence."""
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 
@@ -123,3 +125,26 @@ def test_a_case_file_sets_the_jst_coefficients(tmp_path):
                                               'flux = "jst"\njst_k2 = 1.0\njst_k4 = 0.03'))
     scheme = scheme_of(load_case(path))
     assert (scheme.flux, scheme.jst_k2, scheme.jst_k4, scheme.order) == ("jst", 1.0, 0.03, 1)
+    assert scheme.jst_stretching and scheme.stretching_power == jst.STRETCHING
+    path.write_text(path.read_text().replace("jst_k4 = 0.03", "jst_stretching = false"))
+    assert scheme_of(load_case(path)).stretching_power == 0.0
+
+
+def test_without_the_stretching_factor_the_dissipation_is_the_plain_spectral_radius():
+    """``jst_stretching = false``: the residual is the one of a factor of 1 everywhere,
+    which differs from the stretched one on any mesh (twice on a regular cell)."""
+    mesh = box_mesh(3, 3, 2)
+    boundaries = dict.fromkeys(BOX_MARKERS, "farfield")
+    residuals = {}
+    for stretched in (True, False):
+        solver = Solver(mesh, Gas(dim=3, mach=0.5, aoa_deg=3.0), boundaries, backend="numpy",
+                        scheme=Scheme("jst", jst_stretching=stretched))
+        u = solver.conserved()
+        u *= 1 + 0.05 * np.random.default_rng(7).uniform(-1, 1, u.shape)
+        residuals[stretched] = solver.discretisation.residual(u)
+    with patch.object(jst, "stretching", lambda *args: 1.0):
+        solver = Solver(mesh, Gas(dim=3, mach=0.5, aoa_deg=3.0), boundaries, backend="numpy",
+                        scheme=Scheme("jst"))
+        plain = solver.discretisation.residual(u)
+    np.testing.assert_allclose(residuals[False], plain, rtol=1e-13, atol=1e-15)
+    assert not np.allclose(residuals[True], plain)

@@ -12,4 +12,3 @@ enum ScalarBoundary { CELL = 0, WALL = 1, FREE_STREAM = 2 };
 constexpr double ENTROPY_FIX = 0.1;
 constexpr double ENTROPY_FIX_LOW_MACH_LINEAR = 0.01;
 constexpr int RELAX_HALVINGS = 3;
-constexpr double JST_STRETCHING = 0.5;

@@ -95,10 +95,9 @@ ENUMS: tuple[type[IntEnum], ...] = (Condition, Flux, Gradient, Limiter, Accumula
 #: speed, and of LMRoe's entropy and shear waves (a tenth: smooth for Newton's method,
 #: without the boundary layers' spurious dissipation); the halvings of a relaxed update
 #: whose new density or pressure is not positive before the cell keeps its state
-#: (:mod:`gpusolver.integrators.relaxation`); the exponent of JST's stretching factor
-#: (:data:`gpusolver.solvers.fv.jst.STRETCHING`).
+#: (:mod:`gpusolver.integrators.relaxation`).
 CONSTANTS: dict[str, float | int] = {"ENTROPY_FIX": 0.1, "ENTROPY_FIX_LOW_MACH_LINEAR": 0.01,
-                                     "RELAX_HALVINGS": 3, "JST_STRETCHING": 0.5}
+                                     "RELAX_HALVINGS": 3}
 
 #: The header's file name; a quoted ``#include`` of a path ending so gets the generated text.
 HEADER = "ids.cuh"

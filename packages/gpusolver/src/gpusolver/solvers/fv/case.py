@@ -40,6 +40,10 @@ SCHEME_KEYS: dict[str, Key] = {
                   help="jst: second-difference (shock) dissipation coefficient"),
     "jst_k4": Key(NUMBER, default=Scheme.jst_k4, positive=True,
                   help="jst: fourth-difference (background) dissipation coefficient"),
+    "jst_stretching": Key(bool, default=Scheme.jst_stretching,
+                          help="jst: SU2's stretching factor on each face's dissipation "
+                               "(converges on prism layers; false: JST as before "
+                               "2026-11-29)"),
 }
 
 RUN_KEYS: dict[str, Key] = {
@@ -134,7 +138,7 @@ def scheme_of(case: Case) -> Scheme:
     s = case.scheme
     return Scheme(s["flux"], s["order"], s["gradient"], s["limiter"],
                   float(s["venkatakrishnan_k"]), float(s["venkatakrishnan_cap"]),
-                  float(s["jst_k2"]), float(s["jst_k4"]))
+                  float(s["jst_k2"]), float(s["jst_k4"]), s["jst_stretching"])
 
 
 def stepping_of(case: Case) -> Stepping:
@@ -216,6 +220,7 @@ _READ_BY = {
                                       lambda c: c.run["time_integrator"] == "newton-krylov"),
     ("scheme", "jst_k2"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
     ("scheme", "jst_k4"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
+    ("scheme", "jst_stretching"): ("flux = 'jst'", lambda c: c.scheme["flux"] == JST),
     ("scheme", "limiter"): ("a Riemann flux at order = 2", _limited),
     ("scheme", "venkatakrishnan_k"): ("a Riemann flux at order = 2", _limited),
     ("scheme", "venkatakrishnan_cap"): ("a Riemann flux at order = 2", _limited),

@@ -82,6 +82,10 @@ class Scheme:
     jst_k2, jst_k4 : float
         ``jst``: the second-difference (shock) and fourth-difference (background)
         dissipation coefficients (SU2's defaults).
+    jst_stretching : bool
+        ``jst``: scale each face's dissipation by SU2's stretching factor
+        (:func:`~gpusolver.solvers.fv.jst.stretching`), which makes JST converge on prism
+        layers; without it, JST's dissipation as it was before 2026-11-29.
     """
 
     flux: str = "roe"
@@ -92,6 +96,7 @@ class Scheme:
     venkatakrishnan_cap: float = 0.3
     jst_k2: float = 0.5
     jst_k4: float = 0.02
+    jst_stretching: bool = True
 
     def __post_init__(self):
         if self.jst:  # cell values on faces, no limiter: the fourth difference is the
@@ -102,6 +107,11 @@ class Scheme:
     def jst(self) -> bool:
         """The central JST scheme (no Riemann flux between reconstructed states)."""
         return self.flux == JST
+
+    @property
+    def stretching_power(self) -> float:
+        """The exponent of JST's stretching factor, 0 without it."""
+        return jst.STRETCHING if self.jst_stretching else 0.0
 
     @property
     def cell_limited(self) -> bool:
@@ -437,7 +447,8 @@ class Discretisation:
         across, left = st.across, g.left
         speed, cell = jst.spectral_radii(self.gas, w_left, w_right, g.normal, g.area,
                                          self.accumulator)
-        speed *= jst.stretching(cell[left], cell[across], speed * g.area)
+        speed *= jst.stretching(cell[left], cell[across], speed * g.area,
+                                self.scheme.stretching_power)
         flux = jst.central_flux(self.gas, w_left, w_right, u_left, u_right,
                                 laplacian[:, left], laplacian[:, across], sensor[left],
                                 sensor[across], st.neighbours[left], st.neighbours[across],

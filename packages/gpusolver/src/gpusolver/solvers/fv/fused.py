@@ -169,7 +169,8 @@ class FusedResidual:
         #: or a step (:meth:`load_eddy_viscosity`; None: laminar). One buffer for the whole
         #: run, so that recorded CUDA graphs read each step's values.
         self.eddy = None
-        self.jst_coefficients = (self.dtype.type(scheme.jst_k2), self.dtype.type(scheme.jst_k4))
+        self.jst_coefficients = (self.dtype.type(scheme.jst_k2), self.dtype.type(scheme.jst_k4),
+                                 self.dtype.type(scheme.stretching_power))
         #: Face wave speeds times area: convective, then (viscous flow) viscous.
         self.speed = xp.empty((2 if self.viscous else 1) * self.n_faces, self.dtype)
         #: The factor of the viscous speed in the local time step (0: inviscid).

@@ -14,7 +14,8 @@ Laplacian ``sum_nb (U_nb - U)`` and the pressure sensor
 ``s2 = 3 (n_L + n_R) / (n_L n_R)`` from the cells' face counts, and SU2's stretching
 factor ``s = 4 phi_L phi_R / (phi_L + phi_R)``, ``phi = (Lambda / (4 lambda_f))^p``, with
 ``Lambda`` the sum of ``(|u . n| + c) A`` over the cell's faces and ``lambda_f`` the
-face's (:data:`STRETCHING`: ``p``). The fourth
+face's (:data:`STRETCHING`: ``p``; ``[scheme] jst_stretching = false`` leaves ``s = 1``,
+JST's dissipation as it was before 2026-11-29). The fourth
 difference gives second order in smooth flow without a limiter, the sensor switches
 to first-order dissipation at shocks; neither takes a minimum over faces, so steady
 residuals keep falling where a recomputed slope limiter chatters.
@@ -33,7 +34,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpusolver.backends.ids import CONSTANTS
 from gpusolver.layout.geometry import FVGeometry
 from gpusolver.physics.gas import Gas
 from gpusolver.solvers.fv.accumulate import Accumulator
@@ -55,7 +55,7 @@ BOUNDARY_FLUX = "roe"
 #: ``cases/oneram6_euler.toml`` took 4.6% more steps, its CL 0.2% lower; on stretched
 #: cells the answer moves more (the prism wing's lift 10% above Roe's, a 2-D C-grid's
 #: 10% below: docs/validation.md).
-STRETCHING = CONSTANTS["JST_STRETCHING"]
+STRETCHING = 0.5
 
 
 class Stencil(NamedTuple):
@@ -121,15 +121,20 @@ def spectral_radii(gas: Gas, w_left, w_right, normal, area, accumulator: Accumul
     return speed, accumulator.combine(face, face)
 
 
-def stretching(cell_left, cell_right, face):
+def stretching(cell_left, cell_right, face, power: float = STRETCHING):
     """SU2's stretching factor ``4 phi_L phi_R / (phi_L + phi_R)`` of faces whose cells'
-    spectral radii sum to ``cell_left``, ``cell_right`` and whose own is ``face``.
+    spectral radii sum to ``cell_left``, ``cell_right`` and whose own is ``face``;
+    ``phi`` to the ``power`` (0: no factor, 1).
 
     >>> float(stretching(4.0, 4.0, 1.0))  # a regular tetrahedron's face: twice
     2.0
+    >>> float(stretching(400.0, 400.0, 1.0)), float(stretching(400.0, 400.0, 1.0, 0.0))
+    (20.0, 1.0)
     """
-    phi_left = (cell_left / (4.0 * face)) ** STRETCHING
-    phi_right = (cell_right / (4.0 * face)) ** STRETCHING
+    if power == 0:
+        return 1.0
+    phi_left = (cell_left / (4.0 * face)) ** power
+    phi_right = (cell_right / (4.0 * face)) ** power
     return 4.0 * phi_left * phi_right / (phi_left + phi_right)
 
 

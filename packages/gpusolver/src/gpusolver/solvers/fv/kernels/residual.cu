@@ -176,20 +176,21 @@ __device__ void jst_differences(const real* __restrict__ U, int n_cells, const F
     out[(NV + 2) * n_cells + c] = radius;
 }
 
-// x to the power JST_STRETCHING, the exponent of JST's stretching factor (a square root
-// at the shipped 0.5).
+// x to the power p, the exponent of JST's stretching factor (a square root at the
+// shipped 0.5).
 template <typename real>
-__device__ __forceinline__ real stretching_power(real x) {
-    return JST_STRETCHING == 0.5 ? sqrt(x) : pow(x, real(JST_STRETCHING));
+__device__ __forceinline__ real stretching_power(real x, real p) {
+    return p == real(0.5) ? sqrt(x) : pow(x, p);
 }
 
 // jst.central_flux per unit area between cells l and r with primitive states wl, wr
-// across a face of area a; cells holds the JST cell pass (jst_differences).
+// across a face of area a; cells holds the JST cell pass (jst_differences); stretching:
+// the exponent of the stretching factor (jst.stretching), 0 for none.
 template <typename real, int DIM>
 __device__ void jst_flux(const real* __restrict__ U, const real* __restrict__ cells,
                          int n_cells, int l, int r, const real wl[Vars<DIM>::N],
                          const real wr[Vars<DIM>::N], const real n[DIM], real a, real gamma,
-                         real k2, real k4, real flux[Vars<DIM>::N]) {
+                         real k2, real k4, real stretching, real flux[Vars<DIM>::N]) {
     constexpr int NV = Vars<DIM>::N;
     real fl[NV], fr[NV], mean[NV];
     euler_flux<real, DIM>(wl, n, gamma, fl);
@@ -198,9 +199,13 @@ __device__ void jst_flux(const real* __restrict__ U, const real* __restrict__ ce
     for (int v = 0; v < NV; ++v) mean[v] = real(0.5) * (wl[v] + wr[v]);
     const real radius = fabs(normal_velocity<real, DIM>(mean, n))
                         + sound_speed(mean[0], mean[DIM + 1], gamma);
-    const real phi_l = stretching_power(cells[(NV + 2) * n_cells + l] / (real(4) * radius * a));
-    const real phi_r = stretching_power(cells[(NV + 2) * n_cells + r] / (real(4) * radius * a));
-    const real speed = radius * real(4) * phi_l * phi_r / (phi_l + phi_r);
+    real speed = radius;
+    if (stretching > real(0)) {
+        const real face = real(4) * radius * a;
+        const real phi_l = stretching_power(cells[(NV + 2) * n_cells + l] / face, stretching);
+        const real phi_r = stretching_power(cells[(NV + 2) * n_cells + r] / face, stretching);
+        speed *= real(4) * phi_l * phi_r / (phi_l + phi_r);
+    }
     const real count_l = cells[(NV + 1) * n_cells + l], count_r = cells[(NV + 1) * n_cells + r];
     const real s2 = real(3) * (count_l + count_r) / (count_l * count_r);
     const real eps2 = k2 * real(0.5) * (cells[NV * n_cells + l] + cells[NV * n_cells + r]) * s2;
@@ -459,7 +464,8 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
                           const real* __restrict__ epsilon2, int n_cells, Faces<real> F,
                           Viscosity<real> V, int first, int last, real* __restrict__ out,
                           real* __restrict__ boundary_flux, real* __restrict__ mass_flux,
-                          real* __restrict__ speed, real gamma, real k2, real k4) {
+                          real* __restrict__ speed, real gamma, real k2, real k4,
+                          real stretching) {
     constexpr int NV = Vars<DIM>::N;
     const int f = first + blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= last) return;
@@ -503,7 +509,7 @@ __device__ void face_flux(const real* __restrict__ U, const real* __restrict__ g
     real flux[NV];
     if (FLUX == JST && across >= 0)  // gradient: the JST cell pass
         jst_flux<real, DIM>(U, gradient, n_cells, l, across, wl, wr, n, F.area[f], gamma, k2,
-                            k4, flux);
+                            k4, stretching, flux);
     else
         riemann<real, DIM, FLUX == JST ? ROE : FLUX>(wl, wr, n, gamma, flux);
     real t[DIM], inv_len = 0;
@@ -705,14 +711,14 @@ __global__ void __launch_bounds__(256) flux_kernel(
     int n_interior, const real* raw_gradient, const real* tangent,
     const real* inverse_length, const real* eddy, real mu_ref, real sutherland, real prandtl,
     real prandtl_turbulent, int first, int last, real* out, real* boundary_flux,
-    real* mass_flux, real* speed, real gamma, real k2, real k4) {
+    real* mass_flux, real* speed, real gamma, real k2, real k4, real stretching) {
     const Faces<real> F{left, right, normal, area, offset_left, offset_right, bc_code,
                         bc_value, bc_partner, n_faces, n_interior};
     const Viscosity<real> V{raw_gradient, tangent, inverse_length, eddy, mu_ref, sutherland,
                             prandtl, prandtl_turbulent};
     face_flux<real, DIM, FLUX, ORDER, ACC, VISCOUS, FACE_LIMITER>(
         U, gradient, epsilon2, n_cells, F, V, first, last, out, boundary_flux, mass_flux,
-        speed, gamma, k2, k4);
+        speed, gamma, k2, k4, stretching);
 }
 
 // The first-order flux's Jacobians (solvers/fv/jacobian.py's face_jacobians, the
