@@ -20,6 +20,7 @@ Second-order meshes are refused.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,23 +221,28 @@ def unrefined(mesh: Mesh) -> Refinement:
     return Refinement(mesh, cells, np.zeros_like(cells), facets, np.zeros_like(facets))
 
 
-def splits(mesh: Mesh, levels: int):
-    """Yield the :class:`Split` of each of ``levels`` refinements of ``mesh`` in turn.
+def splits(mesh: Mesh, levels: int) -> Iterator[Split]:
+    """The :class:`Split` of each of ``levels`` refinements of ``mesh`` in turn, each made
+    as the iterator gets to it.
 
     Raises
     ------
     MeshorderError
-        For a second-order mesh, or ``levels`` below 0.
+        At once, for a second-order mesh, or ``levels`` below 0.
     """
     if levels < 0:
         raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
     if levels and len(mesh.mid_edge_nodes):
         raise MeshorderError(f"{mesh.source}: refine takes meshes of linear cells; this "
                              "one is second order")
-    for _ in range(levels):
-        split = split_once(mesh)
-        yield split
-        mesh = split.mesh
+
+    def each_level(mesh: Mesh) -> Iterator[Split]:
+        for _ in range(levels):
+            split = split_once(mesh)
+            yield split
+            mesh = split.mesh
+
+    return each_level(mesh)
 
 
 @dataclass(frozen=True)

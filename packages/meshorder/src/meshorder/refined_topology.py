@@ -45,8 +45,9 @@ def refine_with_topology(mesh: Mesh, levels: int) -> tuple[Refinement, Topology]
     MeshorderError
         For a second-order mesh, or ``levels`` below 0.
     """
+    levels_of = splits(mesh, levels)  # checks the arguments first
     refinement, topology = unrefined(mesh), Topology(mesh, cell_faces=True)
-    for split in splits(mesh, levels):
+    for split in levels_of:
         refinement, topology = refinement.then(split), refined_topology(topology, split)
     return refinement, topology
 
@@ -125,11 +126,11 @@ def _face_keys(coarse: Topology, split: Split) -> tuple[np.ndarray, np.ndarray, 
         view = keys[start:end].reshape(len(block), k)
         owner[start:end].reshape(len(block), k)[:] = (first + np.arange(len(block)))[:, None]
         local[start:end].reshape(len(block), k)[:] = np.arange(k, dtype=np.int8)
-        for b in np.unique(parent_block):
+        parent_blocks = np.unique(parent_block)
+        for b in parent_blocks:
             kind = mesh.cells[b].type
             # the rows of this parent type: a slice where it is the only one (the usual)
-            rows = slice(None) if parent_block[0] == parent_block[-1] \
-                else np.flatnonzero(parent_block == b)
+            rows = slice(None) if len(parent_blocks) == 1 else np.flatnonzero(parent_block == b)
             cols = columns[rows].astype(np.int32)
             bits = np.left_shift(np.int32(1), cols)
             masks, codes = _inner_table(kind)[1:]
