@@ -80,9 +80,14 @@ def agglomerate(graph: CSR, seed: int = 0) -> np.ndarray:
 
 
 def coarse_graph(graph: CSR, coarse: np.ndarray) -> CSR:
-    """The graph of the coarse cells: two are neighbours when any of their cells are."""
+    """The graph of the coarse cells: two are neighbours when any of their cells are.
+
+    Each edge of the (symmetric) ``graph`` is taken in one direction only: the coarse
+    graph is made symmetric again by :meth:`~meshorder.topology.CSR.from_pairs`.
+    """
     rows = np.repeat(np.arange(graph.n), graph.degrees())
-    a, b = coarse[rows], coarse[graph.indices]
+    upper = rows < graph.indices
+    a, b = coarse[rows[upper]], coarse[graph.indices[upper]]
     cut = a != b
     return CSR.from_pairs(a[cut], b[cut], int(coarse.max()) + 1 if len(coarse) else 0)
 
