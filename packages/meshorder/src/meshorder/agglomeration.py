@@ -32,16 +32,53 @@ def _neighbourhood_max(graph: CSR, values: np.ndarray) -> np.ndarray:
     return best
 
 
+def _row_positions(graph: CSR, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The positions in ``graph.indices`` of the neighbours of ``rows``, one row after
+    the other; where each row's start among them; each row's degree."""
+    degrees = graph.indptr[rows + 1] - graph.indptr[rows]
+    starts = np.zeros(len(rows), dtype=np.int64)
+    np.cumsum(degrees[:-1], out=starts[1:])
+    at = np.arange(int(degrees.sum())) + np.repeat(graph.indptr[rows] - starts, degrees)
+    return at, starts, degrees
+
+
+def _rows_max(graph: CSR, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`_neighbourhood_max` of the vertices ``rows`` only."""
+    at, starts, degrees = _row_positions(graph, rows)
+    best = values[rows]
+    has = degrees > 0
+    if has.any():
+        reduced = np.maximum.reduceat(values[graph.indices[at]], starts[has])
+        best[has] = np.maximum(best[has], reduced)
+    return best
+
+
 def _seeds(graph: CSR, seed: int) -> np.ndarray:
-    """Vertices three or more steps apart, every other vertex within two of one."""
+    """Vertices three or more steps apart, every other vertex within two of one.
+
+    Once most vertices are decided (after two or three rounds), a round looks only at
+    the undecided ones and at their neighbours, whose largest neighbouring key is all
+    the undecided ones read (on a 3.3M-cell graph 14 rounds, 24% of the vertices
+    undecided after the second, 0.9% after the sixth).
+    """
     n = graph.n
-    priority = np.random.default_rng(seed).permutation(n).astype(np.int64)
-    state = np.zeros(n, dtype=np.int64)  # -1 out (near a seed), 0 undecided, 1 seed
-    while (undecided := state == 0).any():
-        key = (state + 1) * n + priority  # out < undecided < seed
-        best = _neighbourhood_max(graph, _neighbourhood_max(graph, key))
-        state[undecided & (best >= 2 * n)] = -1
-        state[undecided & (best == key)] = 1
+    kind = np.int32 if 3 * n < 2**31 else np.int64  # the keys' memory traffic halved
+    priority = np.random.default_rng(seed).permutation(n).astype(kind)
+    state = np.zeros(n, dtype=kind)  # -1 out (near a seed), 0 undecided, 1 seed
+    while len(undecided := np.flatnonzero(state == 0)):
+        key = (state + 1) * kind(n) + priority  # out < undecided < seed
+        if 2 * len(undecided) > n:
+            best = _neighbourhood_max(graph, _neighbourhood_max(graph, key))[undecided]
+        else:
+            near = np.zeros(n, dtype=bool)
+            near[undecided] = True
+            near[graph.indices[_row_positions(graph, undecided)[0]]] = True
+            near = np.flatnonzero(near)
+            once = np.empty_like(key)  # read only at the undecided vertices' neighbours
+            once[near] = _rows_max(graph, key, near)
+            best = _rows_max(graph, once, undecided)
+        state[undecided[best >= 2 * n]] = -1
+        state[undecided[best == key[undecided]]] = 1
     return np.flatnonzero(state == 1)
 
 
