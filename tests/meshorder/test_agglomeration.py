@@ -50,6 +50,25 @@ def test_seeds_are_three_steps_apart_so_coarse_cells_are_large():
     assert sizes.max() <= 40
 
 
+@settings(max_examples=20, deadline=None)
+@given(nx=st.integers(2, 9), ny=st.integers(2, 9), nz=st.integers(1, 6), seed=st.integers(0, 99))
+def test_the_seeds_are_those_of_rounds_over_every_cell(nx, ny, nz, seed):
+    """The rounds that look at the undecided cells and their neighbours only pick the
+    seeds that rounds over every cell (the algorithm as published) pick."""
+    from meshorder.agglomeration import _neighbourhood_max, _seeds
+
+    graph = Topology(box_mesh(nx, ny, nz)).cell_graph
+    n = graph.n
+    priority = np.random.default_rng(seed).permutation(n).astype(np.int64)
+    state = np.zeros(n, dtype=np.int64)
+    while (undecided := state == 0).any():
+        key = (state + 1) * n + priority
+        best = _neighbourhood_max(graph, _neighbourhood_max(graph, key))
+        state[undecided & (best >= 2 * n)] = -1
+        state[undecided & (best == key)] = 1
+    np.testing.assert_array_equal(_seeds(graph, seed), np.flatnonzero(state == 1))
+
+
 def test_coarse_graph_joins_coarse_cells_with_neighbouring_members():
     path = CSR.from_pairs(np.arange(5), np.arange(1, 6), 6)
     coarse = np.array([0, 0, 1, 1, 2, 2])
