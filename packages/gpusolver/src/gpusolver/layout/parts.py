@@ -23,6 +23,7 @@ numbers, own cells, boundary faces) is :class:`PartCells`; the DG solver's parts
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -73,12 +74,17 @@ class PartCells:
         ValueError
             If one of ``cells`` is not the part's.
         """
-        order = np.argsort(self.cells)
+        order = self._by_number
         positions = order[np.minimum(np.searchsorted(self.cells, cells, sorter=order),
                                      len(order) - 1)]
         if not np.array_equal(self.cells[positions], cells):
             raise ValueError("cells outside the part")
         return positions
+
+    @cached_property
+    def _by_number(self) -> np.ndarray:
+        """The permutation that sorts :attr:`cells` (one sort for every :meth:`local_of`)."""
+        return np.argsort(self.cells)
 
 
 @dataclass(frozen=True)
