@@ -75,3 +75,9 @@ def test_a_facet_on_an_interior_face_falls_back_to_the_sort():
         {**mesh.marker_names, 9: "inside"}, "inner facet")
     with pytest.warns(UserWarning):
         _check(inner)
+
+
+def test_a_coarse_topology_without_its_cell_faces_is_refused():
+    mesh = grid_mesh(2, 2)
+    with pytest.raises(ValueError, match="cell_faces"):
+        refined_topology(Topology(mesh), split_once(mesh))

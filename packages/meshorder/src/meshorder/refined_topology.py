@@ -75,8 +75,9 @@ def refined_topology(coarse: Topology, split: Split) -> Topology:
     if np.count_nonzero(coarse.face_facet >= 0) != n_facets:
         return Topology(split.mesh, cell_faces=True)  # facets not one to one with faces
     fine = split.mesh
-    keys, owner, local = _face_keys(coarse, split)
-    partner = _partners(keys)
+    pieces = _Pieces(coarse)
+    keys, owner, local = _face_keys(coarse, split, pieces)
+    partner, slot_of_key = _partners(keys)
     slots = np.arange(len(keys))
     is_face = (partner < 0) | (partner > slots)
     face_of_slot = np.cumsum(is_face) - 1
@@ -87,7 +88,7 @@ def refined_topology(coarse: Topology, split: Split) -> Topology:
     marker_names = dict(fine.marker_names)
     face_marker = np.full(len(faces), INTERIOR, dtype=np.int64)
     face_facet = np.full(len(faces), -1, dtype=np.int64)
-    facet_slot = _facet_slots(coarse, split, keys)
+    facet_slot = _facet_slots(coarse, split, pieces, slot_of_key)
     facet_face = face_of_slot[facet_slot]
     face_marker[facet_face] = fine.all_facet_markers()
     face_facet[facet_face] = np.arange(len(facet_face))
@@ -101,7 +102,24 @@ def refined_topology(coarse: Topology, split: Split) -> Topology:
                                face_facet, cell_faces)
 
 
-def _face_keys(coarse: Topology, split: Split) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _Pieces:
+    """Which piece of a coarse face a fine face (or facet) on it is: the place of its
+    coarse corner among the face's nodes in increasing order, :data:`MIDDLE` without
+    one (a triangle's middle piece)."""
+
+    def __init__(self, coarse: Topology):
+        self.sorted_nodes = np.sort(coarse.face_nodes, axis=1)  # padding -1 first
+        self.padding = np.count_nonzero(self.sorted_nodes < 0, axis=1)
+
+    def of(self, faces: np.ndarray, corner: np.ndarray, has_corner: np.ndarray) -> np.ndarray:
+        """The pieces of coarse ``faces`` at coarse nodes ``corner`` (where
+        ``has_corner``)."""
+        below = np.count_nonzero(self.sorted_nodes[faces] < corner[:, None], axis=1)
+        return np.where(has_corner, below - self.padding[faces], MIDDLE)
+
+
+def _face_keys(coarse: Topology, split: Split, pieces: _Pieces
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every fine cell face's key (``(coarse face, piece)`` first, then ``(coarse cell,
     inner face)``), cell and local face, cell-major."""
     fine, mesh = split.mesh, coarse.mesh
@@ -113,8 +131,6 @@ def _face_keys(coarse: Topology, split: Split) -> tuple[np.ndarray, np.ndarray, 
     coarse_offsets = mesh.block_offsets()
     coarse_rows = np.cumsum([0, *(len(b) * len(CELL_TYPES[b.type].faces)
                                   for b in mesh.cells)])
-    sorted_face_nodes = np.sort(coarse.face_nodes, axis=1)  # padding -1 first
-    padding = np.count_nonzero(sorted_face_nodes < 0, axis=1)
     n_inner = max(len(_inner_table(b.type)[0]) for b in mesh.cells)
     inner_base = PIECES * coarse.n_faces
     start = 0
@@ -149,9 +165,8 @@ def _face_keys(coarse: Topology, split: Split) -> tuple[np.ndarray, np.ndarray, 
                 coarse_face = coarse.cell_faces[face_rows[on] + code[on]]
                 corner = corner_column[on]
                 node = mesh.cells[b].nodes[within[on], np.minimum(corner, corners - 1)]
-                key[on] = PIECES * coarse_face + np.where(
-                    corner < corners, _rank(sorted_face_nodes[coarse_face], node)
-                    - padding[coarse_face], MIDDLE)
+                key[on] = PIECES * coarse_face + pieces.of(coarse_face, node,
+                                                            corner < corners)
                 view[rows, j] = key
         start = end
     return keys, owner, local
@@ -188,14 +203,9 @@ def _inner_table(kind: str) -> tuple[list[int], np.ndarray, np.ndarray]:
     return inner, np.array(masks, dtype=np.int64), np.array(codes, dtype=np.int64)
 
 
-def _rank(sorted_rows: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """How many entries of each row of ``sorted_rows`` lie below its value."""
-    return np.count_nonzero(sorted_rows < values[:, None], axis=1)
-
-
-def _partners(keys: np.ndarray) -> np.ndarray:
-    """The other slot with each slot's key, ``-1`` where none (two scatters: each key
-    is held by one or two slots)."""
+def _partners(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The other slot with each slot's key, ``-1`` where none, and a slot of each key
+    (two scatters: each key is held by one or two slots)."""
     index = np.int32 if len(keys) < 2**31 else np.int64  # half the memory traffic
     slots = np.arange(len(keys), dtype=index)
     first = np.full(int(keys.max(initial=-1)) + 1, -1, dtype=index)
@@ -204,7 +214,7 @@ def _partners(keys: np.ndarray) -> np.ndarray:
     loser = winner != slots
     second = np.full(len(first), -1, dtype=index)
     second[keys[loser]] = slots[loser]
-    return np.where(loser, winner, second[keys]).astype(np.int64)
+    return np.where(loser, winner, second[keys]).astype(np.int64), first
 
 
 def _face_nodes(mesh, faces: np.ndarray, cells: np.ndarray, local: np.ndarray) -> np.ndarray:
@@ -227,9 +237,11 @@ def _face_nodes(mesh, faces: np.ndarray, cells: np.ndarray, local: np.ndarray) -
     return nodes
 
 
-def _facet_slots(coarse: Topology, split: Split, keys: np.ndarray) -> np.ndarray:
+def _facet_slots(coarse: Topology, split: Split, pieces: _Pieces,
+                 slot_of_key: np.ndarray) -> np.ndarray:
     """The fine cell face each fine facet lies on: its coarse facet's face and its
-    piece of it, found among the fine faces' keys."""
+    piece of it, a key of the fine cell faces (``slot_of_key``: one slot of each key,
+    the only one on a boundary face)."""
     fine = split.mesh
     has = coarse.face_facet >= 0
     facet_face = np.empty(np.count_nonzero(has), dtype=np.int64)
@@ -237,10 +249,5 @@ def _facet_slots(coarse: Topology, split: Split, keys: np.ndarray) -> np.ndarray
     coarse_face = facet_face[split.facet_parent]
     corner = np.concatenate([b.nodes.min(axis=1) for b in fine.facets]) \
         if fine.facets else np.zeros(0, np.int64)
-    sorted_face_nodes = np.sort(coarse.face_nodes[coarse_face], axis=1)
-    padding = np.count_nonzero(sorted_face_nodes < 0, axis=1)
-    piece = np.where(corner < coarse.mesh.n_points,
-                     _rank(sorted_face_nodes, corner) - padding, MIDDLE)
-    slot_of_key = np.full(int(keys.max(initial=-1)) + 1, -1, dtype=np.int64)
-    slot_of_key[keys] = np.arange(len(keys))
-    return slot_of_key[PIECES * coarse_face + piece]
+    piece = pieces.of(coarse_face, corner, corner < coarse.mesh.n_points)
+    return slot_of_key[PIECES * coarse_face + piece].astype(np.int64)
