@@ -205,6 +205,10 @@ def test_coarse_corrections_are_relaxed_as_lusgs_updates(backend):
     buffers = {"start": start, "coarse": backend.asarray(host(level.coarse), np.int32)}
     mg.kernels._transfer(mg.kernels.prolong, u.shape[1], buffers, u, state, start, got)
     np.testing.assert_allclose(host(got), expected, rtol=1e-13, atol=1e-15)
+    halved = host(mg._prolong(level, u, 0.5 * (state - start)))  # a damped correction
+    mg.kernels._transfer(mg.kernels.prolong, u.shape[1], buffers, u, state, start, got,
+                         weight=0.5)
+    np.testing.assert_allclose(host(got), halved, rtol=1e-13, atol=1e-15)
     fine = host(u)
     change = np.abs(expected - fine)[[0, -1]] / np.abs(fine)[[0, -1]]
     assert change.max() <= 0.2 * (1 + 1e-12)
@@ -215,14 +219,16 @@ def test_coarse_corrections_are_relaxed_as_lusgs_updates(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("cycle, sweeps, flux", [("v", "hyperplanes", "roe"),
-                                                 ("w", "hyperplanes", "roe"),
-                                                 ("auto", "hyperplanes", "roe"),
-                                                 ("v", "colours", "jst")])
-def test_fused_multigrid_cycles_match_numpy(backend, cycle, sweeps, flux):
+@pytest.mark.parametrize("cycle, sweeps, flux, damped", [("v", "hyperplanes", "roe", False),
+                                                         ("w", "hyperplanes", "roe", False),
+                                                         ("auto", "hyperplanes", "roe", False),
+                                                         ("v", "colours", "jst", False),
+                                                         ("v", "hyperplanes", "roe", True)])
+def test_fused_multigrid_cycles_match_numpy(backend, cycle, sweeps, flux, damped):
     """Roe, and the M6 case's JST with colour sweeps (the coarse levels sweep the same
     levels in kernels as in array code); ``auto`` turned W after two steps (the kernels'
-    cycle recorded again)."""
+    cycle recorded again); ``damped``: the coarse correction's weight halved after two
+    steps (recorded again)."""
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     solvers = []
@@ -242,6 +248,8 @@ def test_fused_multigrid_cycles_match_numpy(backend, cycle, sweeps, flux):
     for step in range(4):
         if step == 2:
             assert [s.multigrid.deepen() for s in solvers] == [cycle == "auto"] * 2
+            if damped:
+                assert [s.multigrid.damp() for s in solvers] == [0.5, 0.5]
         norms = [s.step() for s in solvers]
         np.testing.assert_allclose(norms[1], norms[0], rtol=1e-10)
     np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,

@@ -239,6 +239,35 @@ def test_an_auto_multigrid_cycle_stays_v_in_3d():
     assert solver.monitors()["multigrid_passes"] == "1"
 
 
+def test_a_stall_that_flips_from_step_to_step_damps_the_coarse_correction():
+    """A residual that flips up and down through a stall's window halves the coarse levels'
+    weight (down to MIN_COARSE_WEIGHT), not the CFL number; a stall that does not flip cuts
+    the CFL number."""
+    solver = perturbed_solver(box_mesh(6, 6, 6),
+                              stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4, multigrid=1))
+    solver.first_residual = 1.0
+    solver._adapt(1e-2)
+    weights = []
+    for _ in range(6):
+        for k in range(STALL_BACK_OFF):
+            solver._adapt(2e-2 if k % 2 else 3e-2)  # a period-2 cycle
+        weights.append(solver.multigrid.weight)
+    notes = solver.take_notes()
+    assert weights == [0.5, 0.25, 0.125, 0.0625, 0.0625, 0.0625]
+    assert "it flips from step to step: the coarse levels' correction weighs 0.5" in notes[0]
+    assert "CFL number 1000 -> 500" in notes[4]
+    assert solver.cfl == 250
+    for k in range(STALL_BACK_OFF):
+        solver._adapt(2e-2 + 1e-3 * (k // 3 % 2))  # stalled, not flipping
+    assert "CFL number 250 -> 125" in solver.take_notes()[-1]
+    assert solver.multigrid.weight == 0.0625
+    assert solver.monitors()["multigrid_weight"] == "0.0625"
+    again = perturbed_solver(box_mesh(6, 6, 6),
+                             stepping=Stepping("lusgs", cfl=10.0, cfl_max=1e4, multigrid=1))
+    again.set_controls(*solver.controls())  # a restart keeps the weight
+    assert again.multigrid.weight == 0.0625
+
+
 def test_controls_come_back_and_a_new_cfl_starts_the_ramps_back_off_again():
     stepping = Stepping("lusgs", cfl=10.0, cfl_max=1e4, freeze_limiter=1e-1)
     solver = perturbed_solver(grid_mesh(8, 8, "triangle"), stepping=stepping)

@@ -4,6 +4,7 @@ cap. One of each, shared by every solver on the whole mesh or on parts."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -21,6 +22,11 @@ CEILING_GROWTH = 1.05
 RETRIES = 6
 CFL_BACKOFF = 10.0
 MIN_CFL = 1e-3
+
+#: A stalled residual flips when at least this fraction of its steps in the stall's
+#: window turned it the other way from the step before (up after down, down after up): a
+#: period-2 cycle. A residual that wanders at random turns about half as often.
+FLIPPING = 0.8
 
 
 def ramped_cfl(start: float, current: float, fall: float, cfl_max: float) -> float:
@@ -85,6 +91,8 @@ class ResidualWatch:
 
     def __init__(self, rise: float, cap: float, stall: int | None = None):
         self.rise, self.cap, self.stall = rise, cap, stall
+        #: The last residuals watched (the first of each, as many as a stall's window).
+        self.recent: deque[float] = deque(maxlen=max(stall or 0, 3))
         #: The lowest value of each residual since the start or the last :meth:`restart`.
         self.lowest: float | np.ndarray = np.inf
         #: Steps since the last new lowest value.
@@ -103,6 +111,7 @@ class ResidualWatch:
         its lowest, ``"stalled"`` where :attr:`stall` steps found no new lowest, else None;
         where one finds a new lowest (and none rose) the cap grows, up to ``cap_max``."""
         values = np.asarray(residuals, dtype=float)
+        self.recent.append(float(np.atleast_1d(values)[0]))
         lowest = np.broadcast_to(self.lowest, values.shape)
         self.last_ratios = self._ratios(values)
         if (self.last_ratios > self.rise).any():
@@ -115,6 +124,28 @@ class ResidualWatch:
             return None
         self.since_lowest += 1
         return "stalled" if self.stall is not None and self.since_lowest >= self.stall else None
+
+    def flipping(self) -> bool:
+        """Whether the first residual's last steps (a stall's window) cycle with period two:
+        at least :data:`FLIPPING` of them turned it the other way from the step before.
+
+        Examples
+        --------
+        >>> watch = ResidualWatch(rise=10.0, cap=100.0, stall=6)
+        >>> for r in (1.0, 0.5, 0.6, 0.5, 0.6, 0.5):
+        ...     _ = watch.watch(r, 1000.0)
+        >>> watch.flipping()
+        True
+        >>> for r in (0.5, 0.6, 0.7, 0.6, 0.5, 0.6):
+        ...     _ = watch.watch(r, 1000.0)
+        >>> watch.flipping()
+        False
+        """
+        steps = np.diff(np.asarray(self.recent))
+        if len(steps) < 2:
+            return False
+        turns = steps[1:] * steps[:-1] < 0
+        return bool(turns.mean() >= FLIPPING)
 
     def restart(self, residuals) -> None:
         """Count from ``residuals`` as the lowest (after an action on a rise or stall)."""

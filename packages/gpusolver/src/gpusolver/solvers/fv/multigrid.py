@@ -197,6 +197,8 @@ class Multigrid:
         self.passes = CYCLES["v" if cycle == AUTO_CYCLE else cycle]
         #: The cycle may still turn W (:meth:`deepen`).
         self.adaptive = cycle == AUTO_CYCLE and fines[0].geometry.dim in AUTO_W_DIMS
+        #: The weight of the coarse levels' correction of the fine state (:meth:`damp`).
+        self.weight = 1.0
         backend = fine.backend
         if parts is not None:
             maps, owns, transports = _part_levels(hosts, parts, levels, backend, parents)
@@ -261,6 +263,14 @@ class Multigrid:
         self.passes = CYCLES["w"]
         return True
 
+    def damp(self) -> float:
+        """Halve the weight of the coarse levels' correction of the fine state; the new
+        weight. A correction that overshoots flips the fine state back and forth from
+        step to step (RANS, whose coarse levels take the Euler operator): a weight below
+        one damps the flip, where a smaller CFL number does not."""
+        self.weight *= 0.5
+        return self.weight
+
     @property
     def fine(self) -> Discretisation:
         """The first local part's system (the whole mesh's)."""
@@ -291,7 +301,7 @@ class Multigrid:
             return self.kernels.correct(states, cfl)
         residuals = [x.residual(u) for x, u in zip(self.fines, states, strict=True)]
         changes = self._coarse_change(0, states, residuals, cfl)
-        return [self._prolong(mine[0], u, change)
+        return [self._prolong(mine[0], u, self.weight * change)
                 for mine, u, change in zip(self.parts, states, changes, strict=True)]
 
     # ------------------------------------------------------------------ cycle
@@ -484,7 +494,8 @@ class MultigridKernels:
                     level.discretisation.fused.update_far_field()
         for x in mg.fines:
             x.fused.update_far_field()
-        key = (mg.passes, *((id(phi), mode) for phi, mode in zip(phis, modes, strict=True)))
+        key = (mg.passes, mg.weight,
+               *((id(phi), mode) for phi, mode in zip(phis, modes, strict=True)))
         self.graphs.run(key, lambda: self._launches(phis, modes))
         self.backend.synchronize()  # the next step reads u_out on another stream
         for x, phi, mode in zip(mg.fines, phis, modes, strict=True):
@@ -502,7 +513,7 @@ class MultigridKernels:
         for part in self.parts:
             b = part.levels[0]
             self._transfer(self.prolong, part.u_in.shape[1], b, part.u_in, b["state"],
-                           b["start"], part.u_out)
+                           b["start"], part.u_out, weight=self.multigrid.weight)
 
     def _level(self, k: int, states: list, residuals: list) -> None:
         """Level ``k``'s state of each part in its ``state`` buffer: restriction of its
@@ -547,9 +558,11 @@ class MultigridKernels:
                     self._transfer(self.prolong, u.shape[1], below, u, below["state"],
                                    below["start"], u)
 
-    def _transfer(self, kernel, n_fine: int, b: dict, *arrays) -> None:
-        """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level."""
+    def _transfer(self, kernel, n_fine: int, b: dict, *arrays, weight=1) -> None:
+        """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level
+        (a prolongation adds ``weight`` times the coarse change)."""
         n_coarse = b["start"].shape[1]
-        extra = (self.gamma, self.limit) if kernel is self.prolong else ()
+        extra = ((self.gamma, self.limit, self.gamma.dtype.type(weight))
+                 if kernel is self.prolong else ())
         kernel(grid(n_fine, BLOCK), (BLOCK,),
                (np.int32(n_fine), np.int32(n_coarse), b["coarse"], *arrays, *extra))

@@ -21,14 +21,15 @@ __global__ void __launch_bounds__(256) restrict_kernel(
     }
 }
 
-// out = u + alpha (state - start) of each cell's coarse cell, alpha relaxed as an LU-SGS
-// update is (density and total energy change by at most `limit` of their values, halved
-// while not positive: relaxation.cuh); u where the result is not finite. out may be u.
+// out = u + alpha weight (state - start) of each cell's coarse cell, alpha relaxed as an
+// LU-SGS update is (density and total energy change by at most `limit` of their values,
+// halved while not positive: relaxation.cuh); u where the result is not finite. out may
+// be u. weight: Multigrid.weight on the fine level, 1 between coarse levels.
 template <typename real, int DIM>
 __global__ void __launch_bounds__(256) prolong_kernel(
     int n_fine, int n_coarse, const int* __restrict__ coarse, const real* u,
     const real* __restrict__ state, const real* __restrict__ start, real* out, real gamma,
-    real limit) {
+    real limit, real weight) {
     constexpr int NV = DIM + 2;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_fine) return;
@@ -37,7 +38,7 @@ __global__ void __launch_bounds__(256) prolong_kernel(
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
         w[v] = u[v * n_fine + i];
-        change[v] = state[v * n_coarse + c] - start[v * n_coarse + c];
+        change[v] = weight * (state[v * n_coarse + c] - start[v * n_coarse + c]);
     }
     bool bad;
     const real alpha = positive_fraction<real, DIM>(
