@@ -218,7 +218,7 @@ STALL_BACK_OFF = 200
 #: the coarse levels' correction (:meth:`~gpusolver.solvers.fv.multigrid.Multigrid.damp`)
 #: instead of the CFL number, down to this weight; then the CFL number is halved again.
 #: On a 47,145-cell SA-neg ONERA M6 (10 prism layers) the residual held 1.9 orders down,
-#: the lift flipping between 0.2222 and 0.2235 each step, while six CFL cuts (442 to 52)
+#: the lift flipping between 0.2222 and 0.2235 each step, while four CFL cuts (442 to 39)
 #: changed nothing; without the coarse levels it fell two orders in 150 steps.
 MIN_COARSE_WEIGHT = 1 / 16
 
