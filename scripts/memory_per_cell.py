@@ -51,25 +51,25 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     precisions = args.precisions.split(",")
-    if len(precisions) > 1:
+    if len(precisions) == 1:
+        rows = [_row(args.case, precisions[0], args.steps)]
+    else:
         rows = [row for precision in precisions
                 for row in _in_own_process(args.case, precision, args.steps)]
-        if args.json:
-            with open(args.json, "w") as handle:
-                json.dump(rows, handle, indent=1)
-        return
-    rows = []
-    for precision in precisions:
-        case = load_case(args.case)
-        case = dataclasses.replace(case, run=case.run | {"precision": precision})
-        cells, peak, backend = measured(case, args.steps)
-        rows.append({"case": args.case, "backend": backend, "precision": precision,
-                     "cells": cells, "bytes": peak, "bytes_per_cell": peak / cells})
-        print(f"{args.case} {backend} {precision}: {cells:,} cells, {peak / 2**30:.2f} GiB, "
-              f"{peak / cells:.0f} bytes per cell", flush=True)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(rows, handle, indent=1)
+
+
+def _row(path: str, precision: str, steps: int) -> dict:
+    """The case at ``path`` measured in ``precision`` here (one line printed)."""
+    case = load_case(path)
+    case = dataclasses.replace(case, run=case.run | {"precision": precision})
+    cells, peak, backend = measured(case, steps)
+    print(f"{path} {backend} {precision}: {cells:,} cells, {peak / 2**30:.2f} GiB, "
+          f"{peak / cells:.0f} bytes per cell", flush=True)
+    return {"case": path, "backend": backend, "precision": precision, "cells": cells,
+            "bytes": peak, "bytes_per_cell": peak / cells}
 
 
 def _in_own_process(case: str, precision: str, steps: int) -> list[dict]:

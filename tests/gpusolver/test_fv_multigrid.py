@@ -209,6 +209,7 @@ def test_coarse_corrections_are_relaxed_as_lusgs_updates(backend):
     mg.kernels._transfer(mg.kernels.prolong, u.shape[1], buffers, u, state, start, got,
                          weight=0.5)
     np.testing.assert_allclose(host(got), halved, rtol=1e-13, atol=1e-15)
+    assert not np.allclose(halved, expected)  # the weight acted
     fine = host(u)
     change = np.abs(expected - fine)[[0, -1]] / np.abs(fine)[[0, -1]]
     assert change.max() <= 0.2 * (1 + 1e-12)
@@ -216,6 +217,16 @@ def test_coarse_corrections_are_relaxed_as_lusgs_updates(backend):
     nan_cells = host(level.coarse) == 0
     np.testing.assert_array_equal(expected[:, nan_cells], fine[:, nan_cells])
     assert change[:, ~nan_cells].max() > 0.19  # some cells were relaxed
+
+
+def test_a_correction_of_weight_zero_leaves_the_fine_state_as_it_was():
+    solver = perturbed_solver(grid_mesh(24, 20, "triangle"), gas=Gas(dim=2, mach=0.5),
+                              stepping=Stepping("lusgs", multigrid=1),
+                              boundaries=FARFIELD_SQUARE)
+    mg, u = solver.multigrid, solver.u
+    assert not np.allclose(mg.correct([u], 20.0)[0], u)
+    mg.weight = 0.0
+    np.testing.assert_array_equal(mg.correct([u], 20.0)[0], u)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
