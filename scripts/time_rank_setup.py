@@ -49,7 +49,7 @@ def main() -> None:
     inside = (left < n_own) & (right < n_own)
     graph = CSR.from_pairs(left[inside], right[inside], n_own)  # multigrid makes it anyway
     before_parents = time.perf_counter()
-    refined_parents(layout.cells[:layout.n_own], fine.children)
+    refined_parents(layout.cells[:layout.n_own], fine.children)  # every generation
     parents = time.perf_counter()
     agglomerate(graph)
     agglomerated = time.perf_counter()

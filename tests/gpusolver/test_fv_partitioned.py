@@ -580,37 +580,40 @@ def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tm
     np.testing.assert_allclose(states["parts"], in_file_order, rtol=1e-12, atol=1e-14)
 
 
-def test_parts_refined_on_their_ranks_take_the_mesh_as_read_for_their_first_coarse_level():
-    """Multigrid on parts refined on their ranks: the first coarse level's own cells are
-    the coarse part's own cells (each the sum of its eight children: the same volumes),
-    nothing agglomerated; the cycle brings a perturbed supersonic box back to its
-    uniform flow, as the agglomerated levels of the same parts do."""
+def test_parts_refined_on_their_ranks_take_the_generations_of_the_refinement_for_coarse_levels():
+    """Multigrid on parts refined twice on their ranks: the first coarse level's own cells
+    are the parents of the fine cells (each the sum of its eight children), the second's
+    the coarse part's own cells (the same volumes), nothing agglomerated; the cycle brings
+    a perturbed supersonic box back to its uniform flow, as the agglomerated levels of the
+    same parts do."""
     from meshorder.geometry import signed_measures
     from meshorder.part_refine import refine_part
 
-    coarse = box_mesh(4, 3, 3)
+    coarse = box_mesh(3, 2, 2)
     plan = make_plan(coarse, PlanOptions(partitions=3), topology=Topology(coarse))
-    fine = [refine_part(part, 1) for part in every_part(plan)]
+    fine = [refine_part(part, 2) for part in every_part(plan)]
     gas = Gas(dim=3, mach=1.4)  # along x: the free stream is the steady state
     boundaries = {**BOX, "ymax": "symmetry", "zmax": "farfield"}
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     steps = {}
-    for name, children in (("parents", None), ("agglomerated", 1)):
+    for name, children in (("generations", None), ("agglomerated", 1)):
         parts = [dataclasses.replace(part, children=children or part.children)
                  for part in fine]
         solver = Solver(parts, gas, boundaries, scheme=Scheme("roe", 1), backend="numpy",
                         stepping=Stepping("lusgs", 20.0, cfl_max=1e3, sweeps="colours",
                                           multigrid=2))
-        first = [level[0] for level in solver.multigrid.parts]
         if children is None:
-            for part, level, layout in zip(every_part(plan), first, solver.layouts,
-                                           strict=True):
+            for part, levels, layout in zip(every_part(plan), solver.multigrid.parts,
+                                            solver.layouts, strict=True):
                 volumes = np.concatenate([signed_measures(part.mesh.mesh.points, block)
                                           for block in part.mesh.mesh.cells])
-                np.testing.assert_allclose(level.host.volume[:level.n_own],
+                first, second = levels
+                assert second.n_own * 8 == first.n_own and first.n_own * 8 == layout.n_own
+                np.testing.assert_allclose(second.host.volume[:second.n_own],
                                            volumes[part.own()], rtol=1e-12)
-                assert level.n_own * 8 == layout.n_own
+                parents = first.host.volume[:first.n_own].reshape(-1, 8).sum(axis=1)
+                np.testing.assert_allclose(parents, volumes[part.own()], rtol=1e-12)
         u = solver.conserved()
         u *= 1 + 0.05 * np.random.default_rng(seed).uniform(-1, 1, u.shape)
         solver.set_conserved(u)
@@ -619,7 +622,7 @@ def test_parts_refined_on_their_ranks_take_the_mesh_as_read_for_their_first_coar
         free = gas.to_conserved(gas.free_stream[:, None])
         np.testing.assert_allclose(solver.conserved(), free * np.ones((1, solver.n_cells)),
                                    rtol=0, atol=1e-5)
-    assert steps["parents"] and steps["parents"] <= 1.2 * steps["agglomerated"], steps
+    assert steps["generations"] and steps["generations"] <= 1.2 * steps["agglomerated"], steps
 
 
 def test_four_ranks_converge_lusgs_with_multigrid_to_one_ranks_coefficients(tmp_path):

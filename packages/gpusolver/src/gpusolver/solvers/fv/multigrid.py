@@ -45,6 +45,7 @@ from gpusolver.solvers.fv.fused import (
 from gpusolver.solvers.fv.lusgs import LUSGS, OMEGA, FusedLUSGS, own_levels
 from meshorder.agglomeration import MIN_COARSE_CELLS, agglomerate, coarse_graph, hierarchy
 from meshorder.hyperplanes import colour_sweeps
+from meshorder.part_refine import CELL_CHILDREN
 from meshorder.topology import CSR
 
 #: Cycles: how many times each coarse level is smoothed and corrected from below.
@@ -153,12 +154,11 @@ class Multigrid:
     turbulent : bool
         The fine levels run RANS: their coarse levels take the Euler operator, with the
         turbulence model's scalars frozen on the fine level.
-    parents : list of numpy.ndarray, optional
-        Parts refined on their ranks: per local part, the coarse cell of each of its own
-        cells on the first level (numbered from 0 among the part's own), its parent in the
-        mesh before the refinement (:func:`refined_parents`): that level is the mesh as
-        read, and the deeper ones agglomerate it. Without it the parts agglomerate their
-        own cells on every level.
+    parents : list of list of numpy.ndarray, optional
+        Parts refined on their ranks: per local part, the maps of its refinement's
+        generations (:func:`refined_parents`), the first coarse levels: each own cell's
+        parent, each parent's parent, down to the mesh as read; the levels below it
+        agglomerate. Without it the parts agglomerate their own cells on every level.
 
     Raises
     ------
@@ -366,17 +366,33 @@ class Multigrid:
         return u if bool(d.gas.invalid(new).any()) else new
 
 
-def refined_parents(plan_cells: np.ndarray, children: int) -> np.ndarray:
-    """The first coarse level of a part refined on its rank: each of its own cells'
-    parent (own plan cells ``plan_cells``, ``children`` to a parent), numbered from 0 in
-    the coarse plan's order. A part owns a range of the coarse plan's cells and all their
-    children (:func:`meshorder.part_refine.refine_part`), so the parents are a range too.
+def refined_parents(plan_cells: np.ndarray, children: int) -> list[np.ndarray]:
+    """The coarse levels of a part refined on its rank: the generations of its
+    refinement, finest first. The first level's map gives each own cell (own plan cells
+    ``plan_cells``, ``children`` to a cell of the coarse plan) its parent, each deeper
+    level's each parent its own parent, down to the mesh as read; each level numbers its
+    cells from 0. A part owns a range of the coarse plan's cells and all their children
+    (:func:`meshorder.part_refine.refine_part`, each cell of a generation splitting into
+    :data:`~meshorder.part_refine.CELL_CHILDREN`), so every generation's cells are a range.
 
-    >>> refined_parents(np.array([25, 24, 17, 31, 16]), 8).tolist()
-    [1, 1, 0, 1, 0]
+    >>> [m.tolist() for m in refined_parents(np.array([130, 131, 129, 128, 191, 136]), 64)]
+    [[0, 0, 0, 0, 7, 1], [0, 0, 0, 0, 0, 0, 0, 0]]
     """
-    parents = np.asarray(plan_cells) // children
-    return parents - (parents.min() if len(parents) else 0)
+    per = CELL_CHILDREN
+    generations = round(np.log(children) / np.log(per)) if children > 1 else 0
+    if per ** generations != children:
+        raise ValueError(f"{children} children to a cell are not generations of {per}")
+    plan_cells = np.asarray(plan_cells)
+    first = int(plan_cells.min()) if len(plan_cells) else 0
+    maps = []
+    for k in range(generations):
+        if k == 0:
+            parents = plan_cells // per
+        else:  # the previous generation's cells, first + 0, 1, ...
+            parents = (first + np.arange(int(maps[-1].max()) + 1)) // per
+        first //= per
+        maps.append(parents - first)
+    return maps
 
 
 def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend,
@@ -386,7 +402,7 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
     level's cell map and own coarse cells; per level, the transport of its states. As on
     the whole mesh, the levels stop where the parts together would have fewer than
     :data:`~meshorder.agglomeration.MIN_COARSE_CELLS` coarse cells. ``parents``: the
-    first level's maps, where the parts were refined on their ranks."""
+    first levels' maps, where the parts were refined on their ranks."""
     transport, halos = parts.transport, parts.halos
     n_own, n_cells = list(parts.n_own), [host.n_cells for host in hosts]
     graphs = []
@@ -396,7 +412,8 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
         graphs.append(CSR.from_pairs(left[inside], right[inside], own))
     maps, owns, transports = [[] for _ in hosts], [[] for _ in hosts], []
     for k in range(levels):
-        own_maps = (parents if k == 0 and parents is not None
+        own_maps = ([generations[k] for generations in parents]
+                    if parents is not None and k < len(parents[0])
                     else [agglomerate(graph) for graph in graphs])
         mine = sum(int(m.max()) + 1 for m in own_maps)
         if transport.sum(np.array([mine]))[0] < MIN_COARSE_CELLS:  # as on the whole mesh

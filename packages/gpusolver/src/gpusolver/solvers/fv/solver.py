@@ -482,7 +482,7 @@ class Solver(Parts):
             parts = (None if whole else
                      PartHalos([layout.n_own for layout in self.layouts], self.halos,
                                self.transport))
-            # parts refined on their ranks: the first coarse level is the mesh as read
+            # parts refined on their ranks: the first coarse levels are its generations
             parents = ([refined_parents(layout.cells[:layout.n_own], part.children)
                         for layout, part in zip(self.layouts, self.parts, strict=True)]
                        if not whole and all(part.children > 1 for part in self.parts)
