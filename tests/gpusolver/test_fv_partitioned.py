@@ -583,9 +583,9 @@ def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tm
 def test_parts_refined_on_their_ranks_take_the_generations_of_the_refinement_for_coarse_levels():
     """Multigrid on parts refined twice on their ranks: the first coarse level's own cells
     are the parents of the fine cells (each the sum of its eight children), the second's
-    the coarse part's own cells (the same volumes), nothing agglomerated; the cycle brings
-    a perturbed supersonic box back to its uniform flow, as the agglomerated levels of the
-    same parts do."""
+    the coarse part's own cells (the same volumes), nothing agglomerated (a box too small
+    for it); the cycle brings a perturbed supersonic box back to its uniform flow, as the
+    agglomerated levels of the same parts do."""
     from meshorder.geometry import signed_measures
     from meshorder.part_refine import refine_part
 
@@ -597,18 +597,18 @@ def test_parts_refined_on_their_ranks_take_the_generations_of_the_refinement_for
     seed = int(np.random.default_rng().integers(2**31))
     print(f"seed {seed}")
     steps = {}
-    for name, children in (("generations", None), ("agglomerated", 1)):
+    for name, children, levels in (("generations", None, 1), ("agglomerated", 1, 2)):
         parts = [dataclasses.replace(part, children=children or part.children)
                  for part in fine]
         solver = Solver(parts, gas, boundaries, scheme=Scheme("roe", 1), backend="numpy",
                         stepping=Stepping("lusgs", 20.0, cfl_max=1e3, sweeps="colours",
-                                          multigrid=2))
+                                          multigrid=levels))
         if children is None:
             for part, levels, layout in zip(every_part(plan), solver.multigrid.parts,
                                             solver.layouts, strict=True):
                 volumes = np.concatenate([signed_measures(part.mesh.mesh.points, block)
                                           for block in part.mesh.mesh.cells])
-                first, second = levels
+                first, second = levels  # too few cells for an agglomerated one
                 assert second.n_own * 8 == first.n_own and first.n_own * 8 == layout.n_own
                 np.testing.assert_allclose(second.host.volume[:second.n_own],
                                            volumes[part.own()], rtol=1e-12)
@@ -623,6 +623,24 @@ def test_parts_refined_on_their_ranks_take_the_generations_of_the_refinement_for
         np.testing.assert_allclose(solver.conserved(), free * np.ones((1, solver.n_cells)),
                                    rtol=0, atol=1e-5)
     assert steps["generations"] and steps["generations"] <= 1.2 * steps["agglomerated"], steps
+
+
+def test_the_generations_of_a_refinement_come_on_top_of_the_cases_coarse_levels():
+    """Parts refined once on their ranks take the refinement's generation as a coarse
+    level and then the case's one agglomerated level of the mesh as read."""
+    from meshorder.part_refine import refine_part
+
+    coarse = box_mesh(6, 4, 4)
+    plan = make_plan(coarse, PlanOptions(partitions=2), topology=Topology(coarse))
+    fine = [refine_part(part, 1) for part in every_part(plan)]
+    solver = Solver(fine, Gas(dim=3, mach=1.4), {**BOX, "ymax": "symmetry", "zmax": "farfield"},
+                    scheme=Scheme("roe", 1), backend="numpy",
+                    stepping=Stepping("lusgs", 20.0, sweeps="colours", multigrid=1))
+    for part, levels in zip(every_part(plan), solver.multigrid.parts, strict=True):
+        assert len(levels) == 2
+        generation, agglomerated = levels
+        assert generation.n_own == len(part.own())
+        assert agglomerated.n_own < generation.n_own / 4
 
 
 def test_four_ranks_converge_lusgs_with_multigrid_to_one_ranks_coefficients(tmp_path):

@@ -156,9 +156,10 @@ class Multigrid:
         turbulence model's scalars frozen on the fine level.
     parents : list of list of numpy.ndarray, optional
         Parts refined on their ranks: per local part, the maps of its refinement's
-        generations (:func:`refined_parents`), the first coarse levels: each own cell's
-        parent, each parent's parent, down to the mesh as read; the levels below it
-        agglomerate. Without it the parts agglomerate their own cells on every level.
+        generations (:func:`refined_parents`), coarse levels on top of the ``levels``
+        agglomerated ones: each own cell's parent, each parent's parent, down to the mesh
+        as read, which ``levels`` levels agglomerate as they would the mesh unrefined.
+        Without it the parts agglomerate their own cells on every level.
 
     Raises
     ------
@@ -402,7 +403,8 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
     level's cell map and own coarse cells; per level, the transport of its states. As on
     the whole mesh, the levels stop where the parts together would have fewer than
     :data:`~meshorder.agglomeration.MIN_COARSE_CELLS` coarse cells. ``parents``: the
-    first levels' maps, where the parts were refined on their ranks."""
+    maps of the refinement's generations, where the parts were refined on their ranks:
+    levels on top of ``levels``."""
     transport, halos = parts.transport, parts.halos
     n_own, n_cells = list(parts.n_own), [host.n_cells for host in hosts]
     graphs = []
@@ -411,7 +413,7 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
         inside = (left < own) & (right < own)
         graphs.append(CSR.from_pairs(left[inside], right[inside], own))
     maps, owns, transports = [[] for _ in hosts], [[] for _ in hosts], []
-    for k in range(levels):
+    for k in range(levels + (len(parents[0]) if parents is not None else 0)):
         own_maps = ([generations[k] for generations in parents]
                     if parents is not None and k < len(parents[0])
                     else [agglomerate(graph) for graph in graphs])
