@@ -1,7 +1,9 @@
 """Where a whole ``gpusolver run`` spends its time: inclusive wall seconds of its phases.
 
-Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N] [--steps]``. Runs the case in
-this process (output in a temporary folder) with timers around the functions that make
+Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N] [--steps] [--output DIR]``.
+Runs the case in this process (output in a temporary folder, or ``DIR``: under
+``mpiexec -n N`` every rank must name the same one, and each prints its own phases, a
+part refined on its rank included) with timers around the functions that make
 up the set-up (reading, plan, backend, geometry, discretisations, multigrid levels,
 kernels), the loop and the outputs; each timer waits for the GPU before it stops, so
 asynchronous work is charged to the phase that queued it. Prints one line per phase
@@ -16,6 +18,7 @@ import time
 START = time.perf_counter()
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import functools  # noqa: E402
 import importlib  # noqa: E402
 import re  # noqa: E402
@@ -33,6 +36,8 @@ PHASES = [
     "gpusolver.systems:load_case",
     "gpusolver.run:build_system",
     "gpusolver.solvers.mesh_system:_read_with_plan",
+    "meshorder.plan:read_plan_part",
+    "meshorder.part_refine:refine_part",
     "meshorder.io.read:read_mesh",
     "meshorder.plan:Plan.load",
     "gpusolver:plan_for",
@@ -41,6 +46,7 @@ PHASES = [
     "gpusolver.solvers.fv.solver:Solver.__init__",
     "gpusolver.layout.geometry:build_geometry",
     "gpusolver.layout.parts:whole_mesh_layout",
+    "gpusolver.layout.parts:layout_of_part",
     "gpusolver.parallel:halo_lists",
     "gpusolver.solvers.fv.discretisation:Discretisation.__init__",
     "gpusolver.layout.geometry:FVGeometry.to",
@@ -51,10 +57,12 @@ PHASES = [
     "gpusolver.solvers.fv.lusgs:line_sweeps",
     "meshorder.lines:implicit_lines",
     "meshorder.lines:line_levels",
+    "gpusolver.solvers.fv.solver:Solver._levels",
     "gpusolver.solvers.fv.lusgs:LUSGS.__init__",
     "gpusolver.solvers.fv.lusgs:LevelKernels.__init__",
     "gpusolver.solvers.fv.lusgs:FusedLUSGS.__init__",
     "gpusolver.solvers.fv.multigrid:Multigrid.__init__",
+    "gpusolver.solvers.fv.multigrid:_part_levels",
     "gpusolver.layout.agglomeration:coarse_geometry",
     "gpusolver.solvers.fv.multigrid:MultigridKernels.__init__",
     "gpusolver.solvers.fv.solver:Solver._uniform",
@@ -152,33 +160,45 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, help="steps (default: the case's)")
     parser.add_argument("--steps", action="store_true",
                         help="time the parts of a finite-volume step, not the set-up")
+    parser.add_argument("--output", type=Path,
+                        help="output folder (default: a temporary one; under mpiexec: "
+                             "required, the same on every rank)")
     args = parser.parse_args()
+    from gpusolver.parallel import mpi_world
+
+    comm = mpi_world()
+    if comm is not None and args.output is None:
+        parser.error("under mpiexec give --output DIR, the same on every rank")
     phases = STEP_PHASES if args.steps else PHASES
     for phase in phases:
         _install(phase)
     from gpusolver.run import run_case
     from gpusolver.systems import load_case
 
-    with tempfile.TemporaryDirectory() as out:
+    with contextlib.ExitStack() as stack:
+        out = (args.output.resolve() if args.output is not None
+               else stack.enter_context(tempfile.TemporaryDirectory()))
         text = args.case.read_text()
         text = re.sub(r"^directory\s*=.*$", f'directory = "{out}"', text, flags=re.M)
         if args.iterations is not None:
             text = re.sub(r"^(iterations|steps)\s*=.*$", rf"\1 = {args.iterations}", text,
                           flags=re.M)
-        copy = args.case.with_name(f".profiled_{args.case.name}")
+        rank = "" if comm is None else f"rank {comm.rank}: "
+        copy = args.case.with_name(f".profiled_{rank[5:-2]}{args.case.name}")
         copy.write_text(text)
         try:
             result = run_case(load_case(copy), progress=False)
         finally:
             copy.unlink()
     whole = time.perf_counter() - START
-    print(f"{args.case}: {result.system.iteration} steps; imports {IMPORTED - START:.2f} s; "
-          f"whole {whole:.2f} s")
+    lines = [f"{rank}{args.case}: {result.system.iteration} steps; imports "
+             f"{IMPORTED - START:.2f} s; whole {whole:.2f} s"]
     for phase in phases:
         name = phase.split(":")[1]
         calls, seconds = TOTALS.get(name, (0, 0.0))
         if calls:
-            print(f"  {name:40s} {calls:5d} calls {seconds:8.3f} s")
+            lines.append(f"{rank}  {name:40s} {calls:5d} calls {seconds:8.3f} s")
+    print("\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":
