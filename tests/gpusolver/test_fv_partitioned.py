@@ -831,6 +831,28 @@ def test_part_faces_come_deep_then_own_then_interface_then_halo(faces):
         assert layout.face_ranges["interface"][1] > layout.face_ranges["interface"][0]
 
 
+def test_a_refined_parts_faces_follow_the_plans_cell_order():
+    """A part refined on its rank lists its cells child by child; its greedy faces still
+    go by their lower cell in the plan's order (the children of a coarse cell together),
+    so a warp of faces reads about as few sectors as in a part as planned, not the
+    cells of a whole coarse part apart."""
+    from gpusolver.layout.parts import layout_of_part
+    from meshorder.metrics import sectors_per_warp
+    from meshorder.part_refine import refine_part
+
+    coarse = box_mesh(6, 4, 4)
+    plan = make_plan(coarse, PlanOptions(partitions=2), topology=Topology(coarse))
+    part = refine_part(plan.part(0), 2)
+    assert not (np.diff(part.mesh.cells) > 0).all()  # child by child
+    layout = layout_of_part(part, "greedy")
+    g = layout.geometry
+    a, b = layout.face_ranges["deep"]
+    low = np.minimum(layout.cells[g.left[a:b]], layout.cells[g.right[a:b]])
+    assert (np.diff(low) >= 0).all()
+    faces = np.stack([g.left[:g.n_interior], g.right[:g.n_interior]], axis=1)
+    assert sectors_per_warp(faces, 8) < 20, sectors_per_warp(faces, 8)
+
+
 def test_strided_faces_inside_a_part_repeat_fewer_adds_in_a_warp():
     """A part's mesh numbers its cells in plan order: greedy faces then put each cell's
     faces side by side, first cell first, and a warp's atomic adds collide; strided

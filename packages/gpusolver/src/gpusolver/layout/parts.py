@@ -133,18 +133,35 @@ def _neighbours(left: np.ndarray, right: np.ndarray, n_interior: int, cells: np.
 
 def layout_of_part(part: PlanPart, faces: str = DEFAULT_FACES, backend=None) -> PartLayout:
     """The layout of the rank's part, from its mesh in the plan alone; its faces of each
-    kind (:class:`PartLayout`) in meshorder's face order ``faces`` over the part mesh's
-    cells (numbered in plan order); its geometry computed with ``backend``'s array module
-    (default NumPy; the same bits on the GPU)."""
+    kind (:class:`PartLayout`) in meshorder's face order ``faces`` over the part's cells
+    in the plan's order (:func:`_plan_ranks`); its geometry computed with ``backend``'s
+    array module (default NumPy; the same bits on the GPU)."""
     mesh = part.mesh
     topology = mesh.topology if mesh.topology is not None else Topology(mesh.mesh)
-    face_order = get_face_order(faces)(topology, np.arange(mesh.mesh.n_cells))
+    face_order = get_face_order(faces)(topology, _plan_ranks(mesh.cells))
     host = native_geometry(mesh.mesh, topology, face_order, backend)
     facets = file_facets(mesh, topology.face_facet[face_order[host.n_interior:]])
     layout = part_layout(host, part.own(), facets)
     file_cells = mesh.file_cells[layout.cells]
     return replace(layout, cells=mesh.cells[layout.cells], file_cells=file_cells,
                    geometry=replace(layout.geometry, cell_order=file_cells))
+
+
+def _plan_ranks(plan_cells: np.ndarray) -> np.ndarray:
+    """Each part-mesh cell's place in the plan's order among the part's cells: the order
+    its faces follow. A part as planned lists its cells in that order already; a part
+    refined on its rank lists them child by child (the first child of every coarse cell,
+    then the second...), where faces in that order would read cells a coarse part apart.
+
+    >>> _plan_ranks(np.array([16, 24, 17, 25])).tolist()
+    [0, 2, 1, 3]
+    """
+    n = len(plan_cells)
+    if np.all(plan_cells[1:] > plan_cells[:-1]):
+        return np.arange(n)
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[np.argsort(plan_cells)] = np.arange(n)
+    return ranks
 
 
 def whole_mesh_layout(host: FVGeometry, facets: np.ndarray) -> PartLayout:
