@@ -14,6 +14,7 @@ from meshorder import Topology, read_mesh
 from meshorder.agglomeration import agglomerate
 from meshorder.pipeline import make_plan
 from meshorder.testing import box_mesh, grid_mesh
+from meshorder.topology import CSR
 
 from .fv_cases import AIRFOIL, DATA, FARFIELD_SQUARE, perturbed_solver, steps_to_fall
 from .kernel_backends import BACKENDS, attach_host_kernels
@@ -387,3 +388,25 @@ def test_the_coarse_levels_take_the_lusgs_over_relaxation():
     solver = perturbed_solver(grid_mesh(40, 40, "triangle"), stepping=stepping)
     assert solver.lusgs.omega == 3.0
     assert [level.lusgs.omega for level in solver.multigrid.levels] == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_levels_graph_from_the_fine_faces_is_the_agglomerated_chains(seed):
+    """The graph multigrid agglomerates below a refinement's generations, made in one
+    pass from the fine faces through each fine cell's cell on the level, is the graph the
+    chain of coarse graphs gives, level by level."""
+    from gpusolver.solvers.fv.multigrid import _level_graph
+    from meshorder.agglomeration import coarse_graph
+
+    topology = Topology(box_mesh(5, 4, 3))
+    inner = topology.face_cells[topology.interior]
+    rng = np.random.default_rng(seed)
+    print(f"seed {seed}")
+    n = int(inner.max()) + 1
+    first = rng.permutation(np.arange(n) // 3)  # any map onto every coarse cell
+    second = rng.permutation(np.arange(first.max() + 1) // 2)
+    graph = CSR.from_pairs(inner[:, 0], inner[:, 1], n)
+    chain = coarse_graph(coarse_graph(graph, first), second)
+    direct = _level_graph(inner[:, 0], inner[:, 1], second[first])
+    np.testing.assert_array_equal(direct.indptr, chain.indptr)
+    np.testing.assert_array_equal(direct.indices, chain.indices)

@@ -407,16 +407,25 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
     levels on top of ``levels``."""
     transport, halos = parts.transport, parts.halos
     n_own, n_cells = list(parts.n_own), [host.n_cells for host in hosts]
-    graphs = []
+    pairs = []  # each part's faces between two own cells
     for host, own in zip(hosts, n_own, strict=True):
         left, right = host.left[:host.n_interior], host.right[:host.n_interior]
         inside = (left < own) & (right < own)
-        graphs.append(CSR.from_pairs(left[inside], right[inside], own))
+        pairs.append((left[inside], right[inside]))
+    generations = len(parents[0]) if parents is not None else 0
+    # each own fine cell's cell on the level in hand, while the generations' maps give them
+    # (the graph to agglomerate is made once, on the first level they do not give)
+    fine_cells = [np.arange(own) for own in n_own]
+    graphs = None
     maps, owns, transports = [[] for _ in hosts], [[] for _ in hosts], []
-    for k in range(levels + (len(parents[0]) if parents is not None else 0)):
-        own_maps = ([generations[k] for generations in parents]
-                    if parents is not None and k < len(parents[0])
-                    else [agglomerate(graph) for graph in graphs])
+    for k in range(levels + generations):
+        if k < generations:
+            own_maps = [part[k] for part in parents]
+        else:
+            if graphs is None:
+                graphs = [_level_graph(a, b, cells)
+                          for (a, b), cells in zip(pairs, fine_cells, strict=True)]
+            own_maps = [agglomerate(graph) for graph in graphs]
         mine = sum(int(m.max()) + 1 for m in own_maps)
         if transport.sum(np.array([mine]))[0] < MIN_COARSE_CELLS:  # as on the whole mesh
             break
@@ -434,8 +443,25 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
         n_own = [mine[-1] for mine in owns]
         halos, transport = coarse_halos, transport.sibling(coarse_halos)
         transports.append(transport)
-        graphs = [coarse_graph(graph, m) for graph, m in zip(graphs, own_maps, strict=True)]
+        if graphs is None:
+            fine_cells = [m[cells] for m, cells in zip(own_maps, fine_cells, strict=True)]
+        else:
+            graphs = [coarse_graph(graph, m) for graph, m in zip(graphs, own_maps, strict=True)]
     return maps, owns, transports
+
+
+def _level_graph(left: np.ndarray, right: np.ndarray, cells: np.ndarray) -> CSR:
+    """The graph of a level's own cells, two neighbours where a face between two own fine
+    cells (``left``, ``right``) joins them; ``cells``: each own fine cell's cell on the
+    level (the identity: the fine cells' own graph).
+
+    >>> graph = _level_graph(np.array([0, 1, 2]), np.array([1, 2, 3]), np.array([0, 0, 1, 1]))
+    >>> graph.indptr.tolist(), graph.indices.tolist()
+    ([0, 1, 2], [1, 0])
+    """
+    a, b = cells[left], cells[right]
+    cut = a != b
+    return CSR.from_pairs(a[cut], b[cut], int(cells.max()) + 1 if len(cells) else 0)
 
 
 #: Threads per block of the transfer kernels (``kernels/multigrid.cu``).
