@@ -4,8 +4,9 @@ refining it, and the finite-volume solver's set-up on it (phases inclusive).
 Usage: ``python scripts/time_rank_setup.py CASE.toml PLAN.npz [--part 0] [--levels 1]``.
 The case gives the gas, boundaries, scheme and stepping; its multigrid is left out (the
 coarse levels of parts exchange with the other parts, which one process does not hold),
-but the first coarse level's map is timed both ways: the refined part's parents
-(what a run takes) and an agglomeration of its own cells (what it took before).
+but the coarse levels' maps are timed both ways: the refinement's generations (each own
+cell's parent, each parent's parent: what a run takes) and an agglomeration of the own
+cells (what parts took before).
 Prints one line per phase and the part's own cells.
 """
 
@@ -49,7 +50,7 @@ def main() -> None:
     inside = (left < n_own) & (right < n_own)
     graph = CSR.from_pairs(left[inside], right[inside], n_own)  # multigrid makes it anyway
     before_parents = time.perf_counter()
-    refined_parents(layout.cells[:layout.n_own], fine.children)  # every generation
+    refined_parents(layout.cells[:layout.n_own], fine.children)
     parents = time.perf_counter()
     agglomerate(graph)
     agglomerated = time.perf_counter()
@@ -58,7 +59,7 @@ def main() -> None:
     print(f"read {read - start:.2f} s, refine {refined - read:.2f} s, "
           f"solver set-up without multigrid (its own cells' colours included) "
           f"{set_up - refined:.2f} s")
-    print(f"the first coarse level's map: the parents {parents - before_parents:.2f} s (an "
+    print(f"the coarse levels' maps: the generations {parents - before_parents:.2f} s (an "
           f"agglomeration of the own cells instead: {agglomerated - parents:.2f} s)")
 
 

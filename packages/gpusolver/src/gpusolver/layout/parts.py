@@ -182,7 +182,9 @@ def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLa
     n, ni = host.n_cells, host.n_interior
     layer1 = _neighbours(host.left, host.right, ni, own, n)
     layer2 = _neighbours(host.left, host.right, ni, np.concatenate([own, layer1]), n)
-    next_to_halo = np.isin(own, _neighbours(host.left, host.right, ni, layer1, n))
+    next_to_halo = np.zeros(n, dtype=bool)
+    next_to_halo[_neighbours(host.left, host.right, ni, layer1, n)] = True
+    next_to_halo = next_to_halo[own]
     own = np.concatenate([own[~next_to_halo], own[next_to_halo]])  # deep cells first
     cells = np.concatenate([own, layer1, layer2])
     local = np.full(n, -1, dtype=np.int64)
@@ -200,8 +202,8 @@ def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLa
     # deep faces, other own-own faces, interface (own-halo), then halo-halo; host order
     # inside each
     l, r = host.left[keep_interior], host.right[keep_interior]
-    kind = own_cells[l].astype(np.int64) + own_cells[r] + (deep_cells[l] & deep_cells[r])
-    keep_interior = keep_interior[np.argsort(-kind, kind="stable")]
+    kind = own_cells[l].astype(np.int8) + own_cells[r] + (deep_cells[l] & deep_cells[r])
+    keep_interior = keep_interior[np.argsort(3 - kind, kind="stable")]  # small keys: radix
     counts = np.bincount(kind, minlength=4)[::-1]
     edges = np.concatenate([[0], np.cumsum(counts)])
     face_ranges = {name: (int(edges[k]), int(edges[k + 1]))
