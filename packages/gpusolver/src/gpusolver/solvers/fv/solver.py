@@ -26,6 +26,7 @@ per part and kind of step.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -370,6 +371,14 @@ class Solver(Parts):
             strategy = "atomic"
             self.layouts = [layout_of_part(part, faces, self.backend) for part in mesh]
             self.local, self.parts, send = [part.mesh.part for part in mesh], mesh, halo_sends(mesh)
+        # implicit steps on parts: each part's sweep levels coloured on a thread (NumPy
+        # lets go of the GIL) beside the discretisations' and multigrid's set-up
+        self._level_futures = None
+        if not isinstance(mesh, Mesh) and implicit:
+            beside = ThreadPoolExecutor(max_workers=1)
+            self._level_futures = [beside.submit(own_levels, layout.geometry, layout.n_own,
+                                                 colour_sweeps) for layout in self.layouts]
+            beside.shutdown(wait=False)  # the thread ends with its last colouring
         #: The whole mesh and its plan (None on parts).
         self.mesh, self.plan = (mesh, plan) if isinstance(mesh, Mesh) else (None, None)
         self.gas, self.reference_area = gas, reference_area
@@ -432,6 +441,8 @@ class Solver(Parts):
         for x, layout in zip(d, self.layouts, strict=True):
             if x.fused is not None:  # the update kernel advances the own cells only
                 x.fused.n_active = layout.n_own
+        # first: on parts the sweep levels are still being coloured on a thread
+        self._build_multigrid()
         #: LU-SGS sweeps of each local part's own cells (None: explicit steps).
         self.part_sweeps = None
         if stepping.integrator in IMPLICIT:
@@ -470,6 +481,9 @@ class Solver(Parts):
             self.newton = NewtonKrylov(d[0], PRECONDITIONERS[stepping.preconditioner](
                 self.part_sweeps[0]), max_vectors=stepping.krylov_vectors,
                 tolerance=stepping.linear_tolerance, refresh_every=stepping.preconditioner_every)
+    def _build_multigrid(self) -> None:
+        """The coarse levels of the mean flow (None: none)."""
+        stepping, d = self.stepping, self.discretisations
         self.multigrid = None
         if stepping.multigrid < 0:
             raise ConfigError(f"multigrid must be a number of coarse levels (0: none), not "
@@ -541,6 +555,9 @@ class Solver(Parts):
         levels, or levels made there)."""
         if self.mesh is not None:
             return None
+        if self._level_futures is not None:
+            part = next(i for i, mine in enumerate(self.layouts) if mine is layout)
+            return self._level_futures[part].result()
         return own_levels(layout.geometry, layout.n_own, self._colour_sweeps)
 
     def use_transport(self, transport) -> None:
