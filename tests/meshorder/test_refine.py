@@ -149,6 +149,7 @@ def test_a_case_refines_its_mesh_at_start(tmp_path):
     from gpusolver.errors import ConfigError
     from gpusolver.run import run_case
     from gpusolver.systems import load_case
+    from meshorder.cli import main
 
     case = tmp_path / "c.toml"
     text = (f'[mesh]\nfile = "{DATA / "naca0012_tri.msh"}"\nrefine = 1\n[physics]\n'
@@ -157,6 +158,9 @@ def test_a_case_refines_its_mesh_at_start(tmp_path):
     case.write_text(text)
     result = run_case(load_case(case), progress=False)
     assert result.solver.n_cells == 4 * read_mesh(DATA / "naca0012_tri.msh").n_cells
+    # with a plan, one process refines the plan's mesh as one part: 3-D meshes only
+    assert main(["reorder", str(DATA / "naca0012_tri.msh"), str(tmp_path / "p.npz"),
+                 "--quiet"]) == 0
     case.write_text(text.replace("refine = 1", 'refine = 1\nplan = "p.npz"'))
-    with pytest.raises(ConfigError, match="refines each rank's part of it: run on as many"):
+    with pytest.raises(ConfigError, match="refine: .*takes 3-D meshes"):
         run_case(load_case(case), progress=False)

@@ -36,9 +36,10 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
                           "per metre and in square metres)"),
         "refine": Key(int, (0, 1, 2, 3, 4), 0,
                       help="refine the mesh uniformly this many times at start (`meshorder "
-                           "refine`: 8 cells per 3-D cell a level); with a partitioned plan "
-                           "on several ranks each rank refines its own part, and multigrid "
-                           "takes each level as a coarse level on top of its own"),
+                           "refine`: 8 cells per 3-D cell a level); with a plan, each rank "
+                           "refines its own part (one process: the plan's mesh as one part), "
+                           "and multigrid takes each level as a coarse level on top of its "
+                           "own"),
     },
     "physics": {
         "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),

@@ -37,7 +37,9 @@ from gpusolver.solvers.base import StepReport, System
 from gpusolver.solvers.parts import Parts
 from meshorder import Mesh, Topology, read_mesh
 from meshorder.errors import MeshorderError
+from meshorder.part_mesh import part_mesh
 from meshorder.part_refine import refine_part
+from meshorder.partition import partition_cells
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart, read_plan_part
 from meshorder.refine import refine
@@ -73,16 +75,17 @@ class MeshSystem(System):
         (which must have that many parts) each rank reads only its part of the plan and
         never the mesh, and refines that part alone as ``[mesh] refine`` says
         (:func:`meshorder.part_refine.refine_part`); without a plan, each rank reads the
-        mesh, refines it and makes one.
+        mesh, refines it and makes one. In one process, ``[mesh] refine`` with a plan
+        refines the plan's mesh as one part in the same way (:func:`_one_part`).
         """
         comm = mpi_world()
         if comm is not None:
             return cls(*cls._on_ranks(case, comm))
-        if case.mesh_refine and case.plan_file:
-            raise ConfigError(f"{case.path}: [mesh] refine with a plan refines each rank's "
-                              "part of it: run on as many ranks as the plan has parts "
-                              "(mpiexec -n N), or refine the mesh with `meshorder refine` "
-                              "and plan that")
+        if case.mesh_refine and case.plan_file:  # one process refines the plan's one part
+            cls.check_ranks(case)
+            part = _refined(case, _one_part(case))
+            case = _with_markers(case, part.boundary_markers)
+            return cls(case, cls.on_part(case, part, _backend_of(case), None))
         mesh, plan = _read_with_plan(case)
         if plan is not None:
             case = _with_markers(case, list(plan.boundary_ranges()))
@@ -103,18 +106,12 @@ class MeshSystem(System):
                 raise ConfigError(f"the plan has {part.n_parts} part(s) but the run has "
                                   f"{comm.size} ranks; make it with `meshorder reorder "
                                   f"--partitions {comm.size}`")
-            try:
-                part = refine_part(part, case.mesh_refine)
-            except MeshorderError as error:
-                raise ConfigError(f"{case.path}: [mesh] refine: {error}") from None
-            part = dataclasses.replace(part, mesh=dataclasses.replace(
-                part.mesh, mesh=part.mesh.mesh.scaled(case.mesh_scale)))
+            part = _refined(case, part)
         else:
             part = make_plan(_read(case), PlanOptions(partitions=comm.size)).part(comm.rank)
         case = _with_markers(case, part.boundary_markers)
         run = case.run
-        backend = ("cupy" if run["backend"] == "auto" and cupy_available()
-                   else run["backend"])
+        backend = _backend_of(case)
         if run["transport"] == "nccl" and backend != "cupy":
             raise ConfigError(f"{case.path}: transport = 'nccl' exchanges GPU states; set "
                               "backend = 'cupy' (on a machine with GPUs) or transport = "
@@ -308,6 +305,38 @@ def _read_with_plan(case: Case) -> tuple[Mesh, Plan | None]:
         loading = pool.submit(Plan.load, str(case.plan_file)) if case.plan_file else None
         mesh = _read(case)
         return mesh, None if loading is None else plan_for(mesh, loading.result())
+
+
+def _one_part(case: Case) -> PlanPart:
+    """The case's mesh as the one part of its plan (in the plan's cell order), for one
+    process to refine as each rank refines its part: the same multigrid levels (the
+    refinement's generations) as on several ranks, and no fine mesh sorted whole. The
+    plan read and the backend started beside the mesh's reading."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pool.submit(start_backend, case.run["backend"])
+        loading = pool.submit(Plan.load, str(case.plan_file))
+        mesh = read_mesh(case.mesh_file)
+        plan = plan_for(mesh, loading.result())
+    topology = Topology(mesh)
+    split = partition_cells(topology.cell_graph, 1, plan.cell_order)
+    return PlanPart(plan.mesh_digest, plan.marker_names, list(plan.boundary_ranges()),
+                    split.offsets, split.send, part_mesh(mesh, topology, split.order, split, 0))
+
+
+def _refined(case: Case, part: PlanPart) -> PlanPart:
+    """``part`` refined as ``[mesh] refine`` says and scaled as ``scale`` does."""
+    try:
+        part = refine_part(part, case.mesh_refine)
+    except MeshorderError as error:
+        raise ConfigError(f"{case.path}: [mesh] refine: {error}") from None
+    return dataclasses.replace(part, mesh=dataclasses.replace(
+        part.mesh, mesh=part.mesh.mesh.scaled(case.mesh_scale)))
+
+
+def _backend_of(case: Case) -> str:
+    """The case's backend, ``auto`` resolved (CuPy where a GPU answers)."""
+    backend = case.run["backend"]
+    return "cupy" if backend == "auto" and cupy_available() else backend
 
 
 def _read(case: Case) -> Mesh:
