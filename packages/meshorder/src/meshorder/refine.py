@@ -274,6 +274,18 @@ class SplitPlan:
         """The columns of a child's ``references`` in its parent's node table."""
         return [self.column[r] if isinstance(r, tuple) else r for r in references]
 
+    def tetra_children_inverted(self) -> list[list[bool]]:
+        """A tetrahedron's split: per variant, whether each child's nodes, as the template
+        lists them, turn against the positive parent's. A tetrahedron maps affinely onto
+        the reference one, which keeps the sign of every child's volume: so a child's
+        orientation is its template's, and no child's volume need be computed."""
+        corners = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+        points = np.concatenate([corners, corners[np.array(self.edges)].mean(axis=1)])
+        parent = signed_measures(points, CellBlock("tetra", np.arange(4)[None]))[0]
+        return [[bool(signed_measures(points, CellBlock(
+                    "tetra", np.array([self.child_columns(refs)])))[0] * parent < 0)
+                 for _, refs in children] for children in self.templates]
+
 
 def split_plan(kind: str) -> SplitPlan:
     """The :class:`SplitPlan` of cell (facet) type ``kind``."""
@@ -362,6 +374,9 @@ def split_once(mesh: Mesh) -> Split:
             if kind == "tetra" else np.zeros(n, dtype=np.int64)
         for child_type, _ in plan.templates[0]:
             out.setdefault((child_type, markers is not None), [])
+        # children of tetrahedra turn as their templates do; others' volumes tell
+        known = (plan.tetra_children_inverted() if kind == "tetra" and markers is None
+                 else None)
         for variant, children in enumerate(plan.templates):
             rows = np.flatnonzero(choice == variant)
             for k, (child_type, refs) in enumerate(children):
@@ -369,7 +384,8 @@ def split_once(mesh: Mesh) -> Split:
                 out[(child_type, markers is not None)].append(
                     (table[rows][:, cols], None if markers is None else markers[rows],
                      start + rows, np.full(len(rows), k),
-                     np.broadcast_to(np.array(cols, np.int8), (len(rows), len(cols)))))
+                     np.broadcast_to(np.array(cols, np.int8), (len(rows), len(cols))),
+                     None if known is None else known[variant][k]))
     new_points = np.concatenate(new_points)
     cells, facets, markers = [], [], []
     lineage, cell_columns = {False: ([], []), True: ([], [])}, []
@@ -380,7 +396,10 @@ def split_once(mesh: Mesh) -> Split:
             markers.append(np.concatenate([p[1] for p in parts]))
         else:  # children come in either orientation: make them positive
             columns = np.concatenate([p[4] for p in parts])
-            inverted = signed_measures(new_points, CellBlock(child_type, nodes)) < 0
+            inverted = np.concatenate([
+                np.full(len(p[0]), p[5]) if p[5] is not None
+                else signed_measures(new_points, CellBlock(child_type, p[0])) < 0
+                for p in parts])
             flip = list(CELL_TYPES[child_type].flip)
             nodes[inverted] = nodes[inverted][:, flip]
             columns[inverted] = columns[inverted][:, flip]
