@@ -184,7 +184,8 @@ def main() -> None:
             text = re.sub(r"^(iterations|steps)\s*=.*$", rf"\1 = {args.iterations}", text,
                           flags=re.M)
         rank = "" if comm is None else f"rank {comm.rank}: "
-        copy = args.case.with_name(f".profiled_{rank[5:-2]}{args.case.name}")
+        own = "" if comm is None else f"{comm.rank}_"  # each rank its own copy of the case
+        copy = args.case.with_name(f".profiled_{own}{args.case.name}")
         copy.write_text(text)
         try:
             result = run_case(load_case(copy), progress=False)

@@ -296,27 +296,23 @@ class MeshSystem(System):
         return files
 
 
-def _read_with_plan(case: Case) -> tuple[Mesh, Plan | None]:
-    """The case's mesh and its plan checked against it (None: the case names none), the
-    plan read and the backend started beside the mesh's reading (threads: both wait on
-    files and the GPU driver, not on Python)."""
+def _read_with_plan(case: Case, as_read: bool = False) -> tuple[Mesh, Plan | None]:
+    """The case's mesh (``as_read``: as the file holds it, neither refined nor scaled) and
+    its plan checked against it (None: the case names none), the plan read and the backend
+    started beside the mesh's reading (threads: both wait on files and the GPU driver, not
+    on Python)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         pool.submit(start_backend, case.run["backend"])
         loading = pool.submit(Plan.load, str(case.plan_file)) if case.plan_file else None
-        mesh = _read(case)
+        mesh = read_mesh(case.mesh_file) if as_read else _read(case)
         return mesh, None if loading is None else plan_for(mesh, loading.result())
 
 
 def _one_part(case: Case) -> PlanPart:
     """The case's mesh as the one part of its plan (in the plan's cell order), for one
     process to refine as each rank refines its part: the same multigrid levels (the
-    refinement's generations) as on several ranks, and no fine mesh sorted whole. The
-    plan read and the backend started beside the mesh's reading."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pool.submit(start_backend, case.run["backend"])
-        loading = pool.submit(Plan.load, str(case.plan_file))
-        mesh = read_mesh(case.mesh_file)
-        plan = plan_for(mesh, loading.result())
+    refinement's generations) as on several ranks, and no fine mesh sorted whole."""
+    mesh, plan = _read_with_plan(case, as_read=True)
     topology = Topology(mesh)
     split = partition_cells(topology.cell_graph, 1, plan.cell_order)
     return PlanPart(plan.mesh_digest, plan.marker_names, list(plan.boundary_ranges()),

@@ -23,6 +23,7 @@ make invalid.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -379,20 +380,13 @@ def refined_parents(plan_cells: np.ndarray, children: int) -> list[np.ndarray]:
     >>> [m.tolist() for m in refined_parents(np.array([130, 131, 129, 128, 191, 136]), 64)]
     [[0, 0, 0, 0, 7, 1], [0, 0, 0, 0, 0, 0, 0, 0]]
     """
-    per = CELL_CHILDREN
-    generations = round(np.log(children) / np.log(per)) if children > 1 else 0
-    if per ** generations != children:
-        raise ValueError(f"{children} children to a cell are not generations of {per}")
-    plan_cells = np.asarray(plan_cells)
-    first = int(plan_cells.min()) if len(plan_cells) else 0
-    maps = []
-    for k in range(generations):
-        if k == 0:
-            parents = plan_cells // per
-        else:  # the previous generation's cells, first + 0, 1, ...
-            parents = (first + np.arange(int(maps[-1].max()) + 1)) // per
-        first //= per
+    values, maps = np.asarray(plan_cells), []  # the cells of the generation in hand
+    while children > 1:
+        parents = values // CELL_CHILDREN
+        first = int(parents.min()) if len(parents) else 0
         maps.append(parents - first)
+        values = np.arange(first, first + int(maps[-1].max(initial=-1)) + 1)
+        children //= CELL_CHILDREN
     return maps
 
 
@@ -412,19 +406,18 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
         left, right = host.left[:host.n_interior], host.right[:host.n_interior]
         inside = (left < own) & (right < own)
         pairs.append((left[inside], right[inside]))
-    generations = len(parents[0]) if parents is not None else 0
-    # each own fine cell's cell on the level in hand, while the generations' maps give them
-    # (the graph to agglomerate is made once, on the first level they do not give)
-    fine_cells = [np.arange(own) for own in n_own]
+    generations = parents or [[] for _ in hosts]
     graphs = None
     maps, owns, transports = [[] for _ in hosts], [[] for _ in hosts], []
-    for k in range(levels + generations):
-        if k < generations:
-            own_maps = [part[k] for part in parents]
+    for k in range(levels + len(generations[0])):
+        if k < len(generations[0]):
+            own_maps = [part[k] for part in generations]
         else:
-            if graphs is None:
-                graphs = [_level_graph(a, b, cells)
-                          for (a, b), cells in zip(pairs, fine_cells, strict=True)]
+            if graphs is None:  # made once, through the generations above, from the fine faces
+                graphs = [_level_graph(a, b, functools.reduce(lambda cells, m: m[cells], part,
+                                                              np.arange(own)))
+                          for (a, b), part, own in zip(pairs, generations, parts.n_own,
+                                                       strict=True)]
             own_maps = [agglomerate(graph) for graph in graphs]
         mine = sum(int(m.max()) + 1 for m in own_maps)
         if transport.sum(np.array([mine]))[0] < MIN_COARSE_CELLS:  # as on the whole mesh
@@ -443,9 +436,7 @@ def _part_levels(hosts: list[FVGeometry], parts: PartHalos, levels: int, backend
         n_own = [mine[-1] for mine in owns]
         halos, transport = coarse_halos, transport.sibling(coarse_halos)
         transports.append(transport)
-        if graphs is None:
-            fine_cells = [m[cells] for m, cells in zip(own_maps, fine_cells, strict=True)]
-        else:
+        if graphs is not None:
             graphs = [coarse_graph(graph, m) for graph, m in zip(graphs, own_maps, strict=True)]
     return maps, owns, transports
 

@@ -481,6 +481,7 @@ class Solver(Parts):
             self.newton = NewtonKrylov(d[0], PRECONDITIONERS[stepping.preconditioner](
                 self.part_sweeps[0]), max_vectors=stepping.krylov_vectors,
                 tolerance=stepping.linear_tolerance, refresh_every=stepping.preconditioner_every)
+
     def _build_multigrid(self) -> None:
         """The coarse levels of the mean flow (None: none)."""
         stepping, d = self.stepping, self.discretisations
