@@ -7,10 +7,11 @@ per sweep level instead of about a hundred array operations a scalar; swept step
 which the model's :class:`~gpusolver.solvers.fv.jacobian.ExactSolver` solves.
 
 A step: once per step of the mean flow, its primitive gradients (the gradient kernel of
-``kernels/residual.cu``, unlimited); then each scalar's gradient, per cell the model's
-diffusivities, sources and damping, and per scalar: per face the flux and the diffusion
-coefficient, per cell the residual, its squared rates' sum and the implicit diagonal,
-the forward and backward sweeps level by level over the mean flow's LU-SGS sweep tables
+``kernels/residual.cu``, unlimited); then the scalars' gradients, per cell the model's
+diffusivities, sources and damping, per face the scalars' fluxes and diffusion
+coefficients, per cell their residuals, squared rates' sums and implicit diagonals (each
+of these one launch for all the model's scalars), and per scalar the forward and
+backward sweeps level by level over the mean flow's LU-SGS sweep tables
 (:class:`~gpusolver.solvers.fv.lusgs.SweepTables`) or the exact solve, and the update.
 Each step of the mean flow also takes the faces' eddy viscosity from kernels, written
 where the fused residual reads it. The same faces, slots and boundary states as the
@@ -57,19 +58,21 @@ class FusedScalarSteps:
         dimension.
     constants : tuple of float
         The model's constants in the kernel's order.
+    sigmas : tuple of float
+        Per scalar, the divisor of its diffusivity on the faces.
     """
 
-    def __init__(self, model, tables: tuple, cell_kernels: dict, constants):
+    def __init__(self, model, tables: tuple, cell_kernels: dict, constants, sigmas):
         d = model.d
         f = self.fused = d.fused
         backend, xp = d.backend, d.backend.xp
         self.xp, self.dtype, self.model = xp, d.dtype, model
-        real, dim = real_type(self.dtype), f.dim
+        real, dim, n_scalars = real_type(self.dtype), f.dim, len(model.names)
         gradient = GRADIENT_CODES[d.scheme.gradient]
-        names = {"gradient": f"scalar_gradient_kernel<{real}, {dim}, {gradient}>",
+        names = {"gradient": f"scalar_gradient_kernel<{real}, {dim}, {gradient}, {n_scalars}>",
                  **{key: f"{name}<{real}, {dim}>" for key, name in cell_kernels.items()},
-                 "faces": f"scalar_face_kernel<{real}, {dim}>",
-                 "matrix": f"scalar_matrix_kernel<{real}>",
+                 "faces": f"scalar_face_kernel<{real}, {dim}, {n_scalars}>",
+                 "matrix": f"scalar_matrix_kernel<{real}, {n_scalars}>",
                  "sweep": f"scalar_sweep_kernel<{real}>",
                  "update": f"scalar_update_kernel<{real}>",
                  "face_eddy": f"face_eddy_viscosity_kernel<{real}>"}
@@ -88,10 +91,12 @@ class FusedScalarSteps:
         self.law = (real_of(gas.mu_ref), real_of(SUTHERLAND_K / gas.temperature_ref),
                     np.int32(gas.viscosity_law == "constant"), real_of(gas.gamma))
         self.constants = backend.asarray(np.array(constants), self.dtype)
+        #: Per scalar: its free stream and its diffusivity's divisor, as the kernels read them.
+        self.free_streams = backend.asarray(np.array(model.free_stream), self.dtype)
+        self.sigmas = backend.asarray(np.array(sigmas), self.dtype)
         self.kind = backend.asarray(model.boundary_kind, np.int32)
         self.tangent = backend.asarray(d.tangent, self.dtype)
         self.inverse_length = backend.asarray(d.inverse_length, self.dtype)
-        n_scalars = len(model.names)
         self.mean_gradient = xp.empty((gas.n_vars * dim, n), self.dtype)
         #: Per scalar: its gradient, the model's diffusivity, sources and damping (per
         #: cell), face fluxes and coefficients, residual and diagonal.
@@ -153,41 +158,38 @@ class FusedScalarSteps:
             self.mean_gradient[...] = f.raw_gradient.reshape(self.mean_gradient.shape)
         self._given = self.mean_gradient if keep else f.raw_gradient
 
-    def gradients(self, mass_flux, walls: list) -> None:
-        """Each scalar's gradient (``walls``: per scalar its value on no-slip walls per
-        boundary face, or None for 0)."""
+    def gradients(self, mass_flux, walls) -> None:
+        """The scalars' gradients (:attr:`gradient`); ``walls``: their values on no-slip
+        walls, per scalar and boundary face, or None for 0."""
         f, n, nf, ni = self.fused, self.n_cells, self.n_faces, self.n_interior
         left, right, normal, area = f.faces[:4]
-        for i, wall in enumerate(walls):
-            self._kernels["gradient"](_blocks(n), (BLOCK,), (
-                self.model.values[i], NULL if wall is None else wall, mass_flux, np.int32(n),
-                left, right, normal, area, np.int32(nf), np.int32(ni), self.kind, f.slots,
-                f.width, *self.coefficients, f.volume,
-                self.dtype.type(self.model.free_stream[i]), self.gradient[i]))
+        self._kernels["gradient"](_blocks(n), (BLOCK,), (
+            self.model.values, NULL if walls is None else walls, mass_flux, np.int32(n), left,
+            right, normal, area, np.int32(nf), np.int32(ni), self.kind, f.slots, f.width,
+            *self.coefficients, f.volume, self.free_streams, self.gradient))
 
-    def scalar_residual(self, i: int, wall, mass_flux, dt, sigma: float = 1.0,
-                        new_mean_flow: bool = False) -> None:
-        """Scalar ``i``'s face fluxes, residual (:attr:`residual`) and implicit diagonal
-        (:attr:`diagonal`) from the cell pass's diffusivity, sources and damping;
-        ``new_mean_flow``: add the sum of its own cells' ``(R / V)^2`` to the model's
-        ``squares[i]``."""
+    def scalar_residuals(self, walls, mass_flux, dt, new_mean_flow: bool = False) -> None:
+        """The scalars' face fluxes, residuals (:attr:`residual`) and implicit diagonals
+        (:attr:`diagonal`) from the cell pass's diffusivities, sources and damping
+        (``walls`` as :meth:`gradients`); ``new_mean_flow``: add the sums of their own
+        cells' ``(R / V)^2`` to the model's ``squares``."""
         f, k = self.fused, self._kernels
         n, nf, ni = self.n_cells, self.n_faces, self.n_interior
         left, right, normal, area = f.faces[:4]
         k["faces"](_blocks(nf), (BLOCK,), (
-            self.model.values[i], self.gradient[i], self.diffusivity[i],
-            NULL if wall is None else wall, mass_flux, left, right, normal, area,
+            self.model.values, self.gradient, self.diffusivity,
+            NULL if walls is None else walls, mass_flux, left, right, normal, area,
             self.tangent, self.inverse_length, np.int32(n), np.int32(nf), np.int32(ni),
-            self.kind, self.dtype.type(self.model.free_stream[i]), self.dtype.type(sigma),
-            self.flux[i], self.coefficient[i], NULL if self.entries is None else self.entries[i]))
+            self.kind, self.free_streams, self.sigmas, self.flux, self.coefficient,
+            NULL if self.entries is None else self.entries))
         k["matrix"](_blocks(n), (BLOCK,), (
-            self.flux[i], self.coefficient[i], mass_flux, np.int32(n), np.int32(nf),
-            np.int32(ni), self.kind, f.slots, f.width, f.volume, dt, self.source[i],
-            self.damping[i], self.density, self.residual[i], self.diagonal[i],
-            np.int32(self.model.n_own), self.model.squares[i:i + 1] if new_mean_flow else NULL))
+            self.flux, self.coefficient, mass_flux, np.int32(n), np.int32(nf), np.int32(ni),
+            self.kind, f.slots, f.width, f.volume, dt, self.source, self.damping,
+            self.density, self.residual, self.diagonal, np.int32(self.model.n_own),
+            self.model.squares if new_mean_flow else NULL))
 
     def advance(self, i: int, mass_flux, new_mean_flow: bool = False) -> None:
-        """Scalar ``i``'s implicit change from its :meth:`scalar_residual`: both sweeps (or
+        """Scalar ``i``'s implicit change from its :meth:`scalar_residuals`: both sweeps (or
         without :attr:`tables` the model's exact solve, its matrix factorised anew where
         ``new_mean_flow``) into :attr:`change` (not applied)."""
         if self.tables is None:
@@ -248,7 +250,7 @@ class FusedSpalartAllmaras(FusedScalarSteps):
     def __init__(self, model, tables: tuple):
         super().__init__(model, tables, {"cells": "sa_cell_kernel",
                                          "cell_eddy": "sa_eddy_viscosity_kernel"},
-                         sa.KERNEL_CONSTANTS)
+                         sa.KERNEL_CONSTANTS, (sa.SIGMA,))
 
     def cell_eddy_viscosity(self, u):
         """Each cell's ``mu_t`` at the mean flow ``u`` (:attr:`mu_t`, overwritten by the
@@ -267,13 +269,13 @@ class FusedSpalartAllmaras(FusedScalarSteps):
         if new_mean_flow:
             self._step_gradients = self.mean_gradients(u)
             self.model.tallies.fill(0)
-        self.gradients(mass_flux, [None])
+        self.gradients(mass_flux, None)
         n = self.n_cells
         self._kernels["cells"](_blocks(n), (BLOCK,), (
             u, self.model.values[0], self._step_gradients, self.gradient[0], self.fused.volume,
             self.model.distance, np.int32(n), self.constants, *self.law, self.diffusivity[0],
             self.source[0], self.damping[0], self.density))
-        self.scalar_residual(0, None, mass_flux, dt, sa.SIGMA, new_mean_flow=new_mean_flow)
+        self.scalar_residuals(None, mass_flux, dt, new_mean_flow=new_mean_flow)
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """``nu_tilde`` advanced in place by one implicit step at the mean flow ``u`` (its
@@ -291,9 +293,11 @@ class FusedMenterSST(FusedScalarSteps):
 
     def __init__(self, model, tables: tuple):
         super().__init__(model, tables, {"cells": "sst_cell_kernel",
-                                         "cell_eddy": "sst_eddy_viscosity_kernel"},
-                         sst.KERNEL_CONSTANTS)
-        self.wall_omega = self.xp.empty(self.n_faces - self.n_interior, self.dtype)
+                                         "cell_eddy": "sst_eddy_viscosity_kernel",
+                                         "wall_omega": "sst_wall_omega_kernel"},
+                         sst.KERNEL_CONSTANTS, (1.0, 1.0))
+        #: ``k``'s (0) and ``omega``'s values on no-slip walls, per boundary face.
+        self.walls = self.xp.zeros((2, self.n_faces - self.n_interior), self.dtype)
 
     def cell_eddy_viscosity(self, u):
         """Each cell's ``mu_t`` at the mean flow ``u`` (its gradients taken anew;
@@ -313,18 +317,19 @@ class FusedMenterSST(FusedScalarSteps):
         model = self.model
         if new_mean_flow:
             self._step_gradients = self.mean_gradients(u)
-            self.wall_omega[...] = model.wall_omega(u)
+            self._kernels["wall_omega"](_blocks(self.n_faces - self.n_interior), (BLOCK,), (
+                u, self.fused.faces[0], model.distance, np.int32(self.n_cells),
+                np.int32(self.n_faces), np.int32(self.n_interior), self.constants, *self.law,
+                self.dtype.type(sst.WALL_OMEGA), self.walls))
             model.tallies.fill(0)
-        walls = [None, self.wall_omega]
-        self.gradients(mass_flux, walls)
+        self.gradients(mass_flux, self.walls)
         n = self.n_cells
         self._kernels["cells"](_blocks(n), (BLOCK,), (
             u, model.values[0], model.values[1], self._step_gradients, self.gradient[0],
             self.gradient[1], self.fused.volume, model.distance, np.int32(n), self.constants,
             *self.law, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
-        for i, wall in enumerate(walls):
-            self.scalar_residual(i, wall, mass_flux, dt, new_mean_flow=new_mean_flow)
+        self.scalar_residuals(self.walls, mass_flux, dt, new_mean_flow=new_mean_flow)
 
     def step(self, u, mass_flux, dt, new_mean_flow: bool = True) -> None:
         """``k`` and ``omega`` advanced in place by one implicit step each at the mean flow

@@ -1,8 +1,8 @@
 // The turbulence models' implicit steps in kernels: the array code of
 // gpusolver/solvers/fv/turbulence.py (SpalartAllmarasFV, MenterSSTFV; TurbulenceFV._sides,
 // _flux, _matrix and _swept) and the models of gpusolver/physics/spalart_allmaras.py and
-// menter_sst.py, run by gpusolver/solvers/fv/fused_turbulence.py. Per scalar phi
-// (nu_tilde; k and omega):
+// menter_sst.py, run by gpusolver/solvers/fv/fused_turbulence.py. For the model's scalars
+// phi at once (nu_tilde; k and omega: NS of them, the mesh's arrays read once for all):
 //   scalar_gradient_kernel  one thread per cell: grad phi (Green-Gauss or least squares
 //                           over the cell's face slots; a boundary neighbour is the mean
 //                           of the cell and its ghost);
@@ -15,10 +15,11 @@
 //                           (for the sweeps) the implicit matrix's two entries of the face;
 //   scalar_matrix_kernel    one thread per cell: the residual (face fluxes plus sources),
 //                           the implicit matrix's diagonal and the sum of (R / V)^2;
-//   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep (the
-//                           mean flow's LU-SGS sweep tables of kernels/lusgs.cu, each
-//                           upstream slot's matrix entry by its index in the face
-//                           kernel's entries);
+//   sst_wall_omega_kernel   one thread per boundary face: SST's omega on a no-slip wall;
+//   scalar_sweep_kernel     one thread per cell of one level of a Gauss-Seidel sweep of one
+//                           scalar (the mean flow's LU-SGS sweep tables of
+//                           kernels/lusgs.cu, each upstream slot's matrix entry by its
+//                           index in the face kernel's entries);
 //   scalar_update_kernel    one thread per cell: phi += dphi, its fall or size bounded,
 //                           the own cells it leaves non-finite or past a ceiling counted.
 // and each step's eddy viscosity for the mean flow:
@@ -28,10 +29,13 @@
 //                               no-slip walls).
 //
 // Layout as kernels/residual.cu: slots [k * n_cells + c] (s < n_faces: the cell is the
-// face's left, else its right of face s - n_faces, 2 n_faces unused), gradients
-// [d * n_cells + c], mean-flow gradients [(v * DIM + d) * n_cells + c] of the primitive
-// state. Boundary kinds (kind[b], b = f - n_interior) are enum ScalarBoundary of ids.cuh;
-// `wall` (per boundary face, or null: 0) is the scalar's value on a no-slip wall.
+// face's left, else its right of face s - n_faces, 2 n_faces unused), mean-flow gradients
+// [(v * DIM + d) * n_cells + c] of the primitive state. Scalar s's arrays follow each
+// other: its values, diffusivities, sources, residuals... [s * n_cells + c], face fluxes
+// and coefficients [s * n_faces + f], gradients [(s * DIM + d) * n_cells + c], implicit
+// matrix entries [s * 2 n_interior + ...], and its free stream and sigma at [s]. Boundary
+// kinds (kind[b], b = f - n_interior) are enum ScalarBoundary of ids.cuh; `wall` (or
+// null: 0) holds the scalars' values on no-slip walls, [s * n_boundary + b].
 
 #include "../../../physics/kernels/euler.cuh"
 #include "../../../physics/kernels/viscous.cuh"
@@ -172,45 +176,71 @@ __device__ __forceinline__ real scalar_ghost(int kind, const real* wall, int b, 
     return inside;
 }
 
-template <typename real, int DIM, int GRADIENT>
+// The wall values of scalar s (or none: 0) in `wall`, those of all the scalars.
+template <typename real>
+__device__ __forceinline__ const real* scalar_wall(const real* wall, int s, int n_boundary) {
+    return wall == nullptr ? nullptr : wall + s * n_boundary;
+}
+
+template <typename real, int DIM, int GRADIENT, int NS>
 __global__ void __launch_bounds__(256) scalar_gradient_kernel(
     const real* __restrict__ phi, const real* __restrict__ wall,
     const real* __restrict__ mass_flux, int n_cells, const int* __restrict__ left,
     const int* __restrict__ right, const real* __restrict__ normal,
     const real* __restrict__ area, int n_faces, int n_interior, const int* __restrict__ kind,
     const int* __restrict__ slots, int width, const real* __restrict__ coef_left,
-    const real* __restrict__ coef_right, const real* __restrict__ volume, real free_stream,
-    real* __restrict__ gradient) {
+    const real* __restrict__ coef_right, const real* __restrict__ volume,
+    const real* __restrict__ free_stream, real* __restrict__ gradient) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
-    const real value = phi[c];
-    real grad[DIM];
+    const int n_boundary = n_faces - n_interior;
+    real value[NS], grad[NS][DIM];
 #pragma unroll
-    for (int d = 0; d < DIM; ++d) grad[d] = 0;
+    for (int s = 0; s < NS; ++s) {
+        value[s] = phi[s * n_cells + c];
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) grad[s][d] = 0;
+    }
     for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool is_right) {
-        real neighbour;
+        real neighbour[NS];
         if (f < n_interior) {
-            neighbour = phi[is_right ? left[f] : right[f]];
+            const int m = is_right ? left[f] : right[f];
+#pragma unroll
+            for (int s = 0; s < NS; ++s) neighbour[s] = phi[s * n_cells + m];
         } else {
             const int b = f - n_interior;
-            const real ghost = scalar_ghost(kind[b], wall, b, value, mass_flux[f], free_stream);
-            neighbour = real(0.5) * (value + ghost);
+#pragma unroll
+            for (int s = 0; s < NS; ++s) {
+                const real ghost = scalar_ghost(kind[b], scalar_wall(wall, s, n_boundary), b,
+                                                value[s], mass_flux[f], free_stream[s]);
+                neighbour[s] = real(0.5) * (value[s] + ghost);
+            }
         }
         if (GRADIENT == LEAST_SQUARES) {
             const real* coef = is_right ? coef_right : coef_left;
-            const real jump = is_right ? value - neighbour : neighbour - value;
 #pragma unroll
-            for (int d = 0; d < DIM; ++d) grad[d] += jump * coef[d * n_faces + f];
+            for (int s = 0; s < NS; ++s) {
+                const real jump = is_right ? value[s] - neighbour[s] : neighbour[s] - value[s];
+#pragma unroll
+                for (int d = 0; d < DIM; ++d) grad[s][d] += jump * coef[d * n_faces + f];
+            }
         } else {
             const real a = is_right ? -area[f] : area[f];
-            const real face = f < n_interior ? real(0.5) * (value + neighbour) : neighbour;
 #pragma unroll
-            for (int d = 0; d < DIM; ++d) grad[d] += face * (normal[d * n_faces + f] * a);
+            for (int s = 0; s < NS; ++s) {
+                const real face = f < n_interior ? real(0.5) * (value[s] + neighbour[s])
+                                                 : neighbour[s];
+#pragma unroll
+                for (int d = 0; d < DIM; ++d) grad[s][d] += face * (normal[d * n_faces + f] * a);
+            }
         }
     });
 #pragma unroll
-    for (int d = 0; d < DIM; ++d)
-        gradient[d * n_cells + c] = GRADIENT == GREEN_GAUSS ? grad[d] / volume[c] : grad[d];
+    for (int s = 0; s < NS; ++s)
+#pragma unroll
+        for (int d = 0; d < DIM; ++d)
+            gradient[(s * DIM + d) * n_cells + c] =
+                GRADIENT == GREEN_GAUSS ? grad[s][d] / volume[c] : grad[s][d];
 }
 
 // The vorticity magnitude of cell c from its velocity gradients du_i/dx_j =
@@ -312,7 +342,7 @@ __global__ void __launch_bounds__(256) sst_cell_kernel(
     density[c] = rho;
 }
 
-template <typename real, int DIM>
+template <typename real, int DIM, int NS>
 __global__ void __launch_bounds__(256) scalar_face_kernel(
     const real* __restrict__ phi, const real* __restrict__ gradient,
     const real* __restrict__ diffusivity, const real* __restrict__ wall,
@@ -320,47 +350,63 @@ __global__ void __launch_bounds__(256) scalar_face_kernel(
     const int* __restrict__ left, const int* __restrict__ right,
     const real* __restrict__ normal, const real* __restrict__ area,
     const real* __restrict__ tangent, const real* __restrict__ inverse_length, int n_cells,
-    int n_faces, int n_interior, const int* __restrict__ kind, real free_stream, real sigma,
+    int n_faces, int n_interior, const int* __restrict__ kind,
+    const real* __restrict__ free_stream, const real* __restrict__ sigma,
     real* __restrict__ flux, real* __restrict__ coefficient, real* __restrict__ entries) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= n_faces) return;
     const int l = left[f];
     const bool interior = f < n_interior;
     const int r = interior ? right[f] : l;
-    const real m = mass_flux[f], value_l = phi[l];
-    const real value_r = interior ? phi[r]
-                                  : scalar_ghost(kind[f - n_interior], wall, f - n_interior,
-                                                 value_l, m, free_stream);
-    const real face = interior ? real(0.5) * (diffusivity[l] + diffusivity[r]) : diffusivity[l];
-    const real c = face / sigma * area[f];
-    real grad_l[DIM], grad_r[DIM], t[DIM], face_gradient[DIM];
+    const int b = f - n_interior, n_boundary = n_faces - n_interior;
+    const int boundary_kind = interior ? 0 : kind[b];
+    const real m = mass_flux[f], face_area = area[f], inverse = inverse_length[f];
+    real t[DIM], n[DIM];
 #pragma unroll
     for (int d = 0; d < DIM; ++d) {
-        grad_l[d] = gradient[d * n_cells + l];
-        grad_r[d] = gradient[d * n_cells + r];
         t[d] = tangent[d * n_faces + f];
+        n[d] = normal[d * n_faces + f];
     }
-    corrected_gradient<real, DIM>(grad_l, grad_r, value_l, value_r, t, inverse_length[f],
-                                  face_gradient);
-    real normal_gradient = 0;
 #pragma unroll
-    for (int d = 0; d < DIM; ++d) normal_gradient += face_gradient[d] * normal[d * n_faces + f];
-    const real convective = fmax(m, real(0)) * value_l + fmin(m, real(0)) * value_r;
-    flux[f] = convective - c * normal_gradient;
-    const real cf = c * inverse_length[f];
-    coefficient[f] = cf;
-    // the implicit matrix's entries of an interior face (see scalar_sweep_kernel): the
-    // left cell's row (inward - cf) and the right cell's (-out - cf)
-    if (entries != nullptr && interior) {
-        entries[f] = fmin(m, real(0)) - cf;
-        entries[n_interior + f] = -fmax(m, real(0)) - cf;
+    for (int s = 0; s < NS; ++s) {
+        const real* values = phi + s * n_cells;
+        const real* diffusivities = diffusivity + s * n_cells;
+        const real value_l = values[l];
+        const real value_r = interior ? values[r]
+                                      : scalar_ghost(boundary_kind,
+                                                     scalar_wall(wall, s, n_boundary), b,
+                                                     value_l, m, free_stream[s]);
+        const real face = interior ? real(0.5) * (diffusivities[l] + diffusivities[r])
+                                   : diffusivities[l];
+        const real c = face / sigma[s] * face_area;
+        real grad_l[DIM], grad_r[DIM], face_gradient[DIM];
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) {
+            grad_l[d] = gradient[(s * DIM + d) * n_cells + l];
+            grad_r[d] = gradient[(s * DIM + d) * n_cells + r];
+        }
+        corrected_gradient<real, DIM>(grad_l, grad_r, value_l, value_r, t, inverse,
+                                      face_gradient);
+        real normal_gradient = 0;
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) normal_gradient += face_gradient[d] * n[d];
+        const real convective = fmax(m, real(0)) * value_l + fmin(m, real(0)) * value_r;
+        flux[s * n_faces + f] = convective - c * normal_gradient;
+        const real cf = c * inverse;
+        coefficient[s * n_faces + f] = cf;
+        // the implicit matrix's entries of an interior face (see scalar_sweep_kernel): the
+        // left cell's row (inward - cf) and the right cell's (-out - cf)
+        if (entries != nullptr && interior) {
+            entries[s * 2 * n_interior + f] = fmin(m, real(0)) - cf;
+            entries[s * 2 * n_interior + n_interior + f] = -fmax(m, real(0)) - cf;
+        }
     }
 }
 
-// Per cell: residual = its faces' fluxes (out of the left cell, into the right) plus the
-// sources; diagonal = rho V / dt + damping + the faces' implicit parts; with squares, adds
-// the sum of (residual / V)^2 over the cells [0, n_own) to squares[0].
-template <typename real>
+// Per cell and scalar: residual = its faces' fluxes (out of the left cell, into the right)
+// plus the sources; diagonal = rho V / dt + damping + the faces' implicit parts; with
+// squares, adds the sum of (residual / V)^2 over the cells [0, n_own) to squares[s].
+template <typename real, int NS>
 __global__ void __launch_bounds__(256) scalar_matrix_kernel(
     const real* __restrict__ flux, const real* __restrict__ coefficient,
     const real* __restrict__ mass_flux, int n_cells, int n_faces, int n_interior,
@@ -370,35 +416,47 @@ __global__ void __launch_bounds__(256) scalar_matrix_kernel(
     const real* __restrict__ density, real* __restrict__ residual,
     real* __restrict__ diagonal, int n_own, double* __restrict__ squares) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    double rate2[1] = {0};
+    double rate2[NS];
+#pragma unroll
+    for (int s = 0; s < NS; ++s) rate2[s] = 0;
     if (c < n_cells) {
-        real faces = 0, implicit = 0;
+        real faces[NS], implicit[NS];
+#pragma unroll
+        for (int s = 0; s < NS; ++s) faces[s] = implicit[s] = 0;
         for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool is_right) {
-            const real m = mass_flux[f], cf = coefficient[f];
+            const real m = mass_flux[f];
             const real out = fmax(m, real(0)), inward = fmin(m, real(0));
-            if (is_right) {
-                faces += flux[f];
-                implicit += cf - inward;
-            } else {
-                faces -= flux[f];
-                if (f < n_interior) {
-                    implicit += out + cf;
+            const int b = f < n_interior ? -1 : kind[f - n_interior];
+#pragma unroll
+            for (int s = 0; s < NS; ++s) {
+                const real cf = coefficient[s * n_faces + f];
+                if (is_right) {
+                    faces[s] += flux[s * n_faces + f];
+                    implicit[s] += cf - inward;
                 } else {
-                    const int b = kind[f - n_interior];
-                    implicit += out + (b == WALL ? real(2) * cf - inward
-                                       : b == FREE_STREAM && m < 0 ? cf : real(0));
+                    faces[s] -= flux[s * n_faces + f];
+                    if (b < 0) {
+                        implicit[s] += out + cf;
+                    } else {
+                        implicit[s] += out + (b == WALL ? real(2) * cf - inward
+                                              : b == FREE_STREAM && m < 0 ? cf : real(0));
+                    }
                 }
             }
         });
-        const real r = faces + source[c];
-        residual[c] = r;
-        diagonal[c] = density[c] * volume[c] / dt[c] + damping[c] + implicit;
-        if (c < n_own) {
-            const double rate = double(r) / double(volume[c]);
-            rate2[0] = rate * rate;
+        const real held = density[c] * volume[c] / dt[c];
+#pragma unroll
+        for (int s = 0; s < NS; ++s) {
+            const real r = faces[s] + source[s * n_cells + c];
+            residual[s * n_cells + c] = r;
+            diagonal[s * n_cells + c] = held + damping[s * n_cells + c] + implicit[s];
+            if (c < n_own) {
+                const double rate = double(r) / double(volume[c]);
+                rate2[s] = rate * rate;
+            }
         }
     }
-    if (squares != nullptr) add_block_sums<1>(rate2, squares);  // every thread
+    if (squares != nullptr) add_block_sums<NS>(rate2, squares);  // every thread
 }
 
 // One level of a sweep of (D + L) D^-1 (D + U), over the rows [first, last) of the mean
@@ -486,6 +544,25 @@ __global__ void __launch_bounds__(256) sst_eddy_viscosity_kernel(
     mu_t[c] = sst_eddy_viscosity(rho, k_plus, omega,
                                  vorticity_of<real, DIM>(mean_gradient, n_cells, c), turbulent,
                                  viscous, m, &f2);
+}
+
+// menter_sst's omega on a no-slip wall at each boundary face b, 60 nu / (beta1 d^2) of the
+// face's cell, into omega's row of the scalars' wall values (walls[n_boundary + b]).
+template <typename real, int DIM>
+__global__ void __launch_bounds__(256) sst_wall_omega_kernel(
+    const real* __restrict__ U, const int* __restrict__ left,
+    const real* __restrict__ distance, int n_cells, int n_faces, int n_interior,
+    const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
+    real gamma, real wall_factor, real* __restrict__ walls) {
+    const int b = blockIdx.x * blockDim.x + threadIdx.x, n_boundary = n_faces - n_interior;
+    if (b >= n_boundary) return;
+    const SSTConstants<real> m(constants);
+    const int c = left[n_interior + b];
+    real rho;
+    const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
+                                                   constant_law, gamma, &rho);
+    const real d = distance[c];
+    walls[n_boundary + b] = wall_factor * nu / (m.beta1 * (d * d));
 }
 
 // Each face's eddy viscosity: the mean of its cells' mu_t; a boundary face's cell's, 0 on
