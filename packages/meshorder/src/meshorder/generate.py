@@ -338,9 +338,14 @@ def box(path: Path | None, cells: int, *, threads: int = 1) -> Path | Mesh:
         return _write(gmsh, path)
 
 
+#: The swept wing's span (root chords), leading-edge sweep (degrees) and taper.
+WING_SPAN, WING_SWEEP_DEG, WING_TAPER = 3.0, 30.0, 0.5
+
+
 @_register("wing")
-def swept_wing(path: Path | None, cells: int, *, span: float = 3.0, sweep_deg: float = 30.0,
-               taper: float = 0.5, far: float = 8.0, threads: int = 1, prism_layers: int = 5,
+def swept_wing(path: Path | None, cells: int, *, span: float = WING_SPAN,
+               sweep_deg: float = WING_SWEEP_DEG, taper: float = WING_TAPER, far: float = 8.0,
+               threads: int = 1, prism_layers: int = 5,
                first_height: float = 0.05, growth: float = 1.4) -> Path | Mesh:
     """Half-model swept, tapered NACA0012 wing in a box: a prism layer, then tetrahedra.
 
@@ -401,12 +406,7 @@ def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 
     with gmsh_session() as gmsh:
         _deterministic(gmsh, threads)
         gmsh.option.setNumber("Mesh.Algorithm3D", 10 if threads > 1 else 1)
-        occ = gmsh.model.occ
-        wires = []
-        for y, chord, shift in ((0.0, root, 0.0), (onera_m6.SEMI_SPAN, tip, tip_x)):
-            pts = [occ.addPoint(shift + chord * x, y, chord * z) for x, z in onera_m6.onera_d()]
-            wires.append(occ.addWire([occ.addSpline([*pts, pts[0]])]))
-        wing = occ.addThruSections(wires, makeSolid=True, makeRuled=True)
+        wing = _oneram6_solid(gmsh.model.occ)
         reach = far * root
         lo = np.array([-reach, 0.0, -reach])
         hi = np.array([tip_x + tip + reach, onera_m6.SEMI_SPAN + reach, reach])
@@ -419,6 +419,44 @@ def oneram6(path: Path | None, cells: int, *, far: float = 20.0, threads: int = 
                      growth_rate=ONERA_M6_GROWTH, finer=[leading_edge])
         gmsh.model.mesh.generate(3)
         return _write(gmsh, path)
+
+
+def _oneram6_solid(occ: object) -> list[tuple[int, int]]:
+    """The ONERA M6 half wing as an OpenCASCADE solid in metres, ruled between its root
+    and tip sections, span along y."""
+    root, tip, tip_x = onera_m6.planform()
+    wires = []
+    for y, chord, shift in ((0.0, root, 0.0), (onera_m6.SEMI_SPAN, tip, tip_x)):
+        pts = [occ.addPoint(shift + chord * x, y, chord * z) for x, z in onera_m6.onera_d()]
+        wires.append(occ.addWire([occ.addSpline([*pts, pts[0]])]))
+    return occ.addThruSections(wires, makeSolid=True, makeRuled=True)
+
+
+class BodySection(NamedTuple):
+    """A generated wing as its section and planform, in the meshes' axes (x chordwise, y
+    spanwise from the root at ``y = 0``, z up): at span ``y`` the wing is the unit-chord
+    ``section`` (x, thickness; closed, last point not repeated, as the generator splines
+    it) scaled to the chord there and shifted to its leading edge, the thickness along
+    ``up`` times z; chord and leading edge vary linearly from the root to the tip."""
+
+    section: np.ndarray
+    root_chord: float
+    tip_chord: float
+    tip_shift: float
+    span: float
+    up: float
+
+
+def body_section(geometry: str) -> BodySection:
+    """The section and planform of ``geometry``'s body (``wing`` or ``oneram6``), as
+    :func:`swept_wing` and :func:`oneram6` loft it."""
+    if geometry == "oneram6":
+        root, tip, tip_x = onera_m6.planform()
+        return BodySection(onera_m6.onera_d(), root, tip, tip_x, onera_m6.SEMI_SPAN, 1.0)
+    if geometry == "wing":  # built spanwise along z, its thickness along y, then turned
+        return BodySection(naca00xx(80), 1.0, WING_TAPER,
+                           WING_SPAN * math.tan(math.radians(WING_SWEEP_DEG)), WING_SPAN, -1.0)
+    raise ValueError(f"no body for {geometry!r}: wing or oneram6")
 
 
 def _oneram6_prism_layered(path: Path | None, cells: int, far: float, threads: int,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from .errors import MeshorderError
 from .part_mesh import PartMesh
 from .plan import PlanPart
 from .refined_topology import refine_with_topology
+from .surface import body_surface
 
 #: Children of one cell (facet) per level, 3-D.
 CELL_CHILDREN, FACET_CHILDREN = 8, 4
@@ -41,14 +43,18 @@ CELL_CHILDREN, FACET_CHILDREN = 8, 4
 UNIFORM_TYPES = frozenset({"tetra", "hexahedron", "wedge"})
 
 
-def refine_part(part: PlanPart, levels: int) -> PlanPart:
+def refine_part(part: PlanPart, levels: int, surface: str | None = None) -> PlanPart:
     """``part`` with its mesh refined ``levels`` times: the fine part a rank computes
-    (see the module docstring); ``levels`` 0 returns ``part``.
+    (see the module docstring); ``levels`` 0 returns ``part``. With ``surface``, each
+    level's new wall nodes move onto that body's true surface
+    (:func:`meshorder.surface.body_surface`; every rank moves the nodes it shares with
+    another alike, from the same coordinates).
 
     Raises
     ------
     MeshorderError
-        For a 2-D mesh, a part with pyramids, or ``levels`` below 0.
+        For a 2-D mesh, a part with pyramids, ``levels`` below 0, or a ``surface`` that
+        cannot take the part's new wall nodes (:func:`meshorder.surface.body_surface`).
     """
     if levels < 0:
         raise MeshorderError(f"refinement levels must be 0 or more, not {levels}")
@@ -64,7 +70,8 @@ def refine_part(part: PlanPart, levels: int) -> PlanPart:
                              f"hexahedra and wedges, not {', '.join(other)}; refine the "
                              "mesh whole (`meshorder refine`) before planning")
     per_cell, per_facet = CELL_CHILDREN ** levels, FACET_CHILDREN ** levels
-    refined, topology = refine_with_topology(coarse, levels)
+    with nullcontext() if surface is None else body_surface(surface) as place:
+        refined, topology = refine_with_topology(coarse, levels, place)
     fine = refined.mesh
     plan_cells = part.mesh.cells[refined.cell_parent] * per_cell + refined.cell_child
     offsets = np.asarray(part.offsets, dtype=np.int64) * per_cell
@@ -87,14 +94,17 @@ def refine_part(part: PlanPart, levels: int) -> PlanPart:
                  + refined.facet_child)
     file_cells = part.mesh.file_cells[refined.cell_parent] * per_cell + refined.cell_child
     mesh = PartMesh(me, fine, plan_cells, file_cells, point_ids, facet_ids, topology)
-    return dataclasses.replace(part, mesh_digest=refined_digest(part.mesh_digest, levels),
+    return dataclasses.replace(part, mesh_digest=refined_digest(part.mesh_digest, levels,
+                                                                surface),
                                offsets=offsets, send=send, mesh=mesh,
                                children=part.children * per_cell)
 
 
-def refined_digest(digest: str, levels: int) -> str:
-    """The digest that stands for the mesh of ``digest`` refined ``levels`` times."""
-    return hashlib.sha256(f"{digest} refined {levels}".encode()).hexdigest()
+def refined_digest(digest: str, levels: int, surface: str | None = None) -> str:
+    """The digest that stands for the mesh of ``digest`` refined ``levels`` times (its new
+    wall nodes on the true ``surface``, where given)."""
+    onto = "" if surface is None else f" onto {surface}"
+    return hashlib.sha256(f"{digest} refined {levels}{onto}".encode()).hexdigest()
 
 
 def _within_two_faces(cells: np.ndarray, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

@@ -13,15 +13,17 @@ One level splits each edge at its midpoint and each quadrilateral face at its ce
 
 Boundary facets split the same way, on the same new nodes, and keep their markers. New
 nodes lie on the straight edges and flat faces of the coarse cells: a curved wall keeps
-its coarse facets (say so when a refined run is compared with a mesh made finer).
-Second-order meshes are refused.
+its coarse facets (say so when a refined run is compared with a mesh made finer), unless
+a placement (``place``, :func:`meshorder.surface.body_surface`) moves each level's new
+wall nodes onto the body's true surface. Second-order meshes are refused.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +31,9 @@ from .celltypes import CELL_TYPES
 from .errors import MeshorderError
 from .geometry import signed_measures
 from .mesh import CellBlock, Mesh
+
+if TYPE_CHECKING:
+    from .surface import Placement
 
 # A child is (type, references); a reference is a corner number, ("e", i, j) the midpoint
 # of the edge between corners i and j, ("q", i, j, k, l) the centre of the quadrilateral
@@ -173,8 +178,9 @@ class Refinement:
                           + split.facet_k)
 
 
-def refine(mesh: Mesh, levels: int = 1) -> Mesh:
-    """``mesh`` refined ``levels`` times (see the module docstring).
+def refine(mesh: Mesh, levels: int = 1, place: Placement | None = None) -> Mesh:
+    """``mesh`` refined ``levels`` times (see the module docstring), each level's new
+    wall nodes moved by ``place`` where given.
 
     Raises
     ------
@@ -188,12 +194,14 @@ def refine(mesh: Mesh, levels: int = 1) -> Mesh:
     >>> fine.n_cells, [len(b) for b in fine.facets]
     (96, [40])
     """
-    return refine_tracked(mesh, levels).mesh
+    return refine_tracked(mesh, levels, place).mesh
 
 
-def refine_tracked(mesh: Mesh, levels: int = 1) -> Refinement:
-    """``mesh`` refined ``levels`` times, with each new cell's and facet's coarse parent
-    and place among its descendants (:class:`Refinement`).
+def refine_tracked(mesh: Mesh, levels: int = 1, place: Placement | None = None
+                   ) -> Refinement:
+    """``mesh`` refined ``levels`` times (``place`` as :func:`refine`), with each new
+    cell's and facet's coarse parent and place among its descendants
+    (:class:`Refinement`).
 
     Raises
     ------
@@ -210,7 +218,7 @@ def refine_tracked(mesh: Mesh, levels: int = 1) -> Refinement:
     True
     """
     refined = unrefined(mesh)
-    for split in splits(mesh, levels):
+    for split in splits(mesh, levels, place):
         refined = refined.then(split)
     return refined
 
@@ -221,9 +229,9 @@ def unrefined(mesh: Mesh) -> Refinement:
     return Refinement(mesh, cells, np.zeros_like(cells), facets, np.zeros_like(facets))
 
 
-def splits(mesh: Mesh, levels: int) -> Iterator[Split]:
+def splits(mesh: Mesh, levels: int, place: Placement | None = None) -> Iterator[Split]:
     """The :class:`Split` of each of ``levels`` refinements of ``mesh`` in turn, each made
-    as the iterator gets to it.
+    as the iterator gets to it (its new wall nodes moved by ``place`` where given).
 
     Raises
     ------
@@ -239,6 +247,8 @@ def splits(mesh: Mesh, levels: int) -> Iterator[Split]:
     def each_level(mesh: Mesh) -> Iterator[Split]:
         for _ in range(levels):
             split = split_once(mesh)
+            if place is not None:
+                split = replace(split, mesh=place(split.mesh, len(mesh.points)))
             yield split
             mesh = split.mesh
 

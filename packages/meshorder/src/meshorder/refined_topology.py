@@ -21,6 +21,7 @@ falls back to the sort.
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from .mesh import Mesh
 from .refine import Refinement, Split, split_plan, splits, unrefined
 from .topology import INTERIOR, UNMARKED_NAME, Topology
 
+if TYPE_CHECKING:
+    from .surface import Placement
+
 #: The pieces of one coarse face: a triangle's three corner pieces and its middle one,
 #: a quadrilateral's four corner pieces, an edge's two.
 PIECES = 4
@@ -36,16 +40,18 @@ PIECES = 4
 MIDDLE = 3
 
 
-def refine_with_topology(mesh: Mesh, levels: int) -> tuple[Refinement, Topology]:
-    """``mesh`` refined ``levels`` times (:func:`meshorder.refine.refine_tracked`) and the
-    fine mesh's topology, each level's from the one before (:func:`refined_topology`).
+def refine_with_topology(mesh: Mesh, levels: int, place: Placement | None = None
+                         ) -> tuple[Refinement, Topology]:
+    """``mesh`` refined ``levels`` times (:func:`meshorder.refine.refine_tracked`, with
+    ``place``) and the fine mesh's topology, each level's from the one before
+    (:func:`refined_topology`).
 
     Raises
     ------
     MeshorderError
         For a second-order mesh, or ``levels`` below 0.
     """
-    levels_of = splits(mesh, levels)  # checks the arguments first
+    levels_of = splits(mesh, levels, place)  # checks the arguments first
     refinement, topology = unrefined(mesh), Topology(mesh, cell_faces=True)
     for split in levels_of:
         refinement, topology = refinement.then(split), refined_topology(topology, split)

@@ -20,6 +20,7 @@ from gpusolver.parallel import TRANSPORTS
 from gpusolver.physics.boundary import CONDITIONS, BoundarySpec
 from gpusolver.physics.gas import LIFT_AXES, VISCOSITY_LAWS, Gas
 from gpusolver.rank_watch import RANK_TIMEOUT
+from meshorder.surface import SURFACES
 
 EQUATIONS = ("euler", "navier-stokes")
 
@@ -40,6 +41,10 @@ COMMON_SCHEMA: dict[str, dict[str, Key]] = {
                            "refines its own part (one process: the plan's mesh as one part), "
                            "and multigrid takes each level as a coarse level on top of its "
                            "own"),
+        "surface": Key(str, SURFACES,
+                       help="the body `meshorder generate` made this mesh around (wing or "
+                            "oneram6): refine places the new nodes of the marker 'wing' on its "
+                            "true surface (default: on the coarse facets)"),
     },
     "physics": {
         "equations": Key(str, EQUATIONS, "euler", help="inviscid or laminar viscous"),
@@ -176,6 +181,9 @@ class Case:
         ``[mesh] scale``: the factor of the mesh's coordinates.
     mesh_refine : int
         ``[mesh] refine``: uniform refinements of the mesh at start.
+    mesh_surface : str or None
+        ``[mesh] surface``: the body whose true surface the refinement's new wall nodes
+        are placed on (:mod:`meshorder.surface`); None: the coarse facets.
     """
 
     path: Path
@@ -194,6 +202,7 @@ class Case:
     reference_area: float
     mesh_scale: float = 1.0
     mesh_refine: int = 0
+    mesh_surface: str | None = None
     given: dict = field(default_factory=dict)
 
     def sets(self, section: str, key: str) -> bool:
@@ -260,6 +269,7 @@ def parse_case(data: dict, path: Path, schema: dict[str, dict[str, Key]]) -> Cas
         reference_area=float(physics["reference_area"]),
         mesh_scale=float(sections["mesh"]["scale"]),
         mesh_refine=sections["mesh"]["refine"],
+        mesh_surface=sections["mesh"]["surface"],
         given={name: frozenset(data.get(name, {})) for name in schema},
     )
 
@@ -274,6 +284,7 @@ READ_BY = {
     ("physics", "reynolds"): ("equations = 'navier-stokes'", _viscous),
     ("physics", "prandtl"): ("equations = 'navier-stokes'", _viscous),
     ("physics", "viscosity_law"): ("equations = 'navier-stokes'", _viscous),
+    ("mesh", "surface"): ("[mesh] refine", lambda case: case.mesh_refine > 0),
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from meshorder.partition import partition_cells
 from meshorder.pipeline import PlanOptions, make_plan
 from meshorder.plan import Plan, PlanPart, read_plan_part
 from meshorder.refine import refine
+from meshorder.surface import body_surface
 
 #: The prefix of the steady-state controls' arrays in a checkpoint.
 CONTROL = "control_"
@@ -322,7 +324,7 @@ def _one_part(case: Case) -> PlanPart:
 def _refined(case: Case, part: PlanPart) -> PlanPart:
     """``part`` refined as ``[mesh] refine`` says and scaled as ``scale`` does."""
     try:
-        part = refine_part(part, case.mesh_refine)
+        part = refine_part(part, case.mesh_refine, case.mesh_surface)
     except MeshorderError as error:
         raise ConfigError(f"{case.path}: [mesh] refine: {error}") from None
     return dataclasses.replace(part, mesh=dataclasses.replace(
@@ -337,7 +339,13 @@ def _backend_of(case: Case) -> str:
 
 def _read(case: Case) -> Mesh:
     """The case's mesh, scaled and refined as its ``[mesh]`` section says."""
-    return refine(read_mesh(case.mesh_file), case.mesh_refine).scaled(case.mesh_scale)
+    with (nullcontext() if case.mesh_surface is None
+          else body_surface(case.mesh_surface)) as place:
+        try:
+            fine = refine(read_mesh(case.mesh_file), case.mesh_refine, place)
+        except MeshorderError as error:
+            raise ConfigError(f"{case.path}: [mesh] refine: {error}") from None
+    return fine.scaled(case.mesh_scale)
 
 
 def _with_markers(case: Case, markers: list[str]) -> Case:
