@@ -340,6 +340,8 @@ def box(path: Path | None, cells: int, *, threads: int = 1) -> Path | Mesh:
 
 #: The swept wing's span (root chords), leading-edge sweep (degrees) and taper.
 WING_SPAN, WING_SWEEP_DEG, WING_TAPER = 3.0, 30.0, 0.5
+#: Points of the swept wing's NACA 0012 section (:func:`naca00xx`) that its spline joins.
+WING_SECTION_POINTS = 80
 
 
 @_register("wing")
@@ -454,7 +456,7 @@ def body_section(geometry: str) -> BodySection:
         root, tip, tip_x = onera_m6.planform()
         return BodySection(onera_m6.onera_d(), root, tip, tip_x, onera_m6.SEMI_SPAN, 1.0)
     if geometry == "wing":  # built spanwise along z, its thickness along y, then turned
-        return BodySection(naca00xx(80), 1.0, WING_TAPER,
+        return BodySection(naca00xx(WING_SECTION_POINTS), 1.0, WING_TAPER,
                            WING_SPAN * math.tan(math.radians(WING_SWEEP_DEG)), WING_SPAN, -1.0)
     raise ValueError(f"no body for {geometry!r}: wing or oneram6")
 
@@ -530,7 +532,7 @@ def _wing_solid(occ: object, planform: _Planform, section: np.ndarray | None = N
                 ) -> list[tuple[int, int]]:
     """The wing as an OpenCASCADE solid lofted from the root and tip sections (``section``:
     the closed unit-chord section, NACA 0012 by default)."""
-    section = naca00xx(80) if section is None else section
+    section = naca00xx(WING_SECTION_POINTS) if section is None else section
     wires = []
     for z, scale, shift in ((0.0, 1.0, 0.0), (planform.span, planform.taper, planform.dx)):
         xy = section * scale + np.array([shift, 0.0])
