@@ -74,7 +74,7 @@ def test_new_wall_nodes_go_onto_the_surface_and_the_body_fills_out(wing):
     stays = new[~moved[new]]
     far = np.linalg.norm(project(plain.points[stays]) - plain.points[stays], axis=1)
     on_tip = plain.points[stays, 1] >= body_section("wing").span * (1 - 1e-9)
-    assert np.all(on_tip | (far > 0.01)) and np.count_nonzero(~on_tip) > 10
+    assert np.all(on_tip | (far > 1e-6)) and np.count_nonzero(~on_tip) > 10
 
 
 def test_parts_place_their_shared_nodes_as_the_whole_mesh_does(wing):

@@ -195,16 +195,17 @@ def placed_on(mesh: Mesh, first_new: int, closest: Callable[[np.ndarray], np.nda
     >>> box = box_mesh(1, 1, 1)  # every side the marker "wing"
     >>> box = replace(box, marker_names={0: "wing"},
     ...               facet_markers=[np.zeros(len(b), np.int64) for b in box.facets])
-    >>> def onto_sphere(p):  # the sphere through the cube's corners
-    ...     r = np.maximum(np.linalg.norm(p - 0.5, axis=1), 1e-300)
-    ...     return 0.5 + (p - 0.5) * (0.75 ** 0.5 / r)[:, None]
-    >>> fine = placed_on(split_once(box).mesh, 8, onto_sphere, "a sphere", 1e-12)
-    >>> radius = np.linalg.norm(fine.points - 0.5, axis=1)
-    >>> np.unique(np.round(radius, 3)).tolist()  # the centre, faces' centres, the sphere
-    [0.0, 0.5, 0.866]
+    >>> def onto_dome(p):  # the top side bulging up, z = 1 + x (1 - x) y (1 - y) / 10
+    ...     out = np.full_like(p, np.nan)  # NaN: off the body
+    ...     top = np.abs(p[:, 2] - 1) < 1e-9
+    ...     x, y = p[top, 0], p[top, 1]
+    ...     out[top] = np.column_stack([x, y, 1 + x * (1 - x) * y * (1 - y) / 10])
+    ...     return out
+    >>> fine = placed_on(split_once(box).mesh, 8, onto_dome, "a dome", 1e-12)
+    >>> float(fine.points[:, 2].max())  # the top's centre, its diagonal's midpoint
+    1.00625
 
-    The cube's edges' midpoints move out to the sphere; its faces' centres (the midpoints
-    of their diagonals) are 0.37 from it, more than ``MAX_MOVE`` of a diagonal: they stay.
+    The top's edges' midpoints lie on the dome already; no other side is on it.
     """
     if WALL_MARKER not in mesh.marker_names.values():
         markers = ", ".join(sorted(mesh.marker_names.values())) or "none"
