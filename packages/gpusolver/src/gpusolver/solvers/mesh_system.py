@@ -339,7 +339,7 @@ def _backend_of(case: Case) -> str:
 
 def _read(case: Case) -> Mesh:
     """The case's mesh, scaled and refined as its ``[mesh]`` section says."""
-    with (nullcontext() if case.mesh_surface is None
+    with (nullcontext() if case.mesh_surface is None or not case.mesh_refine
           else body_surface(case.mesh_surface)) as place:
         try:
             fine = refine(read_mesh(case.mesh_file), case.mesh_refine, place)
