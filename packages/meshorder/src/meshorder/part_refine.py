@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from contextlib import nullcontext
 
 import numpy as np
 
@@ -70,7 +69,7 @@ def refine_part(part: PlanPart, levels: int, surface: str | None = None) -> Plan
                              f"hexahedra and wedges, not {', '.join(other)}; refine the "
                              "mesh whole (`meshorder refine`) before planning")
     per_cell, per_facet = CELL_CHILDREN ** levels, FACET_CHILDREN ** levels
-    with nullcontext() if surface is None else body_surface(surface) as place:
+    with body_surface(surface) as place:
         refined, topology = refine_with_topology(coarse, levels, place)
     fine = refined.mesh
     plan_cells = part.mesh.cells[refined.cell_parent] * per_cell + refined.cell_child

@@ -72,11 +72,12 @@ Placement = Callable[[Mesh, int], Mesh]
 
 
 @contextmanager
-def body_surface(geometry: str) -> Iterator[Placement]:
+def body_surface(geometry: str | None) -> Iterator[Placement | None]:
     """Within the block, a placement of new wall nodes on ``geometry``'s body (one of
     :data:`SURFACES`): ``place(mesh, first_new)`` returns ``mesh``, just refined, with its
     new nodes (``first_new`` on) that halve an edge between two wall nodes moved to the
-    body's surface (:func:`placed_on`).
+    body's surface (:func:`placed_on`). None for ``geometry`` None (new nodes stay on the
+    facets).
 
     Raises
     ------
@@ -86,6 +87,9 @@ def body_surface(geometry: str) -> Iterator[Placement]:
     """
     from .generate import body_section  # (gmsh's models: only where a surface is asked)
 
+    if geometry is None:
+        yield None
+        return
     if geometry not in SURFACES:
         raise MeshorderError(f"no surface {geometry!r} to place new wall nodes on: "
                              f"{', '.join(SURFACES)}")

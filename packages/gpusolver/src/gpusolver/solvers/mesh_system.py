@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -339,8 +338,7 @@ def _backend_of(case: Case) -> str:
 
 def _read(case: Case) -> Mesh:
     """The case's mesh, scaled and refined as its ``[mesh]`` section says."""
-    with (nullcontext() if case.mesh_surface is None or not case.mesh_refine
-          else body_surface(case.mesh_surface)) as place:
+    with body_surface(case.mesh_surface if case.mesh_refine else None) as place:
         try:
             fine = refine(read_mesh(case.mesh_file), case.mesh_refine, place)
         except MeshorderError as error:

@@ -4,7 +4,6 @@ markers kept."""
 from __future__ import annotations
 
 import argparse
-from contextlib import nullcontext
 from pathlib import Path
 
 from ..atomic import check_writable
@@ -50,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     check_writable(out)
     mesh = load_mesh(args)
     with activity(f"refining {args.mesh}", show=not args.quiet), \
-            nullcontext() if args.surface is None else body_surface(args.surface) as place:
+            body_surface(args.surface) as place:
         fine = refine(mesh, args.levels, place)
     with activity(f"writing {out}", show=not args.quiet):
         write_mesh(fine, out)

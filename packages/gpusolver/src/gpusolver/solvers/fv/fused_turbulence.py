@@ -295,7 +295,7 @@ class FusedMenterSST(FusedScalarSteps):
         super().__init__(model, tables, {"cells": "sst_cell_kernel",
                                          "cell_eddy": "sst_eddy_viscosity_kernel",
                                          "wall_omega": "sst_wall_omega_kernel"},
-                         sst.KERNEL_CONSTANTS, (1.0, 1.0))
+                         sst.KERNEL_CONSTANTS, (1.0, 1.0))  # its sigmas: in the diffusivities
         #: ``k``'s (0) and ``omega``'s values on no-slip walls, per boundary face.
         self.walls = self.xp.zeros((2, self.n_faces - self.n_interior), self.dtype)
 
