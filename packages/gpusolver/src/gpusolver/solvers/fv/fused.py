@@ -222,10 +222,13 @@ class FusedResidual:
             self.eddy = self.xp.empty(self.n_faces, self.dtype)
         return self.eddy
 
-    def load_eddy_viscosity(self) -> bool:
+    def load_eddy_viscosity(self, eddy=None) -> bool:
         """Copy the discretisation's eddy viscosity (``d.eddy_viscosity``, set by a
         turbulence model each step) into :attr:`eddy`, on the current stream, unless it
-        is that buffer; False for laminar flow (nothing to copy)."""
+        is that buffer; False for laminar flow (nothing to copy). ``eddy``: the next face
+        pass writes it there (see :meth:`face_pass`), which the discretisation then holds."""
+        if eddy is not None:
+            self.d.eddy_viscosity = self.eddy_buffer()
         if self.d.eddy_viscosity is None:
             return False
         if self.d.eddy_viscosity is not self.eddy_buffer():
@@ -241,16 +244,23 @@ class FusedResidual:
         return (gradient, tangent, inverse_length, NULL if self.eddy is None else self.eddy,
                 *self._viscous_laws)
 
-    def face_pass(self, u, phi, mode: int, boundary_flux, speed: bool, mass_flux=NULL):
+    def face_pass(self, u, phi, mode: int, boundary_flux, speed: bool, mass_flux=NULL,
+                  eddy=None):
         """Gradients (order 2) and face fluxes of ``u``; returns where they accumulate.
 
         ``phi`` receives the limiter values, or holds the frozen ones or the ceiling of
         the new ones (``mode``: see :func:`limiter_input`); ``boundary_flux``
         ``(n_vars, n_boundary)`` receives the boundary faces' fluxes (or NULL); ``speed``:
         also store each face's wave speeds times area in :attr:`speed`; ``mass_flux``
-        ``(n_faces,)`` receives each face's mass flux times area (or NULL).
+        ``(n_faces,)`` receives each face's mass flux times area (or NULL); ``eddy``:
+        called with ``u`` between the gradients and the fluxes, it writes each face's eddy
+        viscosity into :attr:`eddy` (a turbulence model's
+        :meth:`~gpusolver.solvers.fv.fused_turbulence.FusedScalarSteps.eddy_pass`, which
+        reads the unlimited gradients just taken), or None.
         """
         self.gradients(u, phi, mode, 0, self.n_cells)
+        if eddy is not None:
+            eddy(u)
         self.clear()
         for first, last, accumulation in self.ranges:
             self.fluxes(u, boundary_flux, speed, first, last, accumulation, mass_flux)
@@ -361,12 +371,13 @@ class FusedResidual:
         return jac_left, jac_right
 
     # ------------------------------------------------------------------ residual
-    def residual(self, u):
+    def residual(self, u, eddy=None):
         """``R(u)``: net flux into every cell, ``(n_vars, n_cells)``.
 
         Sets the discretisation's ``boundary_flux`` and ``limiter_values`` as its array
         code does (fresh arrays, so that callers may keep them); with a turbulence model's
-        eddy viscosity (``d.eddy_viscosity``), reads it and sets ``mass_flux`` too.
+        eddy viscosity (``d.eddy_viscosity``, or taken at ``u`` by ``eddy`` as
+        :meth:`face_pass` takes it), reads it and sets ``mass_flux`` too.
         """
         xp, d = self.xp, self.d
         u = self.backend.asarray(u)  # kernels index C-ordered arrays
@@ -375,9 +386,10 @@ class FusedResidual:
         phi = (xp.empty((self.n_vars, self.n_cells), self.dtype) if phi is None
                else self.backend.asarray(phi))
         boundary_flux = xp.empty((self.n_vars, self.n_faces - self.n_interior), self.dtype)
-        turbulent = self.load_eddy_viscosity()
+        turbulent = self.load_eddy_viscosity(eddy)
         mass_flux = xp.empty(self.n_faces, self.dtype) if turbulent else NULL
-        source = self.face_pass(u, phi, mode, boundary_flux, speed=False, mass_flux=mass_flux)
+        source = self.face_pass(u, phi, mode, boundary_flux, speed=False, mass_flux=mass_flux,
+                                eddy=eddy)
         out = xp.empty((self.n_vars, self.n_cells), self.dtype)
         self.update(source, residual_out=out)
         d.boundary_flux = boundary_flux

@@ -14,7 +14,9 @@ of these one launch for all the model's scalars), and per scalar the forward and
 backward sweeps level by level over the mean flow's LU-SGS sweep tables
 (:class:`~gpusolver.solvers.fv.lusgs.SweepTables`) or the exact solve, and the update.
 Each step of the mean flow also takes the faces' eddy viscosity from kernels, written
-where the fused residual reads it. The same faces, slots and boundary states as the
+where the fused residual reads it: in a fused LU-SGS step between its gradients and its
+fluxes (:meth:`FusedScalarSteps.eddy_pass`; SST's reads those gradients), otherwise before
+the step. The same faces, slots and boundary states as the
 mean flow's fused residual (:class:`~gpusolver.solvers.fv.fused.FusedResidual`), whose
 discretisation the model shares.
 """
@@ -134,6 +136,14 @@ class FusedScalarSteps:
             np.int32(self.n_faces), np.int32(self.n_interior), self.kind, out))
         return out
 
+    def eddy_pass(self, u) -> None:
+        """Each face's eddy viscosity at ``u`` into the fused residual's buffer, from the
+        unlimited gradients its face pass has just taken of ``u`` (where a fused LU-SGS
+        step calls it: :meth:`FusedResidual.face_pass
+        <gpusolver.solvers.fv.fused.FusedResidual.face_pass>`), so that no pass of its
+        own takes them."""
+        self.face_eddy_viscosity(self.cell_eddy_viscosity(u, self.fused.raw_gradient))
+
     def mean_gradients(self, u):
         """The mean flow's unlimited primitive gradients at ``u`` (once per its step):
         those :meth:`take_residual_gradients` gave, or taken anew into
@@ -252,9 +262,9 @@ class FusedSpalartAllmaras(FusedScalarSteps):
                                          "cell_eddy": "sa_eddy_viscosity_kernel"},
                          sa.KERNEL_CONSTANTS, (sa.SIGMA,))
 
-    def cell_eddy_viscosity(self, u):
+    def cell_eddy_viscosity(self, u, gradients=None):
         """Each cell's ``mu_t`` at the mean flow ``u`` (:attr:`mu_t`, overwritten by the
-        next call)."""
+        next call); ``gradients``: unused (SA's ``mu_t`` takes none)."""
         self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
             self.fused.backend.asarray(u), self.model.values[0], np.int32(self.n_cells),
             self.constants, *self.law, self.mu_t))
@@ -299,13 +309,15 @@ class FusedMenterSST(FusedScalarSteps):
         #: ``k``'s (0) and ``omega``'s values on no-slip walls, per boundary face.
         self.walls = self.xp.zeros((2, self.n_faces - self.n_interior), self.dtype)
 
-    def cell_eddy_viscosity(self, u):
-        """Each cell's ``mu_t`` at the mean flow ``u`` (its gradients taken anew;
-        :attr:`mu_t`, overwritten by the next call)."""
+    def cell_eddy_viscosity(self, u, gradients=None):
+        """Each cell's ``mu_t`` at the mean flow ``u`` (:attr:`mu_t`, overwritten by the
+        next call), from the mean flow's unlimited primitive ``gradients`` at ``u``
+        (default: taken anew)."""
         u = self.fused.backend.asarray(u)
         model = self.model
+        gradients = self.mean_gradients(u) if gradients is None else gradients
         self._kernels["cell_eddy"](_blocks(self.n_cells), (BLOCK,), (
-            u, model.values[0], model.values[1], self.mean_gradients(u), model.distance,
+            u, model.values[0], model.values[1], gradients, model.distance,
             np.int32(self.n_cells), self.constants, *self.law, self.mu_t))
         return self.mu_t
 

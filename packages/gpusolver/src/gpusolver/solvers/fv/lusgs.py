@@ -670,12 +670,18 @@ class FusedLUSGS(FusedSteps):
         #: RANS: each face's mass flux at the step's start, for the turbulence model
         #: (made at the first step with an eddy viscosity; None: laminar).
         self.mass_flux = None
+        #: RANS: the turbulence model's pass that takes each face's eddy viscosity at the
+        #: step's start from the step's own gradients
+        #: (:meth:`~gpusolver.solvers.fv.fused_turbulence.FusedScalarSteps.eddy_pass`), or
+        #: None (laminar, or the eddy viscosity set before each step).
+        self.eddy = None
 
     def _launches(self, u0, out, local: bool, phi, mode: int) -> None:
         f = self.fused
         self.reset_report()
         source = f.face_pass(u0, phi, mode, self.boundary_flux, speed=True,
-                             mass_flux=NULL if self.mass_flux is None else self.mass_flux)
+                             mass_flux=NULL if self.mass_flux is None else self.mass_flux,
+                             eddy=self.eddy)
         omega, implicit_factor = self.kernels.scalars
         f.update(source, residual_out=self.residual, stage=(None, 1, 1, 1),
                  implicit=(self.diagonal, omega, implicit_factor), cfl=self.cfl, dt=self.dt,
@@ -690,10 +696,11 @@ class FusedLUSGS(FusedSteps):
         ``limiter`` from :func:`~gpusolver.solvers.fv.fused.limiter_input`. Returns
         ``(u_new, norms, bad_cell)`` as :meth:`~gpusolver.solvers.fv.fused.FusedSteps._step`
         (the norms are the RMS of ``R / V``). With a turbulence model's eddy viscosity
-        (``d.eddy_viscosity``), reads it and sets ``d.mass_flux`` (of ``u``)."""
+        (``d.eddy_viscosity``, or taken at ``u`` by :attr:`eddy`), reads it and sets
+        ``d.mass_flux`` (of ``u``)."""
         f = self.fused
         with self.graphs.stream:
-            turbulent = f.load_eddy_viscosity()
+            turbulent = f.load_eddy_viscosity(self.eddy)
         if turbulent and self.mass_flux is None:
             self.mass_flux = self.xp.empty(f.n_faces, f.dtype)
         result = self._step(u, cfl, None, limiter)

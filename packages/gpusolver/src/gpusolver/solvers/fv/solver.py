@@ -473,6 +473,10 @@ class Solver(Parts):
         elif self.turbulence is not None:
             for model in self.turbulence:
                 model.use_exact()
+        if self.turbulence is not None and self.fused_implicit is not None:
+            # a fused step takes the eddy viscosity of its start from its own gradients
+            for steps, model in zip(self.fused_implicit, self.turbulence, strict=True):
+                steps.eddy = None if model.kernels is None else model.kernels.eddy_pass
         self.newton = None
         if stepping.integrator == "newton-krylov":
             if stepping.preconditioner not in PRECONDITIONERS:
@@ -730,8 +734,9 @@ class Solver(Parts):
         # last), a part's halo exchange, array code; a fused LU-SGS step writes the other
         keep = self.multigrid is not None or self.mesh is None or not self._fused_implicit(dt)
         starts = [u.copy() if keep else u for u in self.states]
-        for model, u in zip(self.turbulence, starts, strict=True):
-            model.set_eddy_viscosity(u)
+        if not (self._fused_implicit(dt) and self.fused_implicit[0].eddy is not None):
+            for model, u in zip(self.turbulence, starts, strict=True):
+                model.set_eddy_viscosity(u)
         norms = self._mean_flow_step(dt)
         cell_steps = self._turbulence_time_steps(starts, fused=self._fused_implicit(dt))
         for sub_step in range(self.stepping.turbulence_steps):
