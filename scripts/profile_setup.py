@@ -68,10 +68,13 @@ PHASES = [
     "gpusolver.solvers.fv.solver:Solver._uniform",
     "gpusolver.solvers.parts:Parts._start_loads",
     "gpusolver.solvers.mesh_system:MeshSystem.advance",
+    "gpusolver.solvers.mesh_system:MeshSystem.snapshot",
     "gpusolver.io.checkpoint:save_checkpoint",
     "gpusolver.solvers.mesh_system:MeshSystem.diagnose",
     "gpusolver.solvers.mesh_system:MeshSystem.write_outputs",
     "gpusolver.io.output:write_solution",
+    "gpusolver.io.output:write_partitioned_solution",
+    "gpusolver.solvers.parts:Parts.gather_walls",
     "gpusolver.io.output:write_surface_pressure",
     "gpusolver.io.output:write_forces",
 ]

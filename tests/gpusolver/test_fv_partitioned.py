@@ -376,12 +376,15 @@ if fused:  # the GPU's kernels compiled for the CPU, the exchange overlapped
 parts.set_conserved(whole.conserved())
 for _ in range(3):
     whole_norms, parts_norms = whole.step(), parts.step()
+on_root = parts.conserved(root_only=True), parts.model_state(root_only=True)
+assert (on_root[0] is None) == (comm.rank > 0), "the root alone holds the gathered state"
 state = parts.conserved()
 force = parts.wall_forces()["total"].force
 scalars = parts.model_state()
 if comm.rank == 0:
     np.savez(sys.argv[3], whole_norms=whole_norms, parts_norms=parts_norms,
-             whole_state=whole.conserved(), parts_state=state,
+             whole_state=whole.conserved(), parts_state=state, root_state=on_root[0],
+             root_scalars=[*on_root[1].values()],
              whole_force=whole.wall_forces()["total"].force, parts_force=force,
              whole_scalars=[*whole.model_state().values()], parts_scalars=[*scalars.values()],
              whole_model_norms=[*whole.turbulence_residuals.values()],
@@ -402,7 +405,9 @@ def test_mpi_ranks_give_the_one_rank_answer(tmp_path, shared_meshes, ranks, inte
     """RK4: the single-mesh solver's answer (also with the fused kernels, compiled for
     the CPU, and the exchange overlapped with the interior); LU-SGS: that of the same
     parts in one process (the coupling across parts is lagged), also with two coarse
-    levels exchanged across the ranks, and with SA-neg (its scalars exchanged too)."""
+    levels exchanged across the ranks, and with SA-neg (its scalars exchanged too). The
+    state and scalars gathered onto the root alone (as checkpoints take them) are those
+    every rank sums."""
     import subprocess
     import sys
 
@@ -425,6 +430,9 @@ def test_mpi_ranks_give_the_one_rank_answer(tmp_path, shared_meshes, ranks, inte
                                atol=1e-15)
     np.testing.assert_allclose(result["parts_scalars"], result["whole_scalars"], rtol=1e-12,
                                atol=1e-18)
+    # gathered onto the root alone (each rank's own cells), the same arrays
+    np.testing.assert_array_equal(result["root_state"], result["parts_state"])
+    np.testing.assert_array_equal(result["root_scalars"], result["parts_scalars"])
     np.testing.assert_allclose(result["parts_model_norms"], result["whole_model_norms"],
                                rtol=1e-12)
 

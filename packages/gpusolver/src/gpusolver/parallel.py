@@ -264,6 +264,13 @@ class Loopback:
         """Every process's ``item``, in rank order: here, the one."""
         return [item]
 
+    def gather_cells(self, cells: np.ndarray, values: np.ndarray, n_cells: int) -> np.ndarray:
+        """``values`` ``(..., m)`` of the file cells ``cells`` ``(m,)`` of every process, in
+        the file's cell order ``(..., n_cells)``, on the root: here, this process's."""
+        out = np.zeros((*values.shape[:-1], n_cells), values.dtype)
+        out[..., cells] = values
+        return out
+
     def everyone(self, item) -> list:
         """Every process's ``item``, in rank order, in every process: here, the one."""
         return [item]
@@ -320,6 +327,27 @@ class _Ranks:
     def gather(self, item) -> list | None:
         """Every rank's ``item`` (pickled), in rank order, on the root; None elsewhere."""
         return self.comm.gather(item, root=0)
+
+    def gather_cells(self, cells: np.ndarray, values: np.ndarray,
+                     n_cells: int) -> np.ndarray | None:
+        """Every rank's ``values`` ``(..., m)`` of its file cells ``cells`` ``(m,)``, in the
+        file's cell order ``(..., n_cells)`` on the root (None elsewhere): one ``Gatherv``
+        of the cells and one per leading row of values, so that only the root holds the
+        whole field and no message counts more than ``n_cells`` items."""
+        counts = self.comm.gather(len(cells), root=0)
+        root = self.is_root
+        every_cell = np.empty(sum(counts), np.int64) if root else None
+        self.comm.Gatherv(np.ascontiguousarray(cells, dtype=np.int64),
+                          [every_cell, counts] if root else None, root=0)
+        rows = values.reshape(int(np.prod(values.shape[:-1])), len(cells))
+        out = np.zeros((len(rows), n_cells), values.dtype) if root else None
+        column = np.empty(sum(counts), values.dtype) if root else None
+        for i, row in enumerate(rows):
+            self.comm.Gatherv(np.ascontiguousarray(row), [column, counts] if root else None,
+                              root=0)
+            if root:
+                out[i, every_cell] = column
+        return out.reshape(*values.shape[:-1], n_cells) if root else None
 
     def sum(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of ``array`` (on the host) over all ranks."""

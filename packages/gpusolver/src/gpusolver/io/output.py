@@ -124,24 +124,30 @@ def write_partitioned_solution(path: Path, solver, compression: str = "none") ->
     """``solution.pvtu`` (by the root) and a ``solution_<part>.vtu`` piece of each part's
     own cells (by the process computing it): ParaView opens the ``.pvtu`` as one mesh.
 
-    Every process calls it (after the solver's ``conserved()``, which gathers
-    the state); it returns the files this process wrote. ``compression``: as
-    :func:`write_solution`.
+    Every process calls it, and writes its parts' pieces from their own cells (no
+    process gathers the solution); it returns the files this process wrote.
+    ``compression``: as :func:`write_solution`.
     """
-    fields = (_cell_fields(solver.gas, solver.primitive()) | solver.model_fields()
-              | solver.diagnostics)
-    written = []
-    for part in solver.parts:
+    written, names = [], []
+    for part, cells, fields in zip(solver.parts, solver.own_cells(), solver.own_fields(),
+                                   strict=True):
         piece = path.with_name(f"{path.stem}_{part.mesh.part}.vtu")
         own = np.sort(part.own())
-        _write_vtu(piece, part.mesh.mesh, {name: values[..., part.mesh.file_cells[own]]
-                                           for name, values in fields.items()}, own,
-                   compression)
+        wanted = part.mesh.file_cells[own]
+        at = slice(None)  # a part's own cells come first, in its mesh's order
+        if not np.array_equal(cells, wanted):
+            by_cell = np.argsort(cells)
+            at = by_cell[np.searchsorted(cells, wanted, sorter=by_cell)]
+        fields = ({name: values[..., at] for name, values in
+                   (_cell_fields(solver.gas, fields.pop("w")) | fields).items()}
+                  | {name: values[..., wanted] for name, values in solver.diagnostics.items()})
+        _write_vtu(piece, part.mesh.mesh, fields, own, compression)
         written.append(piece)
+        names = list(fields)
     if solver.is_root:
         arrays = "\n".join(f'      <PDataArray type="Float64" Name="{name}" '
                            f'NumberOfComponents="{3 if name == "velocity" else 1}"/>'
-                           for name in fields)
+                           for name in names)
         pieces = "\n".join(f'    <Piece Source="{path.stem}_{p}.vtu"/>'
                            for p in range(solver.n_parts))
         with atomic_path(path) as tmp:

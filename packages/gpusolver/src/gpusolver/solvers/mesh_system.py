@@ -223,9 +223,10 @@ class MeshSystem(System):
         CFL number, circulation, the first residual and the steady-state controls
         (``solver.controls()``: their arrays named ``control_*``)."""
         solver = self.solver
-        conserved = solver.conserved()  # every rank: a global gather under MPI
-        numbers, arrays = solver.controls()
-        return Snapshot({"conserved": conserved, **solver.model_state(),
+        # every rank: the state gathered onto the root (the others' arrays are None)
+        conserved = solver.conserved(root_only=True)
+        numbers, arrays = solver.controls(root_only=True)
+        return Snapshot({"conserved": conserved, **solver.model_state(root_only=True),
                          **{CONTROL + name: array for name, array in arrays.items()}}, {
             "iteration": solver.iteration, "time": solver.time, "dtype": solver.dtype.name,
             "circulation": solver.circulation, "cfl": solver.cfl, "case_cfl": self.case_cfl,
@@ -247,7 +248,8 @@ class MeshSystem(System):
         """
         solver, meta = self.solver, snapshot.meta
         conserved = snapshot.arrays["conserved"]
-        expected = solver.conserved().shape  # (n_vars, n_cells); DG: (n_vars, n_modes, n_cells)
+        # (n_vars, n_cells); DG: (n_vars, n_modes, n_cells)
+        expected = (*solver.states[0].shape[:-1], solver.n_cells)
         if meta["dtype"] != solver.dtype.name or conserved.shape != expected:
             raise ValueError(f"state is {conserved.dtype} {conserved.shape}, the run needs "
                              f"{solver.dtype.name} {expected}")
@@ -285,8 +287,9 @@ class MeshSystem(System):
         split = solver.force_split()  # global sums: every rank, before the root writes
         compression = self.case.vtu_compression
         files = []
-        if solver.mesh is None:  # parts: each process its pieces
+        if solver.mesh is None:  # parts: each process its pieces, the root the walls
             files += write_partitioned_solution(out / "solution.pvtu", solver, compression)
+            solver.gather_walls()
         elif self.is_root:
             write_solution(out / "solution.vtu", solver, compression)
             files.append(out / "solution.vtu")

@@ -106,7 +106,9 @@ class Parts:
         self._wall_normal_area = self._normal_areas()
         self._forces: dict[str, Forces] | None = None
         self._boundary_flux: list = []  # per local part, of the last step
-        self._gathered: tuple[int, np.ndarray, dict | None] | None = None
+        # the last gathered state: (iteration, array or None, gathered on the root only)
+        self._gathered: tuple[int, np.ndarray | None, bool] | None = None
+        self._walls: tuple[int, dict | None] | None = None  # (iteration, the root's rows)
         #: Lines for the log: what the steps did to keep going (:meth:`take_notes`).
         self.notes: list[str] = []
         #: Cell fields of :meth:`diagnose` for the solution file (file order; empty unless
@@ -160,34 +162,79 @@ class Parts:
         """:meth:`meshorder.Mesh.digest` of the whole mesh (checkpoints carry it)."""
         return self.mesh.digest() if self.mesh is not None else self.parts[0].mesh_digest
 
-    def _gather_cells(self, arrays: list) -> np.ndarray:
+    def _gather_cells(self, arrays: list, root_only: bool = False) -> np.ndarray | None:
         """Per local part an array whose last axis runs over its local cells -> the own
-        cells' values of every part, in the file's cell order (one global sum: each cell
-        from its one owner)."""
+        cells' values of every part, in the file's cell order, fp64: in every process
+        (one global sum: each cell from its one owner) or, ``root_only``, on the root
+        alone (None elsewhere; each process sends its own cells only)."""
+        if root_only:
+            cells = np.concatenate([layout.file_cells[:layout.n_own]
+                                    for layout in self.layouts])
+            values = np.concatenate(self._own_values(arrays), axis=-1)
+            return self.transport.gather_cells(cells, values, self.n_cells)
         out = None
-        for layout, array in zip(self.layouts, arrays, strict=True):
-            own = self.backend.to_host(array[..., :layout.n_own])
+        for layout, own in zip(self.layouts, self._own_values(arrays), strict=True):
             if out is None:
                 out = np.zeros((*own.shape[:-1], self.n_cells))
             out[..., layout.file_cells[:layout.n_own]] = own
         return self.transport.sum(out)
 
-    def conserved(self) -> np.ndarray:
-        """Conserved state of every cell (cells on the last axis), in the file's cell
-        order.
+    def _own_values(self, arrays: list) -> list[np.ndarray]:
+        """Per local part, the own cells' values of its array of ``arrays`` (whose last
+        axis runs over its local cells), on the host in fp64."""
+        return [self._own(layout, array)
+                for layout, array in zip(self.layouts, arrays, strict=True)]
 
-        Gathered from all parts by a global sum, once per iteration, with the walls'
-        pressure coefficients of the last step (gathered on the root, for
-        :meth:`surface_pressure`): under MPI every rank calls it at the same point, after
-        which the root writes the outputs.
+    def _own(self, layout: PartCells, array) -> np.ndarray:
+        """The own cells' values of a part's ``array`` (its local cells on the last axis),
+        on the host in fp64."""
+        return self.backend.to_host(array[..., :layout.n_own]).astype(np.float64, copy=False)
+
+    def own_cells(self) -> list[np.ndarray]:
+        """Per local part, the file numbers of its own cells, in the order of
+        :meth:`own_fields`."""
+        return [layout.file_cells[:layout.n_own] for layout in self.layouts]
+
+    def own_fields(self) -> list[dict[str, np.ndarray]]:
+        """Per local part, the cell fields of the solution file on its own cells (in the
+        order of :meth:`own_cells`): the primitive state ``w`` and the model's fields
+        (:meth:`model_fields`), taken where the part is (no global gather)."""
+        states, models = self._field_arrays()
+        return [{"w": self.gas.to_primitive(self._own(layout, state))}
+                | {name: self._own(layout, array) for name, array in model.items()}
+                for layout, state, model in zip(self.layouts, states, models, strict=True)]
+
+    def _field_arrays(self) -> tuple[list, list[dict]]:
+        """Per local part, the array of :meth:`primitive`'s conserved state (cells on its
+        last axis) and the arrays of :meth:`model_fields` by name."""
+        raise NotImplementedError
+
+    def conserved(self, root_only: bool = False) -> np.ndarray | None:
+        """Conserved state of every cell (cells on the last axis), in the file's cell
+        order: in every process, or ``root_only`` on the root alone (None elsewhere).
+
+        Gathered from all parts once per iteration (a global sum; root only: a gather of
+        each part's own cells): under MPI every rank calls it at the same point.
         """
-        if self._gathered is not None and self._gathered[0] == self.iteration:
-            return self._gathered[1]
-        out = self._gather_cells(self.states)
-        # a whole mesh's outputs read its faces directly
-        walls = self._gather_walls() if self._boundary_flux and self.mesh is None else None
-        self._gathered = (self.iteration, out.astype(self.dtype), walls)
+        cached = self._gathered
+        # one process holding the whole mesh gathers the same either way
+        if cached is not None and cached[0] == self.iteration and (
+                root_only or not cached[2] or self.mesh is not None):
+            return cached[1]
+        out = self._gather_cells(self.states, root_only)
+        self._gathered = (self.iteration, None if out is None else out.astype(self.dtype),
+                          root_only)
         return self._gathered[1]
+
+    def gather_walls(self) -> None:
+        """The walls' faces of every part with their pressure coefficients of the last
+        step onto the root (for :meth:`surface_pressure`), once per iteration: under MPI
+        every rank calls it at the same point, after which the root writes the surface
+        files (a whole mesh's outputs read its faces directly)."""
+        if self.mesh is not None or not self._boundary_flux:
+            return
+        if self._walls is None or self._walls[0] != self.iteration:
+            self._walls = (self.iteration, self._gather_walls())
 
     def _own_squares(self, rates: list) -> np.ndarray:
         """Sums of the squared ``rates`` (per local part, ``(n_vars, n_local)``) per
@@ -339,17 +386,19 @@ class Parts:
         (none here; every process calls it)."""
         return {}
 
-    def model_state(self) -> dict[str, np.ndarray]:
-        """State beyond the conserved variables that a checkpoint keeps (none here)."""
+    def model_state(self, root_only: bool = False) -> dict[str, np.ndarray]:
+        """State beyond the conserved variables that a checkpoint keeps (none here; as
+        :meth:`conserved`, on the root only where ``root_only``)."""
         return {}
 
     def set_model_state(self, arrays: dict[str, np.ndarray]) -> None:
         """Restore :meth:`model_state` from a checkpoint's arrays (nothing here)."""
 
-    def controls(self) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    def controls(self, root_only: bool = False) -> tuple[dict[str, float],
+                                                         dict[str, np.ndarray]]:
         """What a checkpoint keeps beyond the state so that a restart continues as the run
         would have: the steady-state controls' numbers, and cell arrays in the file's cell
-        order (none here; every process calls it)."""
+        order (none here; every process calls it; ``root_only`` as :meth:`conserved`)."""
         return {}, {}
 
     def set_controls(self, numbers: dict[str, float], arrays: dict[str, np.ndarray],
@@ -400,8 +449,8 @@ class Parts:
     def surface_pressure(self, marker: str) -> tuple[np.ndarray, np.ndarray]:
         """Face centres ``(dim, m)`` and pressure coefficients of one wall marker at the
         start of the last step: on a whole mesh in its faces' (plan) order; on parts,
-        of the step before the last :meth:`conserved` (which gathers them; on the root
-        only), in the mesh file's facet order."""
+        of the step before the last :meth:`gather_walls` (on the root only), in the mesh
+        file's facet order."""
         if self.mesh is not None:
             (layout,) = self.layouts
             flux = self.backend.to_host(self._boundary_flux[0]).astype(np.float64)
@@ -423,10 +472,10 @@ class Parts:
         return nodes.reshape(-1, 2), points
 
     def _wall_rows(self, marker: str) -> np.ndarray:
-        self.conserved()
-        if self._gathered[2] is None:
+        self.gather_walls()
+        if self._walls[1] is None:
             raise RuntimeError("the walls are gathered on the root process only")
-        return self._gathered[2][marker]
+        return self._walls[1][marker]
 
 
 def _wall_momentum(flux, walls: dict) -> list:

@@ -301,8 +301,11 @@ class DGSolver(Parts):
     def primitive(self) -> np.ndarray:
         """Primitive element means ``(n_vars, n_cells)`` in the file's cell order (every
         process calls it: a global sum)."""
-        return self.gas.to_primitive(self._gather_cells(
-            [d.cell_averages() for d in self.discretisations]))
+        return self.gas.to_primitive(self._gather_cells(self._field_arrays()[0]))
+
+    def _field_arrays(self) -> tuple[list, list[dict]]:
+        """Per local part its elements' means (no model fields)."""
+        return [d.cell_averages() for d in self.discretisations], [{} for _ in self.layouts]
 
     def high_order_view(self) -> tuple[np.ndarray, list, np.ndarray] | None:
         """The own elements of every part cut into sub-cells, as

@@ -1063,11 +1063,19 @@ class Solver(Parts):
         """The turbulence model's scalars (``nu_tilde``; ``k`` and ``omega``) and
         ``mu_t / mu_inf`` per cell, in the file's cell order (every process calls it: a
         global sum); none without one."""
+        models = self._field_arrays()[1]
+        return {name: self._gather_cells([fields[name] for fields in models])
+                for name in models[0]}
+
+    def _field_arrays(self) -> tuple[list, list[dict]]:
+        """Per local part its state, and its turbulence model's scalars and ``mu_t /
+        mu_inf`` by name (none without one)."""
         if self.turbulence is None:
-            return {}
-        mu_t = self._gather_cells([model.cell_eddy_viscosity(u) for model, u
-                                   in zip(self.turbulence, self.states, strict=True)])
-        return self.model_state() | {"eddy_viscosity_ratio": mu_t / self.gas.mu_ref}
+            return self.states, [{} for _ in self.states]
+        return self.states, [
+            {name: model.values[i] for i, name in enumerate(model.names)}
+            | {"eddy_viscosity_ratio": model.cell_eddy_viscosity(u) / self.gas.mu_ref}
+            for model, u in zip(self.turbulence, self.states, strict=True)]
 
     def model_residuals(self) -> dict[str, float]:
         """Per scalar of the turbulence model, the RMS of its equation's ``R / V`` at the
@@ -1117,20 +1125,24 @@ class Solver(Parts):
         return ({"cfl": f"{self.cfl:.6g}", "relaxed_cells": str(relaxed)} | cycle | frozen
                 | model | linear)
 
-    def model_state(self) -> dict[str, np.ndarray]:
-        """The turbulence model's scalars in the file's cell order (for checkpoints)."""
+    def model_state(self, root_only: bool = False) -> dict[str, np.ndarray]:
+        """The turbulence model's scalars in the file's cell order (for checkpoints; every
+        process calls it, ``root_only``: None but on the root)."""
         if self.turbulence is None:
             return {}
-        return {name: self._gather_cells([model.values[i] for model in self.turbulence])
+        return {name: self._gather_cells([model.values[i] for model in self.turbulence],
+                                          root_only)
                 for i, name in enumerate(self.turbulence[0].names)}
 
-    def controls(self) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    def controls(self, root_only: bool = False) -> tuple[dict[str, float],
+                                                         dict[str, np.ndarray]]:
         """The steady-state controls a restart continues from: the CFL ramp's back-off
         counters and cap (:meth:`_back_off`), the stall watch of the limiter's freeze, the
         multigrid cycle's passes and correction weight, Newton-Krylov's linear tolerance
-        and Krylov vectors, and the frozen limiter's ceiling (file order). Every process
-        calls it (a global sum where the limiter is frozen). RANS: also the turbulence
-        model's CFL cap and lowest residuals (:meth:`_turbulence_back_off`)."""
+        and Krylov vectors, and the frozen limiter's ceiling (file order; ``root_only``:
+        None but on the root). Every process calls it (a global gather where the limiter
+        is frozen). RANS: also the turbulence model's CFL cap and lowest residuals
+        (:meth:`_turbulence_back_off`)."""
         numbers = {"lowest_residual": float(self._mean_watch.lowest),
                    "since_lowest": self._mean_watch.since_lowest,
                    "cfl_ceiling": float(self._mean_watch.cap),
@@ -1149,7 +1161,8 @@ class Solver(Parts):
                                      len(self.turbulence[0].names))
             numbers |= {f"turbulence_lowest_{i}": float(x) for i, x in enumerate(lowest)}
         ceilings = [d.limiter_ceiling for d in self.discretisations]
-        frozen = {} if ceilings[0] is None else {"limiter_ceiling": self._gather_cells(ceilings)}
+        frozen = ({} if ceilings[0] is None
+                  else {"limiter_ceiling": self._gather_cells(ceilings, root_only)})
         return numbers, frozen
 
     def set_controls(self, numbers: dict[str, float], arrays: dict[str, np.ndarray],
