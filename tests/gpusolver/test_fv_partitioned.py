@@ -552,7 +552,10 @@ def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tm
     part; the history equals one rank's on the mesh `meshorder refine` writes, and the
     checkpoint's states are its own (the children of each coarse cell numbered
     together: meshorder.part_refine). One process with the plan refines its mesh as one
-    part, with the same answer."""
+    part, with the same answer; the two ranks' pieces of the solution hold the fine
+    run's cells and values."""
+    import meshio
+
     from meshorder.cli import main as meshorder_main
     from meshorder.io.write import write_mesh
     from meshorder.refine import refine_tracked
@@ -590,6 +593,18 @@ def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tm
     for name in ("parts", "one"):
         np.testing.assert_allclose(history[name][:, 3:], history["fine"][:, 3:], rtol=2e-8)
         np.testing.assert_allclose(states[name], in_file_order, rtol=1e-12, atol=1e-14)
+
+    def rows(vtu):  # (centroid, density, pressure) per cell, sorted by centroid
+        cells = np.concatenate([block.data for block in vtu.cells])
+        data = [np.concatenate(vtu.cell_data[name]) for name in ("density", "pressure")]
+        table = np.column_stack([vtu.points[cells].mean(axis=1), *data])
+        return table[np.lexsort(table[:, 2::-1].T)]
+
+    pieces = np.concatenate([rows(meshio.read(tmp_path / "parts" / f"solution_{p}.vtu"))
+                             for p in range(2)])
+    np.testing.assert_allclose(pieces[np.lexsort(pieces[:, 2::-1].T)],
+                               rows(meshio.read(tmp_path / "fine" / "solution.vtu")),
+                               rtol=1e-12, atol=1e-14)
 
 
 def test_parts_refined_on_their_ranks_take_the_generations_of_the_refinement_for_coarse_levels():

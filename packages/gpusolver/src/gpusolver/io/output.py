@@ -133,14 +133,13 @@ def write_partitioned_solution(path: Path, solver, compression: str = "none") ->
                                    strict=True):
         piece = path.with_name(f"{path.stem}_{part.mesh.part}.vtu")
         own = np.sort(part.own())
-        wanted = part.mesh.file_cells[own]
-        at = slice(None)  # a part's own cells come first, in its mesh's order
-        if not np.array_equal(cells, wanted):
-            by_cell = np.argsort(cells)
-            at = by_cell[np.searchsorted(cells, wanted, sorter=by_cell)]
+        entry = np.empty(part.mesh.mesh.n_cells, dtype=np.int64)  # of each own cell
+        entry[cells] = np.arange(len(cells))
+        at = entry[own]
         fields = ({name: values[..., at] for name, values in
                    (_cell_fields(solver.gas, fields.pop("w")) | fields).items()}
-                  | {name: values[..., wanted] for name, values in solver.diagnostics.items()})
+                  | {name: values[..., part.mesh.file_cells[own]]
+                     for name, values in solver.diagnostics.items()})
         _write_vtu(piece, part.mesh.mesh, fields, own, compression)
         written.append(piece)
         names = list(fields)

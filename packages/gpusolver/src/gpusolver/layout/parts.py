@@ -50,6 +50,8 @@ class PartCells:
         Global (plan) number of every local cell.
     file_cells : numpy.ndarray
         Number in the mesh file of every local cell.
+    mesh_cells : numpy.ndarray
+        Number in the part's mesh of every local cell (a whole mesh: in the mesh).
     n_own : int
         Local cells ``[0, n_own)`` are the part's own.
     facets : numpy.ndarray
@@ -62,6 +64,7 @@ class PartCells:
     geometry: object
     cells: np.ndarray
     file_cells: np.ndarray
+    mesh_cells: np.ndarray
     n_own: int
     facets: np.ndarray
     own_boundary: np.ndarray
@@ -169,7 +172,8 @@ def whole_mesh_layout(host: FVGeometry, facets: np.ndarray) -> PartLayout:
     face deep; ``facets``: the mesh file's facet of each boundary face (-1: none)."""
     n, ni = host.n_cells, host.n_interior
     empty = (ni, ni)
-    return PartLayout(geometry=host, cells=np.arange(n), file_cells=host.cell_order, n_own=n,
+    return PartLayout(geometry=host, cells=np.arange(n), file_cells=host.cell_order,
+                      mesh_cells=np.arange(n), n_own=n,
                       facets=np.asarray(facets, dtype=np.int64),
                       own_boundary=np.arange(host.n_faces - ni), n_deep=n, n_near=n,
                       face_ranges={"deep": (0, ni), "own": empty, "interface": empty,
@@ -230,6 +234,6 @@ def part_layout(host: FVGeometry, own: np.ndarray, facets: np.ndarray) -> PartLa
         boundary_nodes=host.boundary_nodes[keep_boundary - ni])
     own_boundary = np.flatnonzero(own_cells[host.left[keep_boundary]])
     return PartLayout(geometry=geometry, cells=cells, file_cells=geometry.cell_order,
-                      n_own=len(own), facets=facets[keep_boundary - ni],
+                      mesh_cells=cells, n_own=len(own), facets=facets[keep_boundary - ni],
                       own_boundary=own_boundary, n_deep=len(own) - int(next_to_halo.sum()),
                       n_near=len(own) + len(layer1), face_ranges=face_ranges)

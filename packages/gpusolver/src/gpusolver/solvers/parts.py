@@ -191,9 +191,9 @@ class Parts:
         return self.backend.to_host(array[..., :layout.n_own]).astype(np.float64, copy=False)
 
     def own_cells(self) -> list[np.ndarray]:
-        """Per local part, the file numbers of its own cells, in the order of
-        :meth:`own_fields`."""
-        return [layout.file_cells[:layout.n_own] for layout in self.layouts]
+        """Per local part, the numbers of its own cells in the part's mesh, in the order
+        of :meth:`own_fields`."""
+        return [layout.mesh_cells[:layout.n_own] for layout in self.layouts]
 
     def own_fields(self) -> list[dict[str, np.ndarray]]:
         """Per local part, the cell fields of the solution file on its own cells (in the

@@ -329,7 +329,7 @@ def _whole(layout: DGLayout, plan: Plan) -> PartCells:
     """The whole mesh as one part: every element its own, no halo."""
     n, ni = layout.n_elements, layout.n_interior
     return PartCells(geometry=layout, cells=np.arange(n), file_cells=layout.cell_order,
-                     n_own=n, facets=plan.face_facet[ni:],
+                     mesh_cells=np.arange(n), n_own=n, facets=plan.face_facet[ni:],
                      own_boundary=np.arange(len(layout.left) - ni))
 
 
@@ -351,7 +351,7 @@ def _part_discretisation(part: PlanPart, specs: dict, gas: Gas, faces: str,
     d = DGDiscretisation(mesh.mesh, gas, boundaries, plan=plan, **options)
     ni = plan.n_interior_faces
     cells = PartCells(geometry=d.layout, cells=mesh.cells[order],
-                      file_cells=mesh.file_cells[order], n_own=len(own),
+                      file_cells=mesh.file_cells[order], mesh_cells=order, n_own=len(own),
                       facets=file_facets(mesh, plan.face_facet[ni:]),
                       own_boundary=np.flatnonzero(plan.face_cells[ni:, 0] < len(own)))
     return d, cells, _halo_split(plan, len(own), kinds, d.viscous is not None)
