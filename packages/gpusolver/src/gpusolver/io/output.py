@@ -129,15 +129,15 @@ def write_partitioned_solution(path: Path, solver, compression: str = "none") ->
     ``compression``: as :func:`write_solution`.
     """
     written, names = [], []
-    for part, cells, fields in zip(solver.parts, solver.own_cells(), solver.own_fields(),
-                                   strict=True):
+    for part, cells, of_cells in zip(solver.parts, solver.own_cells(), solver.own_fields(),
+                                     strict=True):
         piece = path.with_name(f"{path.stem}_{part.mesh.part}.vtu")
         own = np.sort(part.own())
         entry = np.empty(part.mesh.mesh.n_cells, dtype=np.int64)  # of each own cell
         entry[cells] = np.arange(len(cells))
         at = entry[own]
         fields = ({name: values[..., at] for name, values in
-                   (_cell_fields(solver.gas, fields.pop("w")) | fields).items()}
+                   (_cell_fields(solver.gas, of_cells.pop("w")) | of_cells).items()}
                   | {name: values[..., part.mesh.file_cells[own]]
                      for name, values in solver.diagnostics.items()})
         _write_vtu(piece, part.mesh.mesh, fields, own, compression)
