@@ -810,6 +810,35 @@ def test_ranks_never_read_the_mesh_and_write_the_solution_in_pieces(tmp_path):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
 
 
+def test_ranks_short_of_the_goal_say_once_where_the_residual_sits(tmp_path):
+    """Two ranks that stop short of ``residual_reduction``: the root prints the note on
+    where the density residual sits, once, and each rank's piece of the solution shows
+    the residual and the cells' quality of its own cells, the one-rank run's values."""
+    import re
+
+    import meshio
+
+    _plan_in_parts(tmp_path, DATA / "naca0012_tri.msh")
+    run = 'backend = "numpy"\nresidual_reduction = 1e-12'
+    one, _ = _gpusolver_run(tmp_path, "one", 1, 3, run=run)
+    two, _ = _gpusolver_run(tmp_path, "two", 2, 3, run=run)
+    assert one.count("of the density residual sits in") == 1
+    assert two.count("of the density residual sits in") == 1
+    names = ("density_residual", "aspect_ratio", "volume_ratio", "non_orthogonality")
+
+    def rows(vtu):  # (centroid x, y, the fields) per cell, sorted
+        cells = np.concatenate([block.data for block in vtu.cells])
+        data = [np.concatenate(vtu.cell_data[name]) for name in names]
+        table = np.column_stack([vtu.points[cells].mean(axis=1)[:, :2], *data])
+        return table[np.lexsort(table[:, 1::-1].T)]
+
+    pieces = re.findall(r'Source="([^"]+)"', (tmp_path / "two" / "solution.pvtu").read_text())
+    joined = np.concatenate([rows(meshio.read(tmp_path / "two" / piece)) for piece in pieces])
+    whole = rows(meshio.read(tmp_path / "one" / "solution.vtu"))
+    np.testing.assert_allclose(joined[np.lexsort(joined[:, 1::-1].T)], whole, rtol=1e-7,
+                               atol=1e-12 * whole[:, 2].max())
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("transport", ["mpi-host", "nccl"])
 def test_gpusolver_run_on_two_gpus_equals_one_gpu(tmp_path, transport):

@@ -136,10 +136,8 @@ def write_partitioned_solution(path: Path, solver, compression: str = "none") ->
         entry = np.empty(part.mesh.mesh.n_cells, dtype=np.int64)  # of each own cell
         entry[cells] = np.arange(len(cells))
         at = entry[own]
-        fields = ({name: values[..., at] for name, values in
-                   (_cell_fields(solver.gas, of_cells.pop("w")) | of_cells).items()}
-                  | {name: values[..., part.mesh.file_cells[own]]
-                     for name, values in solver.diagnostics.items()})
+        fields = {name: values[..., at] for name, values in
+                  (_cell_fields(solver.gas, of_cells.pop("w")) | of_cells).items()}
         _write_vtu(piece, part.mesh.mesh, fields, own, compression)
         written.append(piece)
         names = list(fields)

@@ -111,9 +111,10 @@ class Parts:
         self._walls: tuple[int, dict | None] | None = None  # (iteration, the root's rows)
         #: Lines for the log: what the steps did to keep going (:meth:`take_notes`).
         self.notes: list[str] = []
-        #: Cell fields of :meth:`diagnose` for the solution file (file order; empty unless
-        #: a run was diagnosed).
+        #: Cell fields of :meth:`diagnose` for the solution file (file order, on the root;
+        #: empty unless a run was diagnosed), and per local part on its own cells.
         self.diagnostics: dict[str, np.ndarray] = {}
+        self._part_diagnostics: list[dict[str, np.ndarray]] = [{} for _ in self.layouts]
 
     def take_notes(self) -> list[str]:
         """The lines the steps since the last call had for the log (actions they took)."""
@@ -197,12 +198,15 @@ class Parts:
 
     def own_fields(self) -> list[dict[str, np.ndarray]]:
         """Per local part, the cell fields of the solution file on its own cells (in the
-        order of :meth:`own_cells`): the primitive state ``w`` and the model's fields
-        (:meth:`model_fields`), taken where the part is (no global gather)."""
+        order of :meth:`own_cells`): the primitive state ``w``, the model's fields
+        (:meth:`model_fields`) and those of :meth:`diagnose`, taken where the part is (no
+        global gather)."""
         states, models = self._field_arrays()
         return [{"w": self.gas.to_primitive(self._own(layout, state))}
                 | {name: self._own(layout, array) for name, array in model.items()}
-                for layout, state, model in zip(self.layouts, states, models, strict=True)]
+                | diagnostics
+                for layout, state, model, diagnostics in zip(
+                    self.layouts, states, models, self._part_diagnostics, strict=True)]
 
     def _field_arrays(self) -> tuple[list, list[dict]]:
         """Per local part, the array of :meth:`primitive`'s conserved state (cells on its
@@ -377,8 +381,9 @@ class Parts:
         return {}
 
     def diagnose(self) -> str | None:
-        """One line on where the residual of a run that did not converge sits, and cell
-        fields that show it in :attr:`diagnostics` (none here; every process calls it)."""
+        """One line (on the root; None elsewhere) on where the residual of a run that did
+        not converge sits, and cell fields that show it (:attr:`diagnostics`, and each
+        part's in :meth:`own_fields`); none here; every process calls it."""
         return None
 
     def monitors(self) -> dict[str, str]:

@@ -668,10 +668,6 @@ class Solver(Parts):
         """Primitive state ``(rho, u, p)`` of every cell, in the file's cell order."""
         return self.gas.to_primitive(self.conserved().astype(np.float64))
 
-    def centroids(self) -> np.ndarray:
-        """Cell centroids ``(dim, n_cells)`` of every cell, in the file's cell order."""
-        return self._gather_cells([layout.geometry.centroid for layout in self.layouts])
-
     # ------------------------------------------------------------------ stepping
     def rate(self, u):
         """``dU/dt = R(U) / V`` of the one local part."""
@@ -1082,22 +1078,31 @@ class Solver(Parts):
         last step's start (none without a model)."""
         return dict(self.turbulence_residuals)
 
-    def diagnose(self) -> str:
+    def diagnose(self) -> str | None:
         """Where the density residual sits and the quality of the cells there
-        (:func:`~gpusolver.monitors.quality.residual_note`); :attr:`diagnostics` gets
+        (:func:`~gpusolver.monitors.quality.residual_note`), on the root (None elsewhere):
         ``density_residual`` (``|R / V|`` of the density equation at the state) and the
-        cells' quality (:func:`~gpusolver.monitors.quality.cell_quality`) in the file's
-        cell order. Every process calls it (global sums)."""
+        cells' quality (:func:`~gpusolver.monitors.quality.cell_quality`) become cell
+        fields of each part's own cells (:meth:`own_fields`) and, gathered onto the root
+        in the file's cell order, :attr:`diagnostics`. Every process calls it."""
         self.transport.exchange(self.states)
         xp = self.backend.xp
-        rates = [xp.abs(d.residual(u)[0] / d.geometry.volume)
-                 for d, u in zip(self.discretisations, self.states, strict=True)]
-        qualities = [cell_quality(layout.geometry) for layout in self.layouts]
-        self.diagnostics = {"density_residual": self._gather_cells(rates)}
-        self.diagnostics |= {name: self._gather_cells([q[name] for q in qualities])
-                             for name in QUALITY}
-        return residual_note(self.diagnostics["density_residual"], self.centroids(),
-                             {name: self.diagnostics[name] for name in QUALITY})
+        fields = [{"density_residual": xp.abs(d.residual(u)[0] / d.geometry.volume)}
+                  | cell_quality(layout.geometry)
+                  for d, u, layout in zip(self.discretisations, self.states, self.layouts,
+                                          strict=True)]
+        self._part_diagnostics = [{name: self._own(layout, array)
+                                   for name, array in part.items()}
+                                  for layout, part in zip(self.layouts, fields, strict=True)]
+        gathered = {name: self._gather_cells([part[name] for part in fields], root_only=True)
+                    for name in fields[0]}
+        centroid = self._gather_cells([layout.geometry.centroid for layout in self.layouts],
+                                      root_only=True)
+        if centroid is None:
+            return None
+        self.diagnostics = gathered
+        return residual_note(gathered["density_residual"], centroid,
+                             {name: gathered[name] for name in QUALITY})
 
     def monitors(self) -> dict[str, str]:
         """Implicit steps: the CFL number of the next step, the cells (of every process)
