@@ -668,6 +668,10 @@ class Solver(Parts):
         """Primitive state ``(rho, u, p)`` of every cell, in the file's cell order."""
         return self.gas.to_primitive(self.conserved().astype(np.float64))
 
+    def centroids(self) -> np.ndarray:
+        """Cell centroids ``(dim, n_cells)`` of every cell, in the file's cell order."""
+        return self._gather_cells([layout.geometry.centroid for layout in self.layouts])
+
     # ------------------------------------------------------------------ stepping
     def rate(self, u):
         """``dU/dt = R(U) / V`` of the one local part."""
