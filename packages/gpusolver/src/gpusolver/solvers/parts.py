@@ -373,8 +373,12 @@ class Parts:
     friction_markers: tuple[str, ...] = ()
 
     def model_fields(self) -> dict[str, np.ndarray]:
-        """Cell fields beyond the flow's, in the file's cell order (none here)."""
-        return {}
+        """Cell fields beyond the flow's (:meth:`_field_arrays`'; a turbulence model's
+        scalars and ``mu_t / mu_inf``), in the file's cell order (every process calls it:
+        a global sum)."""
+        models = self._field_arrays()[1]
+        return {name: self._gather_cells([fields[name] for fields in models])
+                for name in models[0]}
 
     def model_residuals(self) -> dict[str, float]:
         """The last step's residual norm of each model equation, by name (none here)."""

@@ -1059,14 +1059,6 @@ class Solver(Parts):
             dt = min(float(self._time_steps()[0].min()), final_time - self.time)
             self.step(self.backend.xp.asarray(dt, dtype=self.dtype))
 
-    def model_fields(self) -> dict[str, np.ndarray]:
-        """The turbulence model's scalars (``nu_tilde``; ``k`` and ``omega``) and
-        ``mu_t / mu_inf`` per cell, in the file's cell order (every process calls it: a
-        global sum); none without one."""
-        models = self._field_arrays()[1]
-        return {name: self._gather_cells([fields[name] for fields in models])
-                for name in models[0]}
-
     def _field_arrays(self) -> tuple[list, list[dict]]:
         """Per local part its state, and its turbulence model's scalars and ``mu_t /
         mu_inf`` by name (none without one)."""
