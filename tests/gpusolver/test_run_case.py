@@ -766,3 +766,23 @@ def test_forces_csv_splits_pressure_and_friction(tmp_path):
             assert row[f"{axis}_pressure"] + row[f"{axis}_friction"] == pytest.approx(
                 row[axis], rel=1e-8, abs=1e-12)
             assert abs(row[f"{axis}_friction"]) < 1e-12
+
+
+def test_a_run_with_a_plan_imports_no_scipy(tmp_path):
+    """Everything a run needs of the mesh's graph is in its plan: SciPy's import (a
+    quarter of a second) is left to the runs that plan, refine or solve sparse systems."""
+    from meshorder.cli import main as meshorder_main
+
+    write_mesh(grid_mesh(24, 20, "triangle"), tmp_path / "square.msh")
+    assert meshorder_main(["reorder", str(tmp_path / "square.msh"), str(tmp_path / "p.npz"),
+                           "--sweep-colours", "--multigrid", "1"]) == 0
+    case = tmp_path / "planned.toml"
+    case.write_text(CASE.format(iterations=2, restart="", directory="planned",
+                                integrator="lusgs")
+                    .replace('file = "square.msh"', 'file = "square.msh"\nplan = "p.npz"')
+                    .replace("[run]", "[run]\nmultigrid = 1\nsweeps = \"colours\""))
+    code = ("import sys; from gpusolver.cli import main; code = main(['run', '--quiet', "
+            f"{str(case)!r}]); print(code, sorted(m for m in sys.modules if m == 'scipy'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr

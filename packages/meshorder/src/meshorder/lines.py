@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 from .colouring import colour_cells
 from .hyperplanes import Levels
@@ -139,6 +137,9 @@ def implicit_lines(left: np.ndarray, right: np.ndarray, weight: np.ndarray, n_ce
 def _paths(a: np.ndarray, b: np.ndarray, n: int) -> Lines:
     """The paths of a graph of degree at most two (edges ``a``-``b``), each in order
     from an end; a ring is cut at its lowest vertex."""
+    import scipy.sparse as sp  # here, not at the top: a run with a plan needs no SciPy
+    from scipy.sparse import csgraph
+
     degree = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
     graph = sp.coo_array((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
     n_parts, part = csgraph.connected_components(graph, directed=False)
