@@ -52,6 +52,13 @@ class Entry:
     boundaries: dict
     physics: dict = field(default_factory=dict)
     dim: int = 2
+    #: The folder ``path`` is in (the repository's own meshes: :data:`ROOT`).
+    root: Path = MESHES
+
+    @property
+    def file(self) -> Path:
+        """The mesh file."""
+        return self.root / self.path
 
 
 CORPUS = [
@@ -90,6 +97,10 @@ CORPUS = [
             {"surface_??": "slip-wall", "surface_110[01]": "symmetry",
              "surface_110[2-6]": "farfield"}, {"mach": 0.8, "aoa_deg": 2.0}, dim=3)
       for factor in NACA12_SIZES),
+    Entry("repository-wing", "data/wing.msh", "the repository's (thickness along y)",
+          {"wing": "slip-wall", "symmetry": "symmetry", "farfield": "farfield"},
+          {"mach": 0.8, "aoa_deg": 2.0, "lift_axis": "y", "reference_area": 2.25}, dim=3,
+          root=ROOT),
 ]
 
 #: The commands that make the generated meshes of :data:`CORPUS` (``meshorder`` on the
@@ -112,7 +123,7 @@ def make_generated(entries: list[Entry]) -> None:
     from meshorder.io.write import write_mesh
 
     for entry in entries:
-        out = MESHES / entry.path
+        out = entry.file
         if out.exists():
             continue
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +143,7 @@ def case_text(entry: Entry, iterations: int, backend: str, out: Path,
         settings = tomllib.load(f)
     run = settings["run"] | {"backend": backend, "iterations": iterations,
                              "residual_reduction": 10.0 ** -ORDERS}
-    return toml_text({"mesh": {"file": str(MESHES / entry.path)},
+    return toml_text({"mesh": {"file": str(entry.file)},
                       "physics": {"equations": "euler"} | entry.physics,
                       "boundaries": entry.boundaries, "scheme": settings["scheme"],
                       "run": run,
