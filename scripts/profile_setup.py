@@ -1,6 +1,7 @@
 """Where a whole ``gpusolver run`` spends its time: inclusive wall seconds of its phases.
 
-Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N] [--steps] [--output DIR]``.
+Usage: ``python scripts/profile_setup.py CASE.toml [--iterations N] [--steps] [--output DIR]
+[--repeat N]``.
 Runs the case in this process (output in a temporary folder, or ``DIR``: under
 ``mpiexec -n N`` every rank must name the same one, and each prints its own phases, a
 part refined on its rank included) with timers around the functions that make
@@ -10,7 +11,10 @@ asynchronous work is charged to the phase that queued it. Prints one line per ph
 (calls, seconds; nested phases are included in their callers) and the whole run, the
 imports included. Unlike cProfile it adds no cost per Python call. ``--steps`` times the
 parts of a finite-volume step instead (mean flow, multigrid, turbulence model); there
-each timer's wait for the GPU keeps the phases from overlapping.
+each timer's wait for the GPU keeps the phases from overlapping. ``--repeat N`` runs the
+case N times in this process and prints each run's phases: what a later run no longer
+pays (CUDA's start, kernels loaded, imports, memory first touched) is what the first
+pays once.
 """
 
 import time
@@ -163,6 +167,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, help="steps (default: the case's)")
     parser.add_argument("--steps", action="store_true",
                         help="time the parts of a finite-volume step, not the set-up")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of the case in this process, each with its phases")
     parser.add_argument("--output", type=Path,
                         help="output folder (default: a temporary one; under mpiexec: "
                              "required, the same on every rank)")
@@ -191,12 +197,22 @@ def main() -> None:
         copy = args.case.with_name(f".profiled_{own}{args.case.name}")
         copy.write_text(text)
         try:
-            result = run_case(load_case(copy), progress=False)
+            for repeat in range(args.repeat):
+                TOTALS.clear()
+                start = time.perf_counter()
+                result = run_case(load_case(copy), progress=False)
+                whole = time.perf_counter() - (START if repeat == 0 else start)
+                _report(phases, f"{rank}{args.case}", result.system.iteration, whole,
+                        f"imports {IMPORTED - START:.2f} s" if repeat == 0
+                        else f"run {repeat + 1} in this process", rank)
         finally:
             copy.unlink()
-    whole = time.perf_counter() - START
-    lines = [f"{rank}{args.case}: {result.system.iteration} steps; imports "
-             f"{IMPORTED - START:.2f} s; whole {whole:.2f} s"]
+
+
+def _report(phases: list[str], what: str, steps: int, whole: float, first: str,
+            rank: str) -> None:
+    """Print one run's phases (:data:`TOTALS`)."""
+    lines = [f"{what}: {steps} steps; {first}; whole {whole:.2f} s"]
     for phase in phases:
         name = phase.split(":")[1]
         calls, seconds = TOTALS.get(name, (0, 0.0))
