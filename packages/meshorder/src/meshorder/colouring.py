@@ -86,27 +86,30 @@ def colour_cells(graph, seed: int = 0, *, any_degree: bool = False) -> Colouring
     if not any_degree and int(graph.degrees().max(initial=0)) >= MAX_COLOURS:
         raise ColouringError(f"a cell has {int(graph.degrees().max())} neighbours; at most "
                              f"{MAX_COLOURS - 1} fit the {MAX_COLOURS}-colour masks")
-    rows = graph_rows = np.repeat(np.arange(n), graph.degrees())
-    cols = np.asarray(graph.indices, dtype=np.int64)
-    deferred = np.zeros(n, dtype=bool)
+    graph_rows = np.repeat(np.arange(n), graph.degrees())
     priority = np.random.default_rng(seed).permutation(n)
+    # each edge once, from its lower-priority end to its higher one: a vertex loses a
+    # round to its uncoloured higher neighbours, and a winner's uncoloured neighbours
+    # are all lower (half the edges of the symmetric graph to filter and gather)
+    upward = priority[graph.indices] > priority[graph_rows]
+    lower, higher = graph_rows[upward], np.asarray(graph.indices, dtype=np.int64)[upward]
+    deferred = np.zeros(n, dtype=bool)
     colour = np.full(n, -1, dtype=np.int64)
     used = np.zeros(n, dtype=np.uint64)  # bit c: a neighbour holds colour c
     while (uncoloured := colour < 0).any():
         # only edges between two uncoloured vertices matter from here on
-        keep = uncoloured[rows] & uncoloured[cols]
-        rows, cols = rows[keep], cols[keep]
-        contested = priority[cols] > priority[rows]
+        keep = uncoloured[lower] & uncoloured[higher]
+        lower, higher = lower[keep], higher[keep]
         winners = uncoloured.copy()
-        winners[rows[contested]] = False
+        winners[lower] = False
         full = winners & (used == np.uint64(2**64 - 1))  # every colour taken: later
         deferred |= full
         colour[full] = MAX_COLOURS  # out of this round's way
         winners &= ~full
         colour[winners] = _lowest_bit(~used[winners])
-        edges = winners[rows]
-        np.bitwise_or.at(used, cols[edges],
-                         np.left_shift(np.uint64(1), colour[rows[edges]].astype(np.uint64)))
+        edges = winners[higher]
+        np.bitwise_or.at(used, lower[edges],
+                         np.left_shift(np.uint64(1), colour[higher[edges]].astype(np.uint64)))
     if deferred.any():  # colour them among themselves with the next colours
         inside = deferred[graph_rows] & deferred[graph.indices]
         local = np.cumsum(deferred) - 1
