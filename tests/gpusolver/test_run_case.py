@@ -769,8 +769,9 @@ def test_forces_csv_splits_pressure_and_friction(tmp_path):
 
 
 def test_a_run_with_a_plan_imports_no_scipy(tmp_path):
-    """Everything a run needs of the mesh's graph is in its plan: SciPy's import (a
-    quarter of a second) is left to the runs that plan, refine or solve sparse systems."""
+    """Everything a run needs of the mesh's graph is in its plan: on the NumPy backend such
+    a run imports no SciPy (a quarter of a second); the runs that plan, refine or solve
+    sparse systems do."""
     from meshorder.cli import main as meshorder_main
 
     write_mesh(grid_mesh(24, 20, "triangle"), tmp_path / "square.msh")
