@@ -188,6 +188,23 @@ def test_strided_faces_take_the_greedy_order_in_sweeps(nx, ny, kind, seed):
         assert np.array_equal(sweep, np.flatnonzero(counts > k))
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.sampled_from(["quad", "triangle", "mixed"]),
+       st.integers(0, 2**31 - 1))
+def test_greedy_faces_are_the_lexsort_of_marker_lower_and_higher_cell(nx, ny, kind, seed):
+    """The faces by boundary marker (interior first), then their lower and their higher
+    cell in the new order, ties in the native order: NumPy's lexsort of the three."""
+    from meshorder.faceorder import greedy_faces
+
+    topology = Topology(grid_mesh(nx, ny, kind))
+    rank = np.random.default_rng(seed).permutation(topology.mesh.n_cells)
+    cells = np.where(topology.face_cells >= 0, rank[np.maximum(topology.face_cells, 0)], -1)
+    low = np.where(topology.interior, cells.min(axis=1), cells[:, 0])
+    group = np.where(topology.interior, -1, topology.face_marker)
+    expected = np.lexsort((cells.max(axis=1), low, group))
+    assert np.array_equal(greedy_faces(topology, rank), expected)
+
+
 def test_strided_faces_spare_the_atomic_adds_that_greedy_repeats():
     """Triangles in the file's own order (each face's first cell its lower one): greedy
     repeats about 10 adds in each warp of 32 faces, strided none."""
