@@ -43,3 +43,13 @@ def test_a_row_records_the_cells_of_the_solution_file(tmp_path):
     row = {"mesh": "m", "origin": "o", "cells": 12345, "steps": 7, "orders": 6.0,
            "best_orders": 6.0, "seconds": 1.5, "cl": 0.1, "cd": 0.02}
     assert "| m | o | 12,345 | 7 | 6.0 (6.0) | 1.5 | 0.10000 | 0.02000 |" in corpus.markdown([row])
+
+
+@pytest.mark.skipif(not corpus.MESHES.is_dir(), reason="../shared/meshes is not here")
+def test_every_entry_names_a_mesh_that_is_there_or_that_the_script_makes():
+    made = set(corpus.GENERATED) | set(corpus.GEOMETRIES)
+    missing = [entry.name for entry in corpus.CORPUS
+               if not entry.file.exists() and entry.path not in made]
+    assert not missing
+    wing = next(entry for entry in corpus.CORPUS if entry.name == "repository-wing")
+    assert wing.file == corpus.ROOT / "data" / "wing.msh"
