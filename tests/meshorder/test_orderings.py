@@ -12,7 +12,7 @@ from meshorder.metrics import renumber_graph
 from meshorder.orderings import ORDERINGS, OrderingInput, get_ordering
 from meshorder.orderings.rcm import reverse_cuthill_mckee
 from meshorder.permutation import check_permutation
-from meshorder.testing import grid_mesh
+from meshorder.testing import box_mesh, grid_mesh
 from meshorder.topology import CSR
 
 
@@ -193,10 +193,13 @@ def test_strided_faces_take_the_greedy_order_in_sweeps(nx, ny, kind, seed):
        st.integers(0, 2**31 - 1))
 def test_greedy_faces_are_the_lexsort_of_marker_lower_and_higher_cell(nx, ny, kind, seed):
     """The faces by boundary marker (interior first), then their lower and their higher
-    cell in the new order, ties in the native order: NumPy's lexsort of the three."""
+    cell in the new order, ties in the native order: NumPy's lexsort of the three (2-D
+    grids, and boxes of every 3-D cell type)."""
     from meshorder.faceorder import greedy_faces
 
-    topology = Topology(grid_mesh(nx, ny, kind))
+    three_d = ("hexahedron", "tetra", "wedge", "pyramid")[seed // 2 % 4]
+    mesh = grid_mesh(nx, ny, kind) if seed % 2 else box_mesh(min(nx, 4), min(ny, 4), 2, three_d)
+    topology = Topology(mesh)
     rank = np.random.default_rng(seed).permutation(topology.mesh.n_cells)
     cells = np.where(topology.face_cells >= 0, rank[np.maximum(topology.face_cells, 0)], -1)
     low = np.where(topology.interior, cells.min(axis=1), cells[:, 0])
