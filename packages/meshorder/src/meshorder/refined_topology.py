@@ -114,14 +114,18 @@ class _Pieces:
     one (a triangle's middle piece)."""
 
     def __init__(self, coarse: Topology):
-        self.sorted_nodes = np.sort(coarse.face_nodes, axis=1)  # padding -1 first
-        self.padding = np.count_nonzero(self.sorted_nodes < 0, axis=1)
+        # column by column (each contiguous): one gather per column instead of one of
+        # whole rows, half the time of a refinement's pieces
+        self.sorted_columns = np.ascontiguousarray(np.sort(coarse.face_nodes, axis=1).T)
+        self.padding = np.count_nonzero(self.sorted_columns < 0, axis=0)  # -1 pads first
 
     def of(self, faces: np.ndarray, corner: np.ndarray, has_corner: np.ndarray) -> np.ndarray:
         """The pieces of coarse ``faces`` at coarse nodes ``corner`` (where
         ``has_corner``)."""
-        below = np.count_nonzero(self.sorted_nodes[faces] < corner[:, None], axis=1)
-        return np.where(has_corner, below - self.padding[faces], MIDDLE)
+        below = -self.padding[faces]
+        for column in self.sorted_columns:
+            below += column[faces] < corner
+        return np.where(has_corner, below, MIDDLE)
 
 
 def _face_keys(coarse: Topology, split: Split, pieces: _Pieces
