@@ -594,17 +594,26 @@ def test_each_rank_refines_its_part_of_a_coarse_plan_as_the_refined_mesh_runs(tm
         np.testing.assert_allclose(history[name][:, 3:], history["fine"][:, 3:], rtol=2e-8)
         np.testing.assert_allclose(states[name], in_file_order, rtol=1e-12, atol=1e-14)
 
-    def rows(vtu):  # (centroid, density, pressure) per cell, sorted by centroid
-        cells = np.concatenate([block.data for block in vtu.cells])
-        data = [np.concatenate(vtu.cell_data[name]) for name in ("density", "pressure")]
-        table = np.column_stack([vtu.points[cells].mean(axis=1), *data])
-        return table[np.lexsort(table[:, 2::-1].T)]
-
-    pieces = np.concatenate([rows(meshio.read(tmp_path / "parts" / f"solution_{p}.vtu"))
-                             for p in range(2)])
-    np.testing.assert_allclose(pieces[np.lexsort(pieces[:, 2::-1].T)],
-                               rows(meshio.read(tmp_path / "fine" / "solution.vtu")),
+    fields = ("density", "pressure")
+    pieces = np.concatenate([_cell_table(meshio.read(tmp_path / "parts" / f"solution_{p}.vtu"),
+                                         fields) for p in range(2)])
+    np.testing.assert_allclose(_by_centroid(pieces),
+                               _cell_table(meshio.read(tmp_path / "fine" / "solution.vtu"),
+                                           fields),
                                rtol=1e-12, atol=1e-14)
+
+
+def _cell_table(vtu, names: tuple[str, ...]) -> np.ndarray:
+    """One row per cell of a solution file: its centroid (x, y, z), then the cell fields
+    ``names``, the rows sorted by centroid (:func:`_by_centroid`)."""
+    cells = np.concatenate([block.data for block in vtu.cells])
+    data = [np.concatenate(vtu.cell_data[name]) for name in names]
+    return _by_centroid(np.column_stack([vtu.points[cells].mean(axis=1), *data]))
+
+
+def _by_centroid(table: np.ndarray) -> np.ndarray:
+    """The rows of ``table`` sorted by x, then y, then z (its first three columns)."""
+    return table[np.lexsort(table[:, 2::-1].T)]
 
 
 def test_parts_refined_on_their_ranks_take_the_generations_of_the_refinement_for_coarse_levels():
@@ -825,18 +834,12 @@ def test_ranks_short_of_the_goal_say_once_where_the_residual_sits(tmp_path):
     assert one.count("of the density residual sits in") == 1
     assert two.count("of the density residual sits in") == 1
     names = ("density_residual", "aspect_ratio", "volume_ratio", "non_orthogonality")
-
-    def rows(vtu):  # (centroid x, y, the fields) per cell, sorted
-        cells = np.concatenate([block.data for block in vtu.cells])
-        data = [np.concatenate(vtu.cell_data[name]) for name in names]
-        table = np.column_stack([vtu.points[cells].mean(axis=1)[:, :2], *data])
-        return table[np.lexsort(table[:, 1::-1].T)]
-
     pieces = re.findall(r'Source="([^"]+)"', (tmp_path / "two" / "solution.pvtu").read_text())
-    joined = np.concatenate([rows(meshio.read(tmp_path / "two" / piece)) for piece in pieces])
-    whole = rows(meshio.read(tmp_path / "one" / "solution.vtu"))
-    np.testing.assert_allclose(joined[np.lexsort(joined[:, 1::-1].T)], whole, rtol=1e-7,
-                               atol=1e-12 * whole[:, 2].max())
+    joined = np.concatenate([_cell_table(meshio.read(tmp_path / "two" / piece), names)
+                             for piece in pieces])
+    whole = _cell_table(meshio.read(tmp_path / "one" / "solution.vtu"), names)
+    np.testing.assert_allclose(_by_centroid(joined), whole, rtol=1e-7,
+                               atol=1e-12 * whole[:, 3].max())
 
 
 @pytest.mark.gpu
