@@ -204,6 +204,12 @@ def _turbulent_residual_seconds(mesh, topology, plan, strategy, precision, model
                           integrator="lusgs", reynolds=1e6, turbulence=model)
     for _ in range(2):
         solver.step()
+    return solver.backend.median_seconds(turbulent_residual(solver), timed, warmup=1)
+
+
+def turbulent_residual(solver: Solver):
+    """A call that evaluates ``solver``'s RANS residual at its state as a fused step
+    takes it (see :func:`_turbulent_residual_seconds`), unit time steps."""
     scalars, d = solver.turbulence[0], solver.discretisation
     dt = scalars.kernels.cell_steps(1.0)
 
@@ -212,4 +218,4 @@ def _turbulent_residual_seconds(mesh, topology, plan, strategy, precision, model
         scalars.take_residual_gradients(keep=False)
         scalars.kernels.evaluate_residual(solver.u, d.mass_flux, dt)
 
-    return solver.backend.median_seconds(evaluate, timed, warmup=1)
+    return evaluate
