@@ -32,6 +32,7 @@ from collections import defaultdict  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import gpusolver.cli  # noqa: E402,F401  (what `gpusolver run` imports)
+from meshorder.options import positive_int  # noqa: E402
 
 IMPORTED = time.perf_counter()
 
@@ -167,7 +168,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, help="steps (default: the case's)")
     parser.add_argument("--steps", action="store_true",
                         help="time the parts of a finite-volume step, not the set-up")
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--repeat", type=positive_int, default=1,
                         help="runs of the case in this process, each with its phases")
     parser.add_argument("--output", type=Path,
                         help="output folder (default: a temporary one; under mpiexec: "

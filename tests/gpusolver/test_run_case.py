@@ -787,3 +787,19 @@ def test_a_run_with_a_plan_imports_no_scipy(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=tmp_path)
     assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr
+
+
+def test_profile_setup_reports_each_run_of_a_case_in_one_process(tmp_path):
+    """``scripts/profile_setup.py --repeat 2``: the phases of two runs, the second marked
+    as such; ``--repeat 0`` is a usage error (exit 2)."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "profile_setup.py"
+    case = write_case(tmp_path, iterations=2)
+    done = subprocess.run([sys.executable, str(script), str(case), "--repeat", "2"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    heads = [line for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert len(heads) == 2 and "imports" in heads[0] and "run 2 in this process" in heads[1]
+    assert done.stdout.count("build_system") == 2
+    refused = subprocess.run([sys.executable, str(script), str(case), "--repeat", "0"],
+                             capture_output=True, text=True, cwd=tmp_path)
+    assert refused.returncode == 2 and "1 or more" in refused.stderr
