@@ -9,7 +9,7 @@ from gpusolver.errors import ConfigError
 from gpusolver.layout.agglomeration import coarse_geometry
 from gpusolver.layout.geometry import build_geometry
 from gpusolver.solvers.fv import Gas, Scheme, Solver, Stepping
-from gpusolver.solvers.fv.lusgs import OMEGA
+from gpusolver.solvers.fv.lusgs import OMEGA, LevelKernels
 from meshorder import Topology, read_mesh
 from meshorder.agglomeration import agglomerate
 from meshorder.pipeline import make_plan
@@ -228,6 +228,32 @@ def test_a_correction_of_weight_zero_leaves_the_fine_state_as_it_was():
     assert not np.allclose(mg.correct([u], 20.0)[0], u)
     mg.weight = 0.0
     np.testing.assert_array_equal(mg.correct([u], 20.0)[0], u)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("warp_cells, lanes", [(0, 8), (10**6, 32)])
+def test_sweeps_that_share_a_cell_among_threads_match_numpy(warp_cells, lanes, monkeypatch):
+    """Cells of more slots than ``LANE_SLOTS`` (here 2: every level's) are swept by
+    ``lanes`` threads each on the GPU (8 on levels of more than ``WARP_CELLS`` cells,
+    here every one; a warp on smaller ones), their sums added by shuffles: the steps and
+    cycles are the array code's to round-off."""
+    pytest.importorskip("cupy")
+    monkeypatch.setattr(LevelKernels, "LANE_SLOTS", 2)
+    monkeypatch.setattr(LevelKernels, "WARP_CELLS", warp_cells)
+    seed = int(np.random.default_rng().integers(2**31))
+    print(f"seed {seed}")
+    reference, device = (
+        perturbed_solver(grid_mesh(40, 36, "triangle"), gas=Gas(dim=2, mach=0.5),
+                         stepping=Stepping("lusgs", cfl=20.0, cfl_max=1e3, multigrid=2),
+                         seed=seed, boundaries=FARFIELD_SQUARE, backend=kind)
+        for kind in ("numpy", "cupy"))
+    sweeps = [device.fused_implicit[0].kernels,
+              *(level.lusgs.kernels for level in device.multigrid.levels)]
+    assert [kernels.lanes for kernels in sweeps] == [lanes] * 3
+    for _ in range(4):
+        np.testing.assert_allclose(device.step(), reference.step(), rtol=1e-10)
+    np.testing.assert_allclose(device.conserved(), reference.conserved(), rtol=1e-11,
+                               atol=1e-13)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

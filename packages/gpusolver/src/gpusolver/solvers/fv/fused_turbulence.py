@@ -7,11 +7,11 @@ per sweep level instead of about a hundred array operations a scalar; swept step
 which the model's :class:`~gpusolver.solvers.fv.jacobian.ExactSolver` solves.
 
 A step: once per step of the mean flow, its primitive gradients (the gradient kernel of
-``kernels/residual.cu``, unlimited); then the scalars' gradients, per cell the model's
-diffusivities, sources and damping, per face the scalars' fluxes and diffusion
-coefficients, per cell their residuals, squared rates' sums and implicit diagonals (each
-of these one launch for all the model's scalars), and per scalar the forward and
-backward sweeps level by level over the mean flow's LU-SGS sweep tables
+``kernels/residual.cu``, unlimited); then per cell the scalars' gradients and from them
+the model's diffusivities, sources and damping (one kernel), per face the scalars' fluxes
+and diffusion coefficients, per cell their residuals, squared rates' sums and implicit
+diagonals (each of these one launch for all the model's scalars), and per scalar the
+forward and backward sweeps level by level over the mean flow's LU-SGS sweep tables
 (:class:`~gpusolver.solvers.fv.lusgs.SweepTables`) or the exact solve, and the update.
 Each step of the mean flow also takes the faces' eddy viscosity from kernels, written
 where the fused residual reads it: in a fused LU-SGS step between its gradients and its
@@ -56,8 +56,8 @@ class FusedScalarSteps:
         None: the model's exact solve (:meth:`TurbulenceFV.exact_change`) instead.
     cell_kernels : dict
         The model's per-cell kernels by role: ``cells`` (``sa_cell_kernel`` or
-        ``sst_cell_kernel``) and any others, each templated on the real type and the
-        dimension.
+        ``sst_cell_kernel``, templated on the real type, the dimension and the gradient)
+        and any others, each templated on the real type and the dimension.
     constants : tuple of float
         The model's constants in the kernel's order.
     sigmas : tuple of float
@@ -71,8 +71,9 @@ class FusedScalarSteps:
         self.xp, self.dtype, self.model = xp, d.dtype, model
         real, dim, n_scalars = real_type(self.dtype), f.dim, len(model.names)
         gradient = GRADIENT_CODES[d.scheme.gradient]
-        names = {"gradient": f"scalar_gradient_kernel<{real}, {dim}, {gradient}, {n_scalars}>",
-                 **{key: f"{name}<{real}, {dim}>" for key, name in cell_kernels.items()},
+        names = {"cells": f"{cell_kernels['cells']}<{real}, {dim}, {gradient}>",
+                 **{key: f"{name}<{real}, {dim}>" for key, name in cell_kernels.items()
+                    if key != "cells"},
                  "faces": f"scalar_face_kernel<{real}, {dim}, {n_scalars}>",
                  "matrix": f"scalar_matrix_kernel<{real}, {n_scalars}>",
                  "sweep": f"scalar_sweep_kernel<{real}>",
@@ -168,21 +169,23 @@ class FusedScalarSteps:
             self.mean_gradient[...] = f.raw_gradient.reshape(self.mean_gradient.shape)
         self._given = self.mean_gradient if keep else f.raw_gradient
 
-    def gradients(self, mass_flux, walls) -> None:
-        """The scalars' gradients (:attr:`gradient`); ``walls``: their values on no-slip
-        walls, per scalar and boundary face, or None for 0."""
-        f, n, nf, ni = self.fused, self.n_cells, self.n_faces, self.n_interior
+    def cell_arguments(self, mass_flux, walls) -> tuple:
+        """The cell kernel's first arguments: the scalars, their values on no-slip walls
+        (``walls``: per scalar and boundary face, or None for 0), the face mass fluxes and
+        the mesh's arrays of the scalars' gradients, which it writes into
+        :attr:`gradient`."""
+        f = self.fused
         left, right, normal, area = f.faces[:4]
-        self._kernels["gradient"](_blocks(n), (BLOCK,), (
-            self.model.values, NULL if walls is None else walls, mass_flux, np.int32(n), left,
-            right, normal, area, np.int32(nf), np.int32(ni), self.kind, f.slots, f.width,
-            *self.coefficients, f.volume, self.free_streams, self.gradient))
+        return (self.model.values, NULL if walls is None else walls, mass_flux,
+                np.int32(self.n_cells), left, right, normal, area, np.int32(self.n_faces),
+                np.int32(self.n_interior), self.kind, f.slots, f.width, *self.coefficients,
+                f.volume, self.free_streams, self.gradient)
 
     def scalar_residuals(self, walls, mass_flux, dt, new_mean_flow: bool = False) -> None:
         """The scalars' face fluxes, residuals (:attr:`residual`) and implicit diagonals
-        (:attr:`diagonal`) from the cell pass's diffusivities, sources and damping
-        (``walls`` as :meth:`gradients`); ``new_mean_flow``: add the sums of their own
-        cells' ``(R / V)^2`` to the model's ``squares``."""
+        (:attr:`diagonal`) from the cell pass's gradients, diffusivities, sources and
+        damping (``walls`` as :meth:`cell_arguments`); ``new_mean_flow``: add the sums of
+        their own cells' ``(R / V)^2`` to the model's ``squares``."""
         f, k = self.fused, self._kernels
         n, nf, ni = self.n_cells, self.n_faces, self.n_interior
         left, right, normal, area = f.faces[:4]
@@ -279,11 +282,9 @@ class FusedSpalartAllmaras(FusedScalarSteps):
         if new_mean_flow:
             self._step_gradients = self.mean_gradients(u)
             self.model.tallies.fill(0)
-        self.gradients(mass_flux, None)
-        n = self.n_cells
-        self._kernels["cells"](_blocks(n), (BLOCK,), (
-            u, self.model.values[0], self._step_gradients, self.gradient[0], self.fused.volume,
-            self.model.distance, np.int32(n), self.constants, *self.law, self.diffusivity[0],
+        self._kernels["cells"](_blocks(self.n_cells), (BLOCK,), (
+            *self.cell_arguments(mass_flux, None), u, self._step_gradients,
+            self.model.distance, self.constants, *self.law, self.diffusivity[0],
             self.source[0], self.damping[0], self.density))
         self.scalar_residuals(None, mass_flux, dt, new_mean_flow=new_mean_flow)
 
@@ -334,12 +335,9 @@ class FusedMenterSST(FusedScalarSteps):
                 np.int32(self.n_faces), np.int32(self.n_interior), self.constants, *self.law,
                 self.dtype.type(sst.WALL_OMEGA), self.walls))
             model.tallies.fill(0)
-        self.gradients(mass_flux, self.walls)
-        n = self.n_cells
-        self._kernels["cells"](_blocks(n), (BLOCK,), (
-            u, model.values[0], model.values[1], self._step_gradients, self.gradient[0],
-            self.gradient[1], self.fused.volume, model.distance, np.int32(n), self.constants,
-            *self.law, self.diffusivity[0], self.diffusivity[1],
+        self._kernels["cells"](_blocks(self.n_cells), (BLOCK,), (
+            *self.cell_arguments(mass_flux, self.walls), u, self._step_gradients,
+            model.distance, self.constants, *self.law, self.diffusivity[0], self.diffusivity[1],
             self.source[0], self.source[1], self.damping[0], self.damping[1], self.density))
         self.scalar_residuals(self.walls, mass_flux, dt, new_mean_flow=new_mean_flow)
 

@@ -537,6 +537,16 @@ class LevelKernels:
 
     BLOCK = 256
     LINE_BLOCK = 128
+    #: Slots per cell above which several threads share each cell of a point sweep on
+    #: the GPU (``LANES`` of ``kernels/lusgs.cu``): multigrid's agglomerated levels have
+    #: 17-30. On the ONERA M6's levels of 221k, 12.6k and 511 cells a coarse LU-SGS step
+    #: took 0.97, 0.88 and 0.69 ms with a thread a cell, 1.07, 0.15 and 0.13 ms with a
+    #: warp a cell, 0.67 ms on the first with eight threads a cell (H200, 2026-11-30,
+    #: ``scripts/time_multigrid_cycle.py``): a warp on levels of up to
+    #: :attr:`WARP_CELLS` cells, :attr:`LARGE_LEVEL_LANES` threads on larger ones.
+    LANE_SLOTS = 8
+    WARP_CELLS = 50_000
+    LARGE_LEVEL_LANES = 8
 
     def __init__(self, fused: FusedResidual, slots: CellSlots, levels, omega: float = OMEGA):
         if fused is None:
@@ -547,8 +557,12 @@ class LevelKernels:
         self.lines = self.sweeps[0].line_start is not None
         real, viscous = real_type(dtype), "true" if fused.viscous else "false"
         width, line = slots.neighbour.shape[1], "true" if self.lines else "false"
-        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}, {line}>"
-                      for flag in ("false", "true"))
+        #: Threads a cell of the sweeps (several for wide cells on the GPU; see LANE_SLOTS).
+        self.lanes = 1
+        if backend.name == "cupy" and not self.lines and width > self.LANE_SLOTS:
+            self.lanes = 32 if fused.n_cells <= self.WARP_CELLS else self.LARGE_LEVEL_LANES
+        names = tuple(f"sweep_kernel<{real}, {fused.dim}, {width}, {flag}, {viscous}, {line}, "
+                      f"{self.lanes}>" for flag in ("false", "true"))
         line_names = ((f"line_factor_kernel<{real}, {fused.dim}, {viscous}>",
                        *(f"line_kernel<{real}, {fused.dim}, {flag}>" for flag in ("false", "true")))
                       if self.lines else ())
@@ -624,7 +638,8 @@ class LevelKernels:
                      self.line_rhs if self.lines else NULL)
         for k, (first, last) in enumerate(itertools.pairwise(t.offsets)):
             if last > first:
-                self.launch[backward](((last - first + self.BLOCK - 1) // self.BLOCK,),
+                threads = (last - first) * self.lanes
+                self.launch[backward](((threads + self.BLOCK - 1) // self.BLOCK,),
                                       (self.BLOCK,),
                                       (np.int32(first), np.int32(last), *arguments))
             if self.lines and last > first:

@@ -3,18 +3,9 @@
 // moves between a (n_vars, n_cells) array and the levels' rows. Every array is a
 // contiguous buffer addressed by element offsets.
 //
-// LANES threads share one row of a block (a warp on the GPU, its partial sums added by
-// shuffles; one thread on the CPU, whose shim runs threads one after another).
+// LANES threads share one row of a block (lanes.cuh).
 
-template <typename real, int LANES>
-__device__ __forceinline__ real lanes_sum(real sum) {
-    if constexpr (LANES > 1) {
-        for (int offset = LANES / 2; offset > 0; offset >>= 1) {
-            sum += __shfl_down_sync(0xffffffffu, sum, offset);
-        }
-    }
-    return sum;
-}
+#include "lanes.cuh"
 
 // For every block k < count and row i < rows:
 //   y[y_offset + k * y_stride + i] = c[c_offset + k * c_stride + i]

@@ -23,7 +23,11 @@
 // part's own cells: fewer than n_cells) the upstream neighbour (-1: none), its face and
 // the normal times area out of the cell ([(d * WIDTH + k) * n_rows + i]; the flux
 // Jacobian product is linear in it). A level is latency-bound (few cells, each a chain
-// of dependent loads), so every load a thread needs is one step from its position.
+// of dependent loads), so every load a thread needs is one step from its position; on
+// the agglomerated cells of multigrid's coarse levels (17-30 slots) LANES threads share
+// a cell (lanes.cuh: a warp or a part of one on the GPU), each taking every LANES-th
+// slot, so that a level waits for a few slots' loads instead of the widest cell's chain
+// of them.
 //
 // Line-implicit sweeps (levels of whole lines, gpusolver/solvers/fv/lusgs.py): a line's
 // cells share a level and the coupling between them is the block tridiagonal T (the
@@ -37,6 +41,7 @@
 // (and the update).
 
 #include "../../../integrators/kernels/relaxation.cuh"
+#include "lanes.cuh"
 
 template <typename real, int DIM>
 __device__ __forceinline__ void flux_jvp(const real* __restrict__ u, int n_cells, int j,
@@ -82,7 +87,8 @@ __device__ __forceinline__ void relaxed_store(const real* __restrict__ u, int n_
     else if (alpha < real(1)) atomicAdd(relaxed, 1);
 }
 
-template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS, bool LINE = false>
+template <typename real, int DIM, int WIDTH, bool BACKWARD, bool VISCOUS, bool LINE = false,
+          int LANES = 1>
 __global__ void __launch_bounds__(256) sweep_kernel(
     int first, int last, int n_cells, int n_faces, int n_rows, const int* __restrict__ cells,
     const int* __restrict__ upstream, const int* __restrict__ face,
@@ -91,14 +97,16 @@ __global__ void __launch_bounds__(256) sweep_kernel(
     const real* base, real* out, real* __restrict__ u_new, int* __restrict__ bad_cell,
     int* __restrict__ relaxed, real limit, real gamma, real* __restrict__ line_rhs) {
     constexpr int NV = DIM + 2;
-    const int i = first + blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= last) return;
-    const int c = cells[i];
+    const int thread = blockIdx.x * blockDim.x + threadIdx.x;
+    const int i = first + thread / LANES, lane = thread % LANES;
+    const bool active = i < last;
+    if (LANES == 1 && !active) return;  // with lanes every lane of the warp adds its sums
+    const int c = active ? cells[i] : 0;
     real sum[NV];
 #pragma unroll
     for (int v = 0; v < NV; ++v) sum[v] = 0;
 #pragma unroll
-    for (int k = 0; k < WIDTH; ++k) {
+    for (int k = lane; active && k < WIDTH; k += LANES) {
         const int j = upstream[k * n_rows + i];
         if (j < 0) continue;
         const int f = face[k * n_rows + i];
@@ -111,6 +119,11 @@ __global__ void __launch_bounds__(256) sweep_kernel(
         const real lambda = omega * speed[f] + (VISCOUS ? viscous_factor * speed[n_faces + f] : real(0));
 #pragma unroll
         for (int v = 0; v < NV; ++v) sum[v] += change[v] - lambda * du[v];
+    }
+    if constexpr (LANES > 1) {
+#pragma unroll
+        for (int v = 0; v < NV; ++v) sum[v] = lanes_sum<real, LANES>(sum[v]);
+        if (lane != 0 || !active) return;
     }
     if (LINE) {  // the line's solve divides
 #pragma unroll

@@ -3,12 +3,12 @@
 // _flux, _matrix and _swept) and the models of gpusolver/physics/spalart_allmaras.py and
 // menter_sst.py, run by gpusolver/solvers/fv/fused_turbulence.py. For the model's scalars
 // phi at once (nu_tilde; k and omega: NS of them, the mesh's arrays read once for all):
-//   scalar_gradient_kernel  one thread per cell: grad phi (Green-Gauss or least squares
-//                           over the cell's face slots; a boundary neighbour is the mean
-//                           of the cell and its ghost);
-//   sa_cell_kernel,         one thread per cell: the model's diffusivity, its sources
-//   sst_cell_kernel         times the volume and their damping derivative (the part the
-//                           implicit step takes), and the density;
+//   sa_cell_kernel,         one thread per cell: grad phi (Green-Gauss or least squares
+//   sst_cell_kernel         over the cell's face slots; a boundary neighbour is the mean
+//                           of the cell and its ghost), then from it in registers the
+//                           model's diffusivity, its sources times the volume and their
+//                           damping derivative (the part the implicit step takes), and
+//                           the density;
 //   scalar_face_kernel      one thread per face: first-order upwind advection by the mean
 //                           flow's mass flux minus the diffusion through the face
 //                           (corrected normal gradient), the two-point coefficient and
@@ -182,65 +182,82 @@ __device__ __forceinline__ const real* scalar_wall(const real* wall, int s, int 
     return wall == nullptr ? nullptr : wall + s * n_boundary;
 }
 
+// The mesh's arrays of the scalars' cell gradients: faces, slots and least-squares
+// coefficients (null under Green-Gauss), as the mean flow's gradient kernel reads them.
+template <typename real>
+struct ScalarStencil {
+    const int* left;
+    const int* right;
+    const real* normal;
+    const real* area;
+    int n_faces, n_interior;
+    const int* kind;
+    const int* slots;
+    int width;
+    const real* coef_left;
+    const real* coef_right;
+    const real* volume;
+};
+
+// grad phi of cell c for the NS scalars phi (Green-Gauss or least squares over the cell's
+// face slots; a boundary neighbour is the mean of the cell and its ghost), stored in
+// gradient [(s * DIM + d) * n_cells + c] (the face kernel's) and returned in grad; value:
+// the cell's scalars.
 template <typename real, int DIM, int GRADIENT, int NS>
-__global__ void __launch_bounds__(256) scalar_gradient_kernel(
-    const real* __restrict__ phi, const real* __restrict__ wall,
-    const real* __restrict__ mass_flux, int n_cells, const int* __restrict__ left,
-    const int* __restrict__ right, const real* __restrict__ normal,
-    const real* __restrict__ area, int n_faces, int n_interior, const int* __restrict__ kind,
-    const int* __restrict__ slots, int width, const real* __restrict__ coef_left,
-    const real* __restrict__ coef_right, const real* __restrict__ volume,
-    const real* __restrict__ free_stream, real* __restrict__ gradient) {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n_cells) return;
-    const int n_boundary = n_faces - n_interior;
-    real value[NS], grad[NS][DIM];
+__device__ __forceinline__ void scalar_gradients(
+    int c, const real* __restrict__ phi, const real* __restrict__ wall,
+    const real* __restrict__ mass_flux, int n_cells, const ScalarStencil<real>& S,
+    const real* __restrict__ free_stream, real* __restrict__ gradient, real value[NS],
+    real grad[NS][DIM]) {
+    const int n_boundary = S.n_faces - S.n_interior;
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
         value[s] = phi[s * n_cells + c];
 #pragma unroll
         for (int d = 0; d < DIM; ++d) grad[s][d] = 0;
     }
-    for_each_face(slots, width, n_cells, n_faces, c, [&](int f, bool is_right) {
+    for_each_face(S.slots, S.width, n_cells, S.n_faces, c, [&](int f, bool is_right) {
         real neighbour[NS];
-        if (f < n_interior) {
-            const int m = is_right ? left[f] : right[f];
+        if (f < S.n_interior) {
+            const int m = is_right ? S.left[f] : S.right[f];
 #pragma unroll
             for (int s = 0; s < NS; ++s) neighbour[s] = phi[s * n_cells + m];
         } else {
-            const int b = f - n_interior;
+            const int b = f - S.n_interior;
 #pragma unroll
             for (int s = 0; s < NS; ++s) {
-                const real ghost = scalar_ghost(kind[b], scalar_wall(wall, s, n_boundary), b,
+                const real ghost = scalar_ghost(S.kind[b], scalar_wall(wall, s, n_boundary), b,
                                                 value[s], mass_flux[f], free_stream[s]);
                 neighbour[s] = real(0.5) * (value[s] + ghost);
             }
         }
         if (GRADIENT == LEAST_SQUARES) {
-            const real* coef = is_right ? coef_right : coef_left;
+            const real* coef = is_right ? S.coef_right : S.coef_left;
 #pragma unroll
             for (int s = 0; s < NS; ++s) {
                 const real jump = is_right ? value[s] - neighbour[s] : neighbour[s] - value[s];
 #pragma unroll
-                for (int d = 0; d < DIM; ++d) grad[s][d] += jump * coef[d * n_faces + f];
+                for (int d = 0; d < DIM; ++d) grad[s][d] += jump * coef[d * S.n_faces + f];
             }
         } else {
-            const real a = is_right ? -area[f] : area[f];
+            const real a = is_right ? -S.area[f] : S.area[f];
 #pragma unroll
             for (int s = 0; s < NS; ++s) {
-                const real face = f < n_interior ? real(0.5) * (value[s] + neighbour[s])
-                                                 : neighbour[s];
+                const real face = f < S.n_interior ? real(0.5) * (value[s] + neighbour[s])
+                                                   : neighbour[s];
 #pragma unroll
-                for (int d = 0; d < DIM; ++d) grad[s][d] += face * (normal[d * n_faces + f] * a);
+                for (int d = 0; d < DIM; ++d)
+                    grad[s][d] += face * (S.normal[d * S.n_faces + f] * a);
             }
         }
     });
 #pragma unroll
     for (int s = 0; s < NS; ++s)
 #pragma unroll
-        for (int d = 0; d < DIM; ++d)
-            gradient[(s * DIM + d) * n_cells + c] =
-                GRADIENT == GREEN_GAUSS ? grad[s][d] / volume[c] : grad[s][d];
+        for (int d = 0; d < DIM; ++d) {
+            if (GRADIENT == GREEN_GAUSS) grad[s][d] /= S.volume[c];
+            gradient[(s * DIM + d) * n_cells + c] = grad[s][d];
+        }
 }
 
 // The vorticity magnitude of cell c from its velocity gradients du_i/dx_j =
@@ -253,68 +270,86 @@ __device__ __forceinline__ real vorticity_of(const real* __restrict__ g, int n, 
     return sqrt(x * x + y * y + z * z);
 }
 
-// SA-neg per cell: the diffusivity rho (nu + nt fn), the sources times the volume
-// (production - destruction, cb2 and the density-gradient term) and their damping
-// derivative times the volume, and the density.
-template <typename real, int DIM>
+// SA-neg per cell: grad nt (scalar_gradients; wall: null), the diffusivity rho (nu + nt
+// fn), the sources times the volume (production - destruction, cb2 and the
+// density-gradient term) and their damping derivative times the volume, and the density.
+template <typename real, int DIM, int GRADIENT>
 __global__ void __launch_bounds__(256) sa_cell_kernel(
-    const real* __restrict__ U, const real* __restrict__ nt,
-    const real* __restrict__ mean_gradient, const real* __restrict__ gradient,
-    const real* __restrict__ volume, const real* __restrict__ distance, int n_cells,
-    const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
-    real gamma, real* __restrict__ diffusivity, real* __restrict__ source,
-    real* __restrict__ damping, real* __restrict__ density) {
+    const real* __restrict__ nt, const real* __restrict__ wall,
+    const real* __restrict__ mass_flux, int n_cells, const int* __restrict__ left,
+    const int* __restrict__ right, const real* __restrict__ normal,
+    const real* __restrict__ area, int n_faces, int n_interior, const int* __restrict__ kind,
+    const int* __restrict__ slots, int width, const real* __restrict__ coef_left,
+    const real* __restrict__ coef_right, const real* __restrict__ volume,
+    const real* __restrict__ free_stream, real* __restrict__ gradient,
+    const real* __restrict__ U, const real* __restrict__ mean_gradient,
+    const real* __restrict__ distance, const real* __restrict__ constants, real mu_ref,
+    real sutherland, int constant_law, real gamma, real* __restrict__ diffusivity,
+    real* __restrict__ source, real* __restrict__ damping, real* __restrict__ density) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
+    const ScalarStencil<real> S{left, right, normal, area, n_faces, n_interior, kind,
+                                slots, width, coef_left, coef_right, volume};
+    real value[1], grad[1][DIM];
+    scalar_gradients<real, DIM, GRADIENT, 1>(c, nt, wall, mass_flux, n_cells, S, free_stream,
+                                             gradient, value, grad);
     const SAConstants<real> k(constants);
     real rho;
     const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
                                                    constant_law, gamma, &rho);
-    const real value = nt[c];
     real rate, derivative;
-    sa_source(value, nu, vorticity_of<real, DIM>(mean_gradient, n_cells, c), distance[c], k,
-              &rate, &derivative);
+    sa_source(value[0], nu, vorticity_of<real, DIM>(mean_gradient, n_cells, c), distance[c],
+              k, &rate, &derivative);
     real squared = 0, cross = 0;
 #pragma unroll
     for (int d = 0; d < DIM; ++d) {
-        const real grad_nt = gradient[d * n_cells + c];
-        squared += grad_nt * grad_nt;
-        cross += mean_gradient[d * n_cells + c] * grad_nt;  // grad rho . grad nt
+        squared += grad[0][d] * grad[0][d];
+        cross += mean_gradient[d * n_cells + c] * grad[0][d];  // grad rho . grad nt
     }
     const real vol = volume[c];
-    diffusivity[c] = rho * sa_diffusivity(nu, value, k);
+    diffusivity[c] = rho * sa_diffusivity(nu, value[0], k);
     source[c] = (rho * rate + k.cb2 / k.sigma * rho * squared
-                 - (nu + value) / k.sigma * cross) * vol;
+                 - (nu + value[0]) / k.sigma * cross) * vol;
     damping[c] = fabs(derivative) * rho * vol;  // either sign: see SpalartAllmarasFV.residual
     density[c] = rho;
 }
 
-// SST per cell (menter_sst.blending, eddy_viscosity, sources): k's and omega's
+// SST per cell (menter_sst.blending, eddy_viscosity, sources): grad k and grad omega
+// (scalar_gradients, k and omega in turn in phi and wall), k's and omega's
 // diffusivities mu + sigma mu_t (sigma blended by F1), their sources times the volume and
 // damping derivatives times the volume, and the density.
-template <typename real, int DIM>
+template <typename real, int DIM, int GRADIENT>
 __global__ void __launch_bounds__(256) sst_cell_kernel(
-    const real* __restrict__ U, const real* __restrict__ k_values,
-    const real* __restrict__ omega_values, const real* __restrict__ mean_gradient,
-    const real* __restrict__ grad_k, const real* __restrict__ grad_omega,
-    const real* __restrict__ volume, const real* __restrict__ distance, int n_cells,
-    const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
+    const real* __restrict__ phi, const real* __restrict__ wall,
+    const real* __restrict__ mass_flux, int n_cells, const int* __restrict__ left,
+    const int* __restrict__ right, const real* __restrict__ normal,
+    const real* __restrict__ area, int n_faces, int n_interior, const int* __restrict__ kind,
+    const int* __restrict__ slots, int width, const real* __restrict__ coef_left,
+    const real* __restrict__ coef_right, const real* __restrict__ volume,
+    const real* __restrict__ free_stream, real* __restrict__ gradient,
+    const real* __restrict__ U, const real* __restrict__ mean_gradient,
+    const real* __restrict__ distance, const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
     real gamma, real* __restrict__ diffusivity_k, real* __restrict__ diffusivity_omega,
     real* __restrict__ source_k, real* __restrict__ source_omega,
     real* __restrict__ damping_k, real* __restrict__ damping_omega,
     real* __restrict__ density) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
+    const ScalarStencil<real> S{left, right, normal, area, n_faces, n_interior, kind,
+                                slots, width, coef_left, coef_right, volume};
+    real values[2], grad[2][DIM];
+    scalar_gradients<real, DIM, GRADIENT, 2>(c, phi, wall, mass_flux, n_cells, S,
+                                             free_stream, gradient, values, grad);
     const SSTConstants<real> m(constants);
     real rho;
     const real nu = kinematic_viscosity<real, DIM>(U, n_cells, c, mu_ref, sutherland,
                                                    constant_law, gamma, &rho);
     const real mu = nu * rho;
     const real vorticity = vorticity_of<real, DIM>(mean_gradient, n_cells, c);
-    const real k = k_values[c], omega = omega_values[c], k_plus = fmax(k, real(0));
+    const real k = values[0], omega = values[1], k_plus = fmax(k, real(0));
     real cross = 0;
 #pragma unroll
-    for (int d = 0; d < DIM; ++d) cross += grad_k[d * n_cells + c] * grad_omega[d * n_cells + c];
+    for (int d = 0; d < DIM; ++d) cross += grad[0][d] * grad[1][d];
     // F1 and F2
     const real dist = distance[c], d2 = dist * dist;
     real turbulent, viscous, f2;
