@@ -328,8 +328,8 @@ __global__ void __launch_bounds__(256) sst_cell_kernel(
     const real* __restrict__ coef_right, const real* __restrict__ volume,
     const real* __restrict__ free_stream, real* __restrict__ gradient,
     const real* __restrict__ U, const real* __restrict__ mean_gradient,
-    const real* __restrict__ distance, const real* __restrict__ constants, real mu_ref, real sutherland, int constant_law,
-    real gamma, real* __restrict__ diffusivity_k, real* __restrict__ diffusivity_omega,
+    const real* __restrict__ distance, const real* __restrict__ constants, real mu_ref,
+    real sutherland, int constant_law, real gamma, real* __restrict__ diffusivity_k, real* __restrict__ diffusivity_omega,
     real* __restrict__ source_k, real* __restrict__ source_omega,
     real* __restrict__ damping_k, real* __restrict__ damping_omega,
     real* __restrict__ density) {
