@@ -4,19 +4,20 @@ Usage: ``python scripts/time_multigrid_cycle.py CASE.toml [--warmup 20] [--repea
 The case as it is (``[run] multigrid`` of at least 1, fused kernels on the cupy backend),
 after ``--warmup`` steps: the whole step (host sync of its norms included), the fine
 level's LU-SGS step, the multigrid cycle as the run replays it (one CUDA graph), and the
-cycle's pieces: the fine residual, and per coarse level its restriction, its residual,
-its LU-SGS step (residual, both sweeps and the update) and its prolongation, each
-launched from Python and replayed as a CUDA graph of its own (the device's time without
-the launches' host overhead). Medians of CUDA-event timings, with each level's cells,
+cycle's pieces (the methods the cycle itself calls): the fine residual, and per coarse
+level its restriction, its residual, its LU-SGS step (residual, both sweeps, the update
+and the choice of its result) and its prolongation, each launched from Python and
+replayed as a CUDA graph of its own (the device's time without the launches' host
+overhead). Medians of CUDA-event timings, with each level's cells,
 sweep levels (one launch each per sweep) and slots per cell (the sweep kernel's loop).
 """
 
 import argparse
 
-from gpusolver.backends.cuda import NULL
 from gpusolver.backends.graphs import StepGraphs
 from gpusolver.run import build_system
-from gpusolver.solvers.fv.fused import VENKATAKRISHNAN, limiter_input
+from gpusolver.solvers.fv.fused import limiter_input
+from gpusolver.solvers.fv.multigrid import residual_into
 from gpusolver.systems import load_case
 
 
@@ -52,44 +53,32 @@ def _pieces(solver):
     """``(piece, cells, sweep levels, work)`` of one step of ``solver``."""
     mg, kernels = solver.multigrid, solver.multigrid.kernels
     fine, part = mg.fines[0], kernels.parts[0]
-    xp, n = kernels.xp, fine.fused.n_cells
     u = solver.states[0].copy()
     steps = solver.fused_implicit[0]
     phi, mode = limiter_input(fine)
     phi = part.phi if phi is None else phi
     mg.correct([u], solver.cfl)  # every level's buffers hold a cycle's values
     part.u_in[...] = u
-    yield "the whole step", n, "", solver.step
-    yield "fine LU-SGS step", n, _sweep_levels(steps.kernels), lambda: steps(u, solver.cfl)
-    yield "multigrid cycle (its graph)", n, "", lambda: mg.correct([u], solver.cfl)
-    yield "cycle: fine residual", n, "", lambda: fine.fused.update(
-        fine.fused.face_pass(part.u_in, phi, mode, NULL, speed=False),
-        residual_out=part.residual)
+    yield "the whole step", fine.fused.n_cells, "", solver.step
+    yield ("fine LU-SGS step", fine.fused.n_cells, _sweep_levels(steps.kernels),
+           lambda: steps(u, solver.cfl))
+    yield "multigrid cycle (its graph)", fine.fused.n_cells, "", lambda: mg.correct(
+        [u], solver.cfl)
+    yield "cycle: fine residual", fine.fused.n_cells, "", lambda: residual_into(
+        fine.fused, part.u_in, part.residual, phi, mode)
     finer_state, finer_residual = part.u_in, part.residual
     for k, level in enumerate(mg.levels):
-        b, f, level_steps = part.levels[k], level.discretisation.fused, level.steps
-        cells, name = f.n_cells, f"cycle: level {k + 1}"
-
-        def restrict(b=b, f=f, level=level, state=finer_state, residual=finer_residual):
-            b["u_sum"].fill(0)
-            b["r_sum"].fill(0)
-            kernels._transfer(kernels.restrict, state.shape[1], b, level.finer_volume, state,
-                              residual, b["u_sum"], b["r_sum"])
-            xp.divide(b["u_sum"], f.volume, out=b["start"])
-
-        def step(b=b, level_steps=level_steps):
-            first, new = level_steps.states
-            first[...] = b["start"]
-            level_steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
-
-        yield f"{name}: restriction", cells, "", restrict
-        yield f"{name}: residual", cells, "", lambda b=b, f=f: f.update(
-            f.face_pass(b["start"], NULL, VENKATAKRISHNAN, NULL, speed=False),
-            residual_out=b["residual"])
-        yield f"{name}: LU-SGS step", cells, _sweep_levels(level_steps.kernels), step
-        yield f"{name}: prolongation", cells, "", lambda b=b, state=finer_state: (
-            kernels._transfer(kernels.prolong, state.shape[1], b, state, b["state"],
-                              b["start"], xp.empty_like(state)))
+        b, cells, name = part.levels[k], level.discretisation.fused.n_cells, f"cycle: level {k + 1}"
+        scratch = kernels.xp.empty_like(finer_state)
+        yield (f"{name}: restriction", cells, "",
+               lambda level=level, b=b, state=finer_state, residual=finer_residual:
+               kernels.restrict_into(level, b, state, residual))
+        yield f"{name}: residual", cells, "", lambda level=level, b=b: residual_into(
+            level.discretisation.fused, b["start"], b["residual"])
+        yield (f"{name}: LU-SGS step", cells, _sweep_levels(level.steps.kernels),
+               lambda level=level, b=b: kernels.smooth_into(level, b, b["start"]))
+        yield (f"{name}: prolongation", cells, "",
+               lambda b=b, state=finer_state, out=scratch: kernels.prolong_into(b, state, out))
         finer_state, finer_residual = b["state"], b["residual"]
 
 

@@ -209,12 +209,26 @@ def _turbulent_residual_seconds(mesh, topology, plan, strategy, precision, model
 
 def turbulent_residual(solver: Solver):
     """A call that evaluates ``solver``'s RANS residual at its state as a fused step
-    takes it (see :func:`_turbulent_residual_seconds`), unit time steps."""
+    takes it (see :func:`_turbulent_residual_seconds`), unit time steps: the mean flow's
+    with its eddy pass, then :func:`model_residual`'s."""
+    scalars, d = solver.turbulence[0], solver.discretisation
+    model = model_residual(solver)
+
+    def evaluate():
+        d.fused.residual(solver.u, eddy=scalars.kernels.eddy_pass)
+        model()
+
+    return evaluate
+
+
+def model_residual(solver: Solver):
+    """A call that evaluates the turbulence model's own residual and implicit diagonal
+    (unit time steps) from the mean flow's last fused residual: its gradients and mass
+    fluxes."""
     scalars, d = solver.turbulence[0], solver.discretisation
     dt = scalars.kernels.cell_steps(1.0)
 
     def evaluate():
-        d.fused.residual(solver.u, eddy=scalars.kernels.eddy_pass)
         scalars.take_residual_gradients(keep=False)
         scalars.kernels.evaluate_residual(solver.u, d.mass_flux, dt)
 

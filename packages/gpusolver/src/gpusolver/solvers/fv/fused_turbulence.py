@@ -54,26 +54,28 @@ class FusedScalarSteps:
     tables : tuple of SweepTables or None
         The forward and backward sweeps' tables (the mean flow's LU-SGS level kernels');
         None: the model's exact solve (:meth:`TurbulenceFV.exact_change`) instead.
-    cell_kernels : dict
-        The model's per-cell kernels by role: ``cells`` (``sa_cell_kernel`` or
-        ``sst_cell_kernel``, templated on the real type, the dimension and the gradient)
-        and any others, each templated on the real type and the dimension.
+    cell_kernel : str
+        The model's cell kernel (``sa_cell_kernel`` or ``sst_cell_kernel``), templated on
+        the real type, the dimension and the gradient.
+    other_kernels : dict
+        The model's other per-cell kernels by role, each templated on the real type and
+        the dimension.
     constants : tuple of float
         The model's constants in the kernel's order.
     sigmas : tuple of float
         Per scalar, the divisor of its diffusivity on the faces.
     """
 
-    def __init__(self, model, tables: tuple, cell_kernels: dict, constants, sigmas):
+    def __init__(self, model, tables: tuple, cell_kernel: str, other_kernels: dict,
+                 constants, sigmas):
         d = model.d
         f = self.fused = d.fused
         backend, xp = d.backend, d.backend.xp
         self.xp, self.dtype, self.model = xp, d.dtype, model
         real, dim, n_scalars = real_type(self.dtype), f.dim, len(model.names)
         gradient = GRADIENT_CODES[d.scheme.gradient]
-        names = {"cells": f"{cell_kernels['cells']}<{real}, {dim}, {gradient}>",
-                 **{key: f"{name}<{real}, {dim}>" for key, name in cell_kernels.items()
-                    if key != "cells"},
+        names = {"cells": f"{cell_kernel}<{real}, {dim}, {gradient}>",
+                 **{key: f"{name}<{real}, {dim}>" for key, name in other_kernels.items()},
                  "faces": f"scalar_face_kernel<{real}, {dim}, {n_scalars}>",
                  "matrix": f"scalar_matrix_kernel<{real}, {n_scalars}>",
                  "sweep": f"scalar_sweep_kernel<{real}>",
@@ -261,8 +263,8 @@ class FusedSpalartAllmaras(FusedScalarSteps):
     changes it by at most ``model.MAX_CHANGE`` times its size plus its free stream's."""
 
     def __init__(self, model, tables: tuple):
-        super().__init__(model, tables, {"cells": "sa_cell_kernel",
-                                         "cell_eddy": "sa_eddy_viscosity_kernel"},
+        super().__init__(model, tables, "sa_cell_kernel",
+                         {"cell_eddy": "sa_eddy_viscosity_kernel"},
                          sa.KERNEL_CONSTANTS, (sa.SIGMA,))
 
     def cell_eddy_viscosity(self, u, gradients=None):
@@ -303,9 +305,9 @@ class FusedMenterSST(FusedScalarSteps):
     falls by at most ``model.MAX_FALL`` of its value."""
 
     def __init__(self, model, tables: tuple):
-        super().__init__(model, tables, {"cells": "sst_cell_kernel",
-                                         "cell_eddy": "sst_eddy_viscosity_kernel",
-                                         "wall_omega": "sst_wall_omega_kernel"},
+        super().__init__(model, tables, "sst_cell_kernel",
+                         {"cell_eddy": "sst_eddy_viscosity_kernel",
+                          "wall_omega": "sst_wall_omega_kernel"},
                          sst.KERNEL_CONSTANTS, (1.0, 1.0))  # its sigmas: in the diffusivities
         #: ``k``'s (0) and ``omega``'s values on no-slip walls, per boundary face.
         self.walls = self.xp.zeros((2, self.n_faces - self.n_interior), self.dtype)

@@ -459,6 +459,13 @@ def _level_graph(left: np.ndarray, right: np.ndarray, cells: np.ndarray) -> CSR:
 BLOCK = 256
 
 
+def residual_into(fused, state, out, phi=NULL, mode: int = VENKATAKRISHNAN) -> None:
+    """The residual of a level's (or the fine mesh's) fused kernels at ``state`` into
+    ``out``: the face pass (``phi``, ``mode``: its limiter, see
+    :func:`~gpusolver.solvers.fv.fused.limiter_input`) and the cell update."""
+    fused.update(fused.face_pass(state, phi, mode, NULL, speed=False), residual_out=out)
+
+
 @dataclass
 class _PartBuffers:
     """One local part's buffers of the kernels' cycle: the fine state in and out, its
@@ -542,14 +549,39 @@ class MultigridKernels:
     def _launches(self, phis: list, modes: list) -> None:
         for x, part, phi, mode in zip(self.multigrid.fines, self.parts, phis, modes,
                                       strict=True):
-            source = x.fused.face_pass(part.u_in, phi, mode, NULL, speed=False)
-            x.fused.update(source, residual_out=part.residual)
+            residual_into(x.fused, part.u_in, part.residual, phi, mode)
         self._level(0, [part.u_in for part in self.parts],
                     [part.residual for part in self.parts])
         for part in self.parts:
-            b = part.levels[0]
-            self._transfer(self.prolong, part.u_in.shape[1], b, part.u_in, b["state"],
-                           b["start"], part.u_out, weight=self.multigrid.weight)
+            self.prolong_into(part.levels[0], part.u_in, part.u_out,
+                              weight=self.multigrid.weight)
+
+    # ------------------------------------------------------------------ the cycle's pieces
+    def restrict_into(self, level: CoarseLevel, b: dict, state, residual) -> None:
+        """``level``'s sums of the finer ``state`` (volume-weighted) and ``residual`` into
+        ``b``'s ``u_sum`` and ``r_sum``, and its mean state into ``b["start"]``."""
+        b["u_sum"].fill(0)
+        b["r_sum"].fill(0)
+        self._transfer(self.restrict, state.shape[1], b, level.finer_volume, state, residual,
+                       b["u_sum"], b["r_sum"])
+        self.xp.divide(b["u_sum"], level.discretisation.fused.volume, out=b["start"])
+
+    def smooth_into(self, level: CoarseLevel, b: dict, state) -> None:
+        """One LU-SGS step of ``level`` from ``state`` (its forcing set) into
+        ``b["state"]``; ``state`` itself where the step leaves a bad cell."""
+        steps = level.steps
+        first, new = steps.states
+        first[...] = state
+        steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
+        self.select(grid(first.size, BLOCK), (BLOCK,),
+                    (np.int32(first.size), steps.bad_cell, np.int32(NO_BAD_CELL), new, first,
+                     b["state"]))
+
+    def prolong_into(self, b: dict, state, out, weight: float = 1) -> None:
+        """``out`` = the finer ``state`` plus ``weight`` times the change of ``b``'s level
+        (``b["state"] - b["start"]``) of each cell's coarse cell, relaxed."""
+        self._transfer(self.prolong, state.shape[1], b, state, b["state"], b["start"], out,
+                       weight=weight)
 
     def _level(self, k: int, states: list, residuals: list) -> None:
         """Level ``k``'s state of each part in its ``state`` buffer: restriction of its
@@ -559,40 +591,24 @@ class MultigridKernels:
         levels = [mine[k] for mine in mg.parts]
         buffers = [part.levels[k] for part in self.parts]
         for level, b, u, residual in zip(levels, buffers, states, residuals, strict=True):
-            b["u_sum"].fill(0)
-            b["r_sum"].fill(0)
-            self._transfer(self.restrict, u.shape[1], b, level.finer_volume, u, residual,
-                           b["u_sum"], b["r_sum"])
-            xp.divide(b["u_sum"], level.discretisation.fused.volume, out=b["start"])
+            self.restrict_into(level, b, u, residual)
         mg._exchange(k, [b["start"] for b in buffers])
         for level, b in zip(levels, buffers, strict=True):
-            f = level.discretisation.fused
-            f.update(f.face_pass(b["start"], NULL, VENKATAKRISHNAN, NULL, speed=False),
-                     residual_out=b["residual"])
+            residual_into(level.discretisation.fused, b["start"], b["residual"])
             xp.subtract(b["r_sum"], b["residual"], out=level.steps.forcing)
         current = [b["start"] for b in buffers]
         for _ in range(mg.passes):
             for level, b, u in zip(levels, buffers, current, strict=True):
-                steps = level.steps
-                first, new = steps.states
-                first[...] = u
-                steps._launches(first, new, True, NULL, VENKATAKRISHNAN)
-                self.select(grid(first.size, BLOCK), (BLOCK,),
-                            (np.int32(first.size), steps.bad_cell, np.int32(NO_BAD_CELL), new,
-                             first, b["state"]))
+                self.smooth_into(level, b, u)
             current = [b["state"] for b in buffers]
             mg._exchange(k, current)
             if k + 1 < len(mg.levels):
                 for level, b in zip(levels, buffers, strict=True):
-                    f = level.discretisation.fused
-                    f.update(f.face_pass(b["state"], NULL, VENKATAKRISHNAN, NULL, speed=False),
-                             residual_out=b["residual"])
+                    residual_into(level.discretisation.fused, b["state"], b["residual"])
                     b["residual"] += level.steps.forcing
                 self._level(k + 1, current, [b["residual"] for b in buffers])
                 for part, u in zip(self.parts, current, strict=True):
-                    below = part.levels[k + 1]
-                    self._transfer(self.prolong, u.shape[1], below, u, below["state"],
-                                   below["start"], u)
+                    self.prolong_into(part.levels[k + 1], u, u)
 
     def _transfer(self, kernel, n_fine: int, b: dict, *arrays, weight=1) -> None:
         """Launch a restriction or prolongation between ``n_fine`` cells and ``b``'s level
